@@ -1,0 +1,50 @@
+# Entry points for smtlab. A newcomer needs two: `make demo` and `make test`; both install what is missing first
+# (scripts/bootstrap.sh: Debian packages and the Python venv), then build. Every variable below can be overridden:
+#   make test BUILD_DIR=build-debug BUILD_TYPE=Debug JOBS=4
+BUILD_DIR  ?= build
+BUILD_TYPE ?= Release
+JOBS       ?= 2
+VENV       ?= .venv
+PYTHON     ?= $(VENV)/bin/python
+CMAKE_ARGS ?=
+DEMO_ARGS  ?=
+BENCH_ARGS ?=
+
+SMTLAB := $(BUILD_DIR)/smtlab
+export VENV
+
+# Prerequisites run in the order written (bootstrap before build before test).
+.NOTPARALLEL:
+.PHONY: all bootstrap build test demo bench clean distclean
+
+all: build
+
+bootstrap:
+	@bash scripts/bootstrap.sh
+
+# Configure once; afterwards ninja re-runs CMake by itself when a CMakeLists.txt or a globbed folder changes.
+$(BUILD_DIR)/build.ninja:
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
+
+build: $(BUILD_DIR)/build.ninja
+	cmake --build $(BUILD_DIR) -j$(JOBS)
+
+# C++ suites through ctest, then the Python tests if there are any; pytest's exit 5 ("no tests collected") is fine.
+test: bootstrap build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS)
+	@if find tests/python -name 'test_*.py' -o -name '*_test.py' 2>/dev/null | grep -q .; then \
+	  PYTHONPATH=$(CURDIR)/python$${PYTHONPATH:+:$$PYTHONPATH} $(PYTHON) -m pytest tests/python; rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; else exit $$rc; fi; \
+	else echo "tests/python: no test files, pytest not run"; fi
+
+demo: bootstrap build
+	./$(SMTLAB) demo $(DEMO_ARGS)
+
+bench: bootstrap build
+	$(PYTHON) bench/bench.py $(SMTLAB) $(BENCH_ARGS)
+
+clean:
+	rm -rf $(BUILD_DIR)
+
+distclean: clean
+	rm -rf $(VENV) out

@@ -1,0 +1,130 @@
+// The machine's configuration: one plain struct per component with its defaults. TOML presets (configs/*.toml) and
+// `--set key=value` overrides are applied onto these defaults by the loader (loader.hpp), which knows every key's
+// name, type, range and one-line doc. Components copy what they need into const members at construction.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace smtlab {
+
+// How a queue's entries are divided between the hardware threads of a core.
+enum class Sharing : std::uint8_t {
+  Replicated,   // each thread owns `entries` of its own
+  Partitioned,  // `entries` split evenly between active threads; recombined when a sibling is idle
+  Shared,       // first come, first served
+  Capped,       // shared, but no thread holds more than `cap` x entries
+};
+
+// Thread choice at fetch.
+enum class FetchPolicy : std::uint8_t {
+  RoundRobin,  // Pentium 4: alternate every cycle; a stalled thread yields its slot
+  ICount,      // fewest instructions in the front end and issue queue first (Tullsen 1996)
+  BrCount,     // fewest unresolved branches first
+  MissCount,   // fewest outstanding data-cache misses first
+  Stall,       // ICOUNT, and a thread with a load missing to memory stops fetching until it returns
+  Flush,       // STALL, and the thread's instructions younger than that load are squashed (Tullsen & Brown 2001)
+};
+
+struct QueueConfig {
+  std::uint32_t entries = 32;
+  Sharing sharing = Sharing::Shared;
+  double cap = 1.0;  // for Capped: fraction of entries one thread may hold
+};
+
+struct FuConfig {
+  std::uint32_t count = 1;
+  std::uint32_t latency = 1;
+  bool pipelined = true;  // false: a unit is busy for `latency` cycles per operation
+};
+
+struct FuSetConfig {
+  FuConfig int_alu{3, 1, true};
+  FuConfig int_mul{1, 3, true};
+  FuConfig int_div{1, 20, false};
+  FuConfig fp_add{1, 3, true};
+  FuConfig fp_mul{1, 5, true};
+  FuConfig fp_div{1, 20, false};
+  FuConfig load{2, 0, true};   // latency: address-generation cycles before the cache access
+  FuConfig store{1, 1, true};  // latency: cycles until address and data are ready
+};
+
+struct BranchConfig {
+  std::uint32_t mispredict_penalty = 14;  // cycles from resolving a mispredicted branch to fetching the right path
+  std::uint32_t history_bits = 12;        // global history length (per thread, replicated)
+  std::uint32_t pht_entries = 4096;       // shared pattern history table (2-bit counters), gshare-indexed
+  std::uint32_t btb_entries = 4096;       // shared branch target buffer
+  std::uint32_t btb_assoc = 4;
+  std::uint32_t btb_miss_penalty = 3;     // fetch bubble when a taken branch misses the BTB (decode redirect)
+  std::uint32_t ras_entries = 16;         // return stack per thread (replicated)
+};
+
+struct CoreConfig {
+  std::uint32_t threads = 2;  // hardware threads per core; 1 = SMT off
+  FetchPolicy fetch_policy = FetchPolicy::RoundRobin;
+  std::uint32_t fetch_width = 4;
+  std::uint32_t fetch_threads = 1;  // threads that may fetch in one cycle
+  bool fetch_break_on_taken = true; // a taken branch ends the thread's fetch for the cycle
+  std::uint32_t frontend_depth = 5; // cycles from fetch until a uop can be renamed
+  std::uint32_t rename_width = 4;
+  std::uint32_t issue_width = 6;
+  std::uint32_t retire_width = 4;
+  QueueConfig uop_queue{32, Sharing::Partitioned, 1.0};
+  QueueConfig rob{128, Sharing::Partitioned, 1.0};
+  QueueConfig iq{48, Sharing::Capped, 0.75};
+  QueueConfig lq{48, Sharing::Partitioned, 1.0};
+  QueueConfig sq{32, Sharing::Partitioned, 1.0};
+  FuSetConfig fu{};
+  BranchConfig branch{};
+  bool recombine = true;              // partitioned queues recombine when a sibling is idle
+  std::uint32_t recombine_cycles = 100;  // pipeline drain when the set of active threads changes
+  std::uint32_t pause_cycles = 40;    // a pause keeps its thread from fetching for this many cycles
+  std::uint64_t watchdog_cycles = 2000000;  // no retirement for this long with work in flight = deadlock
+};
+
+struct CacheConfig {
+  std::uint32_t size_kb = 32;
+  std::uint32_t assoc = 8;
+  std::uint32_t latency = 4;  // load-to-use cycles on a hit at this level (cumulative, not added to the levels above)
+  std::uint32_t mshrs = 8;    // misses outstanding at once
+};
+
+struct TlbConfig {
+  std::uint32_t entries = 64;
+  std::uint32_t assoc = 4;
+  std::uint32_t miss_latency = 30;  // page walk
+};
+
+struct DramConfig {
+  std::uint32_t latency = 200;        // cycles from the LLC miss to data
+  double bytes_per_cycle = 8.0;       // bandwidth shared by all cores
+};
+
+struct MemConfig {
+  std::uint32_t line_bytes = 64;
+  std::uint32_t page_bytes = 4096;
+  CacheConfig l1i{32, 8, 1, 4};
+  CacheConfig l1d{32, 8, 4, 10};
+  CacheConfig l2{256, 8, 12, 16};
+  CacheConfig llc{4096, 16, 40, 32};
+  DramConfig dram{};
+  TlbConfig itlb{64, 4, 30};   // per hardware thread (replicated)
+  TlbConfig dtlb{64, 4, 30};   // per core, shared by its threads
+  bool next_line_prefetch = false;  // L2 prefetches the next line on a miss
+  bool threads_share_address_space = false;  // all traces are threads of one process (one asid)
+};
+
+struct SystemConfig {
+  std::uint32_t cores = 1;
+  double freq_ghz = 3.0;  // for converting cycles to seconds
+};
+
+struct Config {
+  SystemConfig system{};
+  CoreConfig core{};
+  MemConfig mem{};
+  std::uint64_t seed = 1;  // seeds anything random in the model (none of the defaults is)
+  std::string source;      // where the config came from (file name or "defaults"), for messages
+};
+
+}  // namespace smtlab

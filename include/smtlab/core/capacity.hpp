@@ -1,0 +1,66 @@
+// A queue's capacity and how it is divided between the hardware threads of a core: the one place where the
+// replicated / partitioned / shared / capped policies live. Every queue of the pipeline (uop queue, ROB, issue queue,
+// load and store queues) holds one of these and asks it before taking an entry.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "smtlab/config/config.hpp"
+
+namespace smtlab {
+
+inline constexpr int kMaxThreads = 8;
+
+enum class CapacityVerdict : std::uint8_t {
+  Ok,
+  StructureFull,  // the whole structure is full (or, for a shared one, the thread's limit is the structure)
+  PartitionFull,  // the thread holds all it is allowed to while the structure still has room
+};
+
+class SharedCapacity {
+ public:
+  SharedCapacity() = default;
+  SharedCapacity(std::string name, const QueueConfig& config, std::uint32_t threads, bool recombine);
+
+  // Can `thread` take `n` more entries?
+  CapacityVerdict check(std::uint32_t thread, std::uint32_t n = 1) const {
+    if (used_[thread] + n > limit_[thread]) {
+      return sharing_ == Sharing::Shared ? CapacityVerdict::StructureFull : CapacityVerdict::PartitionFull;
+    }
+    if (usedTotal_ + n > total_) return CapacityVerdict::StructureFull;
+    return CapacityVerdict::Ok;
+  }
+  void take(std::uint32_t thread, std::uint32_t n = 1) {
+    used_[thread] += n;
+    usedTotal_ += n;
+  }
+  void release(std::uint32_t thread, std::uint32_t n = 1) {
+    used_[thread] -= n;
+    usedTotal_ -= n;
+  }
+  // The set of threads that currently run changed: partitions are redivided among them (if recombination is on).
+  void setActive(std::uint32_t activeMask);
+
+  std::uint32_t used(std::uint32_t thread) const { return used_[thread]; }
+  std::uint32_t usedTotal() const { return usedTotal_; }
+  std::uint32_t total() const { return total_; }
+  std::uint32_t limit(std::uint32_t thread) const { return limit_[thread]; }
+  const std::string& name() const { return name_; }
+  Sharing sharing() const { return sharing_; }
+
+ private:
+  std::string name_;
+  Sharing sharing_ = Sharing::Shared;
+  std::uint32_t entries_ = 0;  // as configured (per thread for Replicated)
+  std::uint32_t threads_ = 1;
+  std::uint32_t total_ = 0;    // entries in the whole structure
+  double cap_ = 1.0;
+  bool recombine_ = true;
+  std::uint32_t usedTotal_ = 0;
+  std::array<std::uint32_t, kMaxThreads> used_{};
+  std::array<std::uint32_t, kMaxThreads> limit_{};
+};
+
+}  // namespace smtlab

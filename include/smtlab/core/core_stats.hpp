@@ -1,0 +1,65 @@
+// Statistics of one hardware thread: plain counters bumped in the pipeline's hot path and read only when a report
+// is asked for. The CPI stack charges every cycle a thread runs to exactly one cause.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace smtlab {
+
+// Why a running thread retired nothing in a cycle (or Base when it retired something).
+enum class CpiCause : std::uint8_t {
+  Base,             // retired at least one instruction
+  Execute,          // oldest instruction waits for its operands or a functional unit
+  Frontend,         // nothing in flight: fetch starved (I-cache/ITLB miss, fetch slot to the sibling, pipeline fill)
+  BranchMispredict, // refilling after a mispredicted branch
+  Pause,            // a pause instruction holds the thread
+  MemL1,            // oldest instruction is a load served by the L1D, not yet back
+  MemL2,
+  MemLlc,
+  MemDram,
+  RobFull,          // could not allocate: the ROB is full
+  RobPartition,     // could not allocate: the thread's ROB share is full
+  IqFull,
+  IqPartition,
+  LqFull,
+  LqPartition,
+  SqFull,
+  SqPartition,
+  Drain,            // the core drains to change partitioning (a sibling started or stopped)
+  SiblingRetire,    // oldest instruction is done but the retire slot went to the sibling
+};
+inline constexpr int kCpiCauses = 19;
+std::string_view cpiCauseName(CpiCause cause);
+
+// The queues whose occupancy is sampled every cycle.
+enum class QueueKind : std::uint8_t { UopQueue, Rob, Iq, Lq, Sq };
+inline constexpr int kQueueKinds = 5;
+std::string_view queueKindName(QueueKind q);
+
+struct OccupancyStats {
+  std::uint64_t sum = 0;  // entries x cycles
+  std::uint32_t max = 0;
+};
+
+struct ThreadStats {
+  std::uint64_t cycles = 0;        // cycles this thread had work attached (CPI stack total)
+  std::uint64_t instructions = 0;  // retired
+  std::uint64_t fetched = 0;
+  std::uint64_t squashed = 0;      // fetched, then squashed and fetched again later
+  std::uint64_t branches = 0;
+  std::uint64_t mispredicts = 0;
+  std::uint64_t btbMisses = 0;
+  std::uint64_t loads = 0;
+  std::uint64_t stores = 0;
+  std::uint64_t marks = 0;
+  std::uint64_t fetchIcacheStallCycles = 0;
+  std::uint64_t fetchGatedCycles = 0;  // STALL/FLUSH kept the thread from fetching
+  std::uint64_t flushes = 0;           // FLUSH policy squashes
+  std::array<std::uint64_t, 4> loadLevel{};
+  std::array<std::uint64_t, kCpiCauses> cpi{};
+  std::array<OccupancyStats, kQueueKinds> occupancy{};
+};
+
+}  // namespace smtlab

@@ -1,0 +1,99 @@
+// The replicated state of one hardware thread: its trace cursor (architectural PC), rename map, return stack and
+// branch history, its share of every queue's contents, and its statistics. One struct per thread, so that no
+// per-thread state is scattered over parallel arrays.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "smtlab/common/types.hpp"
+#include "smtlab/core/branch_predictor.hpp"
+#include "smtlab/core/core_stats.hpp"
+#include "smtlab/mem/memory_system.hpp"
+#include "smtlab/trace/cursor.hpp"
+
+namespace smtlab {
+
+inline constexpr std::uint32_t kNoDep = 0xffffffffu;
+
+// What functional unit an instruction needs.
+enum class FuKind : std::uint8_t { IntAlu, IntMul, IntDiv, FpAdd, FpMul, FpDiv, Load, Store, None };
+inline constexpr int kFuKinds = 8;  // None uses no unit
+
+// One renamed instruction in the reorder buffer. Slot = seq & mask of the thread's ROB ring.
+struct Uop {
+  const Instr* instr = nullptr;
+  std::uint64_t seq = 0;
+  std::uint64_t age = 0;  // unique per rename in the core: tells this incarnation from a refetched one
+  Cycle readyAt{0};       // operands ready, once pendingSrcs == 0
+  Cycle doneAt = Cycle::never();
+  std::uint32_t depHead = kNoDep;  // consumers waiting on this uop (nodes of the thread's dependency pool)
+  std::uint8_t pendingSrcs = 0;
+  FuKind fu = FuKind::None;
+  MemLevel level = MemLevel::L1;
+  bool valid = false;
+  bool issued = false;
+  bool mispredicted = false;
+  bool hasLoad = false;
+  bool hasStore = false;
+};
+
+// Per instruction fetched but not yet renamed (the uop queue). Slot = seq & mask of the thread's uop ring.
+struct FrontEntry {
+  Cycle availableAt{0};  // cycle it reaches the end of the front end
+  bool mispredicted = false;
+};
+
+// Why a thread's fetch is held, for the CPI stack.
+enum class FetchBlock : std::uint8_t { None, Mispredict, BtbMiss, Pause, ICache };
+
+enum class ThreadState : std::uint8_t {
+  Idle,      // nothing attached (halted)
+  Running,   // has a trace with work left
+  Finished,  // its trace ended and everything retired; idle until detached
+};
+
+struct ThreadContext {
+  ThreadState state = ThreadState::Idle;
+  std::shared_ptr<TraceCursor> cursorOwner;
+  TraceCursor* cursor = nullptr;
+  Asid asid{0};
+  std::uint32_t asidTag = 0;
+
+  // Front end.
+  std::vector<FrontEntry> front;  // ring, seq & frontMask
+  std::uint64_t frontMask = 0;
+  Cycle fetchResumeAt{0};
+  FetchBlock fetchBlock = FetchBlock::None;
+  bool waitingBranch = false;        // a mispredicted branch was fetched and has not resolved
+  std::uint64_t waitingBranchSeq = 0;
+  Addr lastFetchLine = ~Addr{0};
+  Cycle gatedUntil{0};               // STALL / FLUSH: a load of this thread misses to memory until then
+
+  // Rename and the reorder buffer: renamed uops are seq [cursor->retireSeq(), robTail).
+  std::array<std::uint64_t, kArchRegs> renameMap{};  // producer seq + 1, 0 = value in the register file
+  std::vector<Uop> rob;
+  std::uint64_t robMask = 0;
+  std::uint64_t robTail = 0;
+  std::vector<std::uint32_t> depNext;  // dependency nodes: slot * kMaxSrcRegs + k -> next node
+  std::uint32_t unresolvedBranches = 0;
+  std::vector<Cycle> missDone;       // completion cycles of loads that missed the L1D (MISSCOUNT)
+
+  ThreadBranchState branch;
+
+  // Retirement stops when stats.instructions reaches this (then an event is raised).
+  std::uint64_t retireLimit = ~std::uint64_t{0};
+
+  bool retiredThisCycle = false;
+  ThreadStats stats;
+  CpiCause lastCause = CpiCause::Base;
+  std::array<std::uint32_t, kQueueKinds> lastOccupancy{};
+
+  std::uint32_t robCount() const { return static_cast<std::uint32_t>(robTail - cursor->retireSeq()); }
+  std::uint32_t frontCount() const { return static_cast<std::uint32_t>(cursor->fetchSeq() - robTail); }
+  Uop& robSlot(std::uint64_t seq) { return rob[seq & robMask]; }
+};
+
+}  // namespace smtlab

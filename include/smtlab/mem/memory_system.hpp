@@ -1,0 +1,83 @@
+// The memory hierarchy of the whole machine: per core private L1I, L1D and L2, an LLC shared by all cores, and DRAM
+// with a latency and a bandwidth limit; an ITLB per hardware thread and a DTLB per core. Accesses are timed when they
+// are made: the answer says at which cycle the data is ready and which level served it. Lines that are still in
+// flight make later accesses wait for them (MSHR merging); a level whose MSHRs are all busy delays new misses.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "smtlab/common/types.hpp"
+#include "smtlab/config/config.hpp"
+
+namespace smtlab {
+
+enum class MemLevel : std::uint8_t { L1 = 0, L2 = 1, LLC = 2, Dram = 3 };
+inline constexpr int kMemLevels = 4;
+
+struct MemResult {
+  Cycle ready;     // cycle at which the data is available to the requester
+  MemLevel level;  // level that served it
+  bool tlbMiss = false;
+};
+
+// Per-cache counters, read by the stats registry.
+struct CacheStats {
+  std::uint64_t accesses = 0;
+  std::uint64_t misses = 0;
+  std::uint64_t mshrMerges = 0;      // misses to a line already in flight
+  std::uint64_t mshrFullCycles = 0;  // cycles a miss waited for a free MSHR
+  std::uint64_t writebacks = 0;
+  std::uint64_t prefetches = 0;
+};
+
+struct TlbStats {
+  std::uint64_t accesses = 0;
+  std::uint64_t misses = 0;
+};
+
+struct DramStats {
+  std::uint64_t reads = 0;
+  std::uint64_t writes = 0;
+  std::uint64_t queueCycles = 0;  // cycles requests waited for the bandwidth
+};
+
+class MemorySystem {
+ public:
+  // threadsPerCore: hardware threads per core (each has its own ITLB).
+  MemorySystem(const MemConfig& config, std::uint32_t cores, std::uint32_t threadsPerCore);
+  ~MemorySystem();
+  MemorySystem(const MemorySystem&) = delete;
+  MemorySystem& operator=(const MemorySystem&) = delete;
+
+  // A data load of `size` bytes at `addr` in address space `asid`, issued at `now` by a thread of `core`.
+  MemResult load(CoreId core, Asid asid, Addr addr, std::uint32_t size, Cycle now);
+  // A store written to the cache at retirement (write-allocate, write-back). Its timing only affects the caches'
+  // state and bandwidth; the returned ready cycle tells when the line is owned.
+  MemResult store(CoreId core, Asid asid, Addr addr, std::uint32_t size, Cycle now);
+  // An instruction fetch of the line holding `pc`, through the thread's ITLB and the core's L1I.
+  MemResult fetch(CoreId core, ThreadId thread, Asid asid, Addr pc, Cycle now);
+
+  // Loads of `core` that are currently missing the L1D (issued, data not yet back), for MISSCOUNT.
+  std::uint32_t outstandingMisses(CoreId core, Cycle now) const;
+
+  std::uint32_t lineBytes() const;
+  // Zeroes every statistic (caches, TLBs, DRAM), keeping the contents: ends a warm-up.
+  void resetStats();
+
+  // Statistics.
+  const CacheStats& l1iStats(CoreId core) const;
+  const CacheStats& l1dStats(CoreId core) const;
+  const CacheStats& l2Stats(CoreId core) const;
+  const CacheStats& llcStats() const;
+  const TlbStats& itlbStats(CoreId core, ThreadId thread) const;
+  const TlbStats& dtlbStats(CoreId core) const;
+  const DramStats& dramStats() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace smtlab

@@ -1,0 +1,50 @@
+// A set-associative TLB with LRU replacement. A miss costs a fixed page-walk latency and fills the entry; an access
+// that finds an entry whose walk is still in progress waits for that walk instead of starting another.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "smtlab/common/types.hpp"
+#include "smtlab/config/config.hpp"
+#include "smtlab/mem/memory_system.hpp"
+#include "smtlab/mem/tag_array.hpp"
+
+namespace smtlab {
+
+class Tlb {
+ public:
+  struct Translation {
+    Cycle ready;  // cycle the translation is available (now on a hit)
+    bool miss;
+  };
+
+  // `name` is the config key ("mem.dtlb"), used in error messages.
+  Tlb(const TlbConfig& config, const std::string& name);
+
+  // `page` is a page number that already includes the address space (see address_space.hpp).
+  Translation translate(std::uint64_t page, Cycle now) {
+    ++stats_.accesses;
+    const std::uint32_t entry = tags_.find(page);
+    if (entry != SetAssocTags<>::kNotFound) {
+      tags_.touch(entry);
+      return Translation{ready_[entry] > now ? ready_[entry] : now, false};
+    }
+    ++stats_.misses;
+    const Cycle ready = now + missLatency_;
+    ready_[tags_.insert(page).entry] = ready;
+    return Translation{ready, true};
+  }
+
+  const TlbStats& stats() const { return stats_; }
+  void resetStats() { stats_ = {}; }
+
+ private:
+  std::uint32_t missLatency_;
+  SetAssocTags<LruReplacement> tags_;
+  std::vector<Cycle> ready_;
+  TlbStats stats_;
+};
+
+}  // namespace smtlab

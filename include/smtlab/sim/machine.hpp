@@ -1,0 +1,106 @@
+// The whole simulated machine: `system.cores` cores run in lock step over one memory system. Logical CPUs are the
+// hardware threads as an OS numbers them (cpu = core * threads + thread: siblings adjacent). The caller attaches
+// trace cursors to logical CPUs, runs the machine until a cycle bound or an event, and reads statistics; the run loop
+// jumps over cycles in which no core can do anything.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+#include "smtlab/common/types.hpp"
+#include "smtlab/config/config.hpp"
+#include "smtlab/core/core.hpp"
+#include "smtlab/mem/memory_system.hpp"
+#include "smtlab/trace/cursor.hpp"
+
+namespace smtlab {
+
+struct CpuInfo {
+  LogicalCpu id;
+  CoreId core;
+  ThreadId thread;
+  std::vector<LogicalCpu> siblings;  // the other logical CPUs of the same core
+};
+
+enum class EventKind : std::uint8_t {
+  SourceEnded,  // the trace on a logical CPU ended and all of it retired
+  Mark,         // a `mark` instruction retired (markId says which)
+  RetireLimit,  // a logical CPU retired the number of instructions set by setRetireLimit
+  CycleBound,   // run() reached its `until` cycle
+};
+std::string_view eventKindName(EventKind kind);
+
+struct Event {
+  EventKind kind;
+  LogicalCpu cpu;
+  Cycle cycle;
+  std::uint32_t markId = 0;
+};
+
+class Machine {
+ public:
+  explicit Machine(const Config& config);
+  ~Machine();
+  Machine(const Machine&) = delete;
+  Machine& operator=(const Machine&) = delete;
+
+  const Config& config() const { return config_; }
+  // The next cycle to simulate.
+  Cycle now() const { return now_; }
+  std::uint32_t logicalCpus() const { return static_cast<std::uint32_t>(cpus_.size()); }
+  const CpuInfo& cpu(LogicalCpu cpu) const;
+
+  // Puts a trace on an idle logical CPU. The cursor must not be attached elsewhere.
+  void attach(LogicalCpu cpu, std::shared_ptr<TraceCursor> cursor, Asid asid);
+  // Takes the trace off a logical CPU: its in-flight instructions are squashed and the cursor rewinds to the oldest
+  // unretired one, so nothing is lost or retired twice. Returns nullptr if nothing was attached.
+  std::shared_ptr<TraceCursor> detach(LogicalCpu cpu);
+  // HLT: the logical CPU stays idle, so partitioned queues recombine for its siblings. It must have no trace.
+  void halt(LogicalCpu cpu);
+  bool busy(LogicalCpu cpu) const;
+  const TraceCursor* attached(LogicalCpu cpu) const;
+  // After the CPU has retired `count` instructions in total (its statistics' count), it stops retiring and a
+  // RetireLimit event is raised. clearRetireLimit lets it go on.
+  void setRetireLimit(LogicalCpu cpu, std::uint64_t count);
+  void clearRetireLimit(LogicalCpu cpu);
+  // Restarts a finished trace from its beginning on the same CPU (after a SourceEnded event).
+  void restartTrace(LogicalCpu cpu);
+
+  // Simulates until cycle `until` or the end of the first cycle in which an event happens; returns the events (a
+  // CycleBound event when `until` was reached without any other).
+  std::vector<Event> run(Cycle until);
+
+  // Zeroes every statistic (threads, caches, cycle count) while keeping the machine's state: ends a warm-up.
+  void resetStats();
+  // Cycles since the statistics were last reset.
+  std::uint64_t measuredCycles() const { return now_.value - statsBase_.value; }
+
+  // Statistics: per logical CPU thread statistics, caches, the effective config; names match the JSON of `smtlab
+  // run`. Reading them charges skipped cycles up to now() first.
+  const ThreadStats& threadStats(LogicalCpu cpu);
+  boost::json::object statsJson();
+  boost::json::object cpuStatsJson(LogicalCpu cpu);
+  MemorySystem& memory() { return *memory_; }
+  Core& core(CoreId id) { return *cores_[id.value]; }
+  std::uint32_t cores() const { return static_cast<std::uint32_t>(cores_.size()); }
+
+ private:
+  void checkCpu(LogicalCpu cpu, const char* what) const;
+  void flushAll();
+
+  Config config_;
+  Cycle now_{0};
+  Cycle statsBase_{0};
+  std::unique_ptr<MemorySystem> memory_;
+  std::vector<std::unique_ptr<Core>> cores_;
+  std::vector<CpuInfo> cpus_;
+};
+
+// JSON of one thread's statistics (instructions, ipc, cpi stack, occupancy, ...), as in `smtlab run --json`.
+boost::json::object threadStatsJson(const ThreadStats& stats, const Core& core, std::uint32_t thread);
+
+}  // namespace smtlab

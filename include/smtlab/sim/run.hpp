@@ -1,0 +1,34 @@
+// Running traces to completion or to an instruction count, as `smtlab run` does: one trace per logical CPU, each
+// thread measured over its first N instructions while it keeps running (its trace restarting if it ends) until every
+// thread has retired N, so its siblings keep seeing contention.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+#include "smtlab/config/config.hpp"
+
+namespace smtlab {
+
+struct RunOptions {
+  std::uint64_t maxInstructions = 0;  // per thread; 0 = run every trace to its end
+  std::uint64_t warmup = 0;           // instructions per thread simulated before statistics start
+  // Called now and then with (instructions retired so far, instructions expected or 0 if unknown).
+  std::function<void(std::uint64_t, std::uint64_t)> progress;
+};
+
+struct RunResult {
+  boost::json::object stats;  // as written by `smtlab run --json`
+  double hostSeconds = 0;
+  std::uint64_t instructions = 0;  // all threads, measured part only
+  std::uint64_t cycles = 0;
+};
+
+// Runs trace spec i on logical CPU i. Throws smtlab::Error on bad input or a model deadlock.
+RunResult runTraces(const Config& config, const std::vector<std::string>& traces, const RunOptions& options);
+
+}  // namespace smtlab

@@ -1,0 +1,71 @@
+// A trace cursor: the stream of one software thread as the pipeline sees it. It reads its source in batches into a
+// ring buffer and keeps every fetched but unretired instruction, so a squash (branch flush, FLUSH policy, context
+// switch) rewinds fetch to an older instruction that is fetched again: none is lost, none retires twice.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "smtlab/trace/record.hpp"
+#include "smtlab/trace/source.hpp"
+
+namespace smtlab {
+
+class TraceCursor {
+ public:
+  // capacity: records kept in the ring (rounded up to a power of two); must exceed the instructions one thread can
+  // have in flight plus one batch. The Machine grows it on attach if the core's window needs more.
+  explicit TraceCursor(std::unique_ptr<TraceSource> source, std::size_t capacity = 1024, std::size_t batch = 128);
+
+  // The record at the fetch position, reading more from the source when needed; nullptr at the end of the trace.
+  const Instr* peek();
+  // Moves the fetch position one record on (after peek() returned a record).
+  void advanceFetch() { ++fetchSeq_; }
+  // The record with sequence number seq, which must be in [retireSeq(), loadedEnd()).
+  const Instr& at(std::uint64_t seq) const { return ring_[seq & mask_]; }
+  // The oldest unretired instruction retires.
+  void retireOne() {
+    ++retireSeq_;
+    ++retired_;
+  }
+  // Fetch goes back to seq (retireSeq() <= seq <= fetchSeq()); younger records are fetched again later.
+  void rewindTo(std::uint64_t seq);
+  // The trace starts again from its first record; valid only when everything fetched has retired and the source
+  // has ended. Sequence numbers keep counting up.
+  void restart();
+  // Grows the ring so that at least n records fit; keeps its contents.
+  void reserve(std::size_t n);
+
+  std::uint64_t fetchSeq() const { return fetchSeq_; }
+  std::uint64_t retireSeq() const { return retireSeq_; }
+  std::uint64_t loadedEnd() const { return loadedEnd_; }
+  // True when the source has ended and every record read from it was fetched.
+  bool fetchedAll() { return peek() == nullptr; }
+  // True when the source has ended and every record has retired.
+  bool finished() { return retireSeq_ == loadedEnd_ && peek() == nullptr; }
+  // Instructions retired from this cursor since it was made (across restarts).
+  std::uint64_t retired() const { return retired_; }
+  // How many times the trace was restarted.
+  std::uint64_t restarts() const { return restarts_; }
+  std::string describe() const { return source_->describe(); }
+  TraceSource& source() { return *source_; }
+
+  // Set while the cursor is attached to a logical CPU, so that it is not attached twice.
+  bool attached = false;
+
+ private:
+  std::unique_ptr<TraceSource> source_;
+  std::vector<Instr> ring_;
+  std::uint64_t mask_ = 0;
+  std::size_t batch_;
+  std::uint64_t fetchSeq_ = 0;
+  std::uint64_t retireSeq_ = 0;
+  std::uint64_t loadedEnd_ = 0;
+  std::uint64_t retired_ = 0;
+  std::uint64_t restarts_ = 0;
+  bool ended_ = false;
+};
+
+}  // namespace smtlab

@@ -1,0 +1,57 @@
+// The smtlab program: dispatches to its subcommands and turns every smtlab::Error into one message on stderr with
+// exit status 1.
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include <boost/program_options/errors.hpp>
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "smtlab/common/error.hpp"
+
+namespace {
+
+constexpr const char* kUsage = R"(smtlab - a cycle-approximate model of simultaneous multithreading
+
+usage: smtlab COMMAND [ARGS...]
+
+commands:
+  run     simulate traces on logical CPUs and report IPC, CPI stacks, occupancy (smtlab run --help)
+  trace   make and inspect traces: gen, head, info, convert (smtlab trace --help)
+  config  show or check a configuration (smtlab config --help)
+  demo    Hyper-Threading off vs on for generated thread pairs on the netburst preset
+
+Trace arguments are files (native .smt, text) or generator specs such as gen:mix or gen:chase,footprint=64m.
+Configs are files or preset names in configs/ (netburst, broadwell, modern).
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? 1 : 0;
+  }
+  const std::string command = args[0];
+  args.erase(args.begin());
+  try {
+    if (command == "run") return smtlab::cli::runCommand(args);
+    if (command == "trace") return smtlab::cli::traceCommand(args);
+    if (command == "config") return smtlab::cli::configCommand(args);
+    if (command == "demo") return smtlab::cli::demoCommand(args);
+    std::fputs(fmt::format("smtlab: unknown command '{}' (try smtlab --help)\n", command).c_str(), stderr);
+    return 1;
+  } catch (const smtlab::Error& e) {
+    std::fputs(fmt::format("smtlab {}: error: {}\n", command, e.what()).c_str(), stderr);
+  } catch (const boost::program_options::error& e) {
+    std::fputs(fmt::format("smtlab {}: error: {} (see smtlab {} --help)\n", command, e.what(), command).c_str(), stderr);
+  } catch (const std::bad_alloc&) {
+    std::fputs(fmt::format("smtlab {}: error: out of memory\n", command).c_str(), stderr);
+  } catch (const std::exception& e) {
+    std::fputs(fmt::format("smtlab {}: internal error: {}\n", command, e.what()).c_str(), stderr);
+  }
+  return 1;
+}

@@ -1,0 +1,117 @@
+// smtlab run: simulate traces on logical CPUs; a human summary on stdout, the full statistics as JSON on request.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include <boost/json.hpp>
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "smtlab/common/error.hpp"
+#include "smtlab/config/loader.hpp"
+#include "smtlab/core/core_stats.hpp"
+#include "smtlab/sim/run.hpp"
+
+namespace smtlab::cli {
+
+namespace po = boost::program_options;
+namespace json = boost::json;
+
+namespace {
+
+void printSummary(const RunResult& r) {
+  const json::object& s = r.stats;
+  fmt::print("{:>4} {:>5} {:>12} {:>12} {:>7}  {}\n", "cpu", "core", "instructions", "cycles", "IPC",
+             "top CPI components (cycles per instruction)");
+  for (const auto& v : s.at("logical_cpus").as_array()) {
+    const json::object& c = v.as_object();
+    if (c.at("instructions").as_uint64() == 0 && c.at("trace").is_null()) continue;
+    std::vector<std::pair<double, std::string>> parts;
+    for (const auto& [k, val] : c.at("cpi_stack").as_object()) {
+      if (val.as_double() > 0.005) parts.emplace_back(val.as_double(), std::string(k));
+    }
+    std::sort(parts.rbegin(), parts.rend());
+    std::string top;
+    for (std::size_t i = 0; i < parts.size() && i < 4; ++i) top += fmt::format("{} {:.2f}  ", parts[i].second, parts[i].first);
+    fmt::print("{:>4} {:>5} {:>12} {:>12} {:>7.3f}  {}\n", c.at("id").as_uint64(), c.at("core").as_uint64(),
+               c.at("instructions").as_uint64(), c.at("cycles").as_uint64(), c.at("ipc").as_double(), top);
+  }
+  fmt::print("total: {} instructions in {} cycles ({:.6f} simulated s); host {:.2f} s, {:.2f} M simulated "
+             "instructions per host second\n",
+             r.instructions, r.cycles, s.at("seconds").as_double(), r.hostSeconds,
+             r.hostSeconds > 0 ? double(r.instructions) / r.hostSeconds / 1e6 : 0.0);
+}
+
+}  // namespace
+
+int runCommand(const std::vector<std::string>& args) {
+  std::string configName;
+  std::vector<std::string> sets;
+  std::vector<std::string> traces;
+  std::string jsonFile;
+  std::uint64_t maxInstructions = 0;
+  std::uint64_t warmup = 0;
+  bool quiet = false;
+  po::options_description opts(
+      "usage: smtlab run [options] TRACE...\n"
+      "Runs trace i on logical CPU i (cpu = core * core.threads + thread: siblings are adjacent).\n"
+      "TRACE: a trace file (native, text) or a generator spec such as gen:mix or gen:chase,footprint=64m.\n"
+      "options");
+  opts.add_options()("help,h", "this help")("config,c", po::value(&configName), "config file or preset name")(
+      "set", po::value(&sets)->composing(), "override a config key: --set core.rob.entries=64 (repeatable)")(
+      "max-instructions,n", po::value(&maxInstructions),
+      "measure each thread over its first N instructions; threads that finish early keep running (their trace "
+      "restarting) until all have N")("warmup", po::value(&warmup),
+                                      "simulate N instructions per thread before statistics start")(
+      "json", po::value(&jsonFile), "write all statistics and the effective config to this JSON file")(
+      "quiet,q", po::bool_switch(&quiet), "no progress indication");
+  po::options_description hidden;
+  hidden.add_options()("trace", po::value(&traces)->composing());
+  po::options_description all;
+  all.add(opts).add(hidden);
+  po::positional_options_description pos;
+  pos.add("trace", -1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  if (vm.count("help")) {
+    std::cout << opts << "\n";
+    return 0;
+  }
+  po::notify(vm);
+  if (traces.empty()) throw UsageError("no trace given (see smtlab run --help)");
+
+  Config config = loadConfig(configName);
+  for (const auto& s : sets) applyOverride(config, s, "--set");
+  validateConfig(config);
+
+  RunOptions options;
+  options.maxInstructions = maxInstructions;
+  options.warmup = warmup;
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  if (!quiet && tty) {
+    options.progress = [](std::uint64_t done, std::uint64_t expected) {
+      if (expected > 0) {
+        std::fprintf(stderr, "\r  %.1f M / %.1f M instructions (%.0f%%)   ", done / 1e6, expected / 1e6,
+                     100.0 * double(done) / double(expected));
+      } else {
+        std::fprintf(stderr, "\r  %.1f M instructions   ", done / 1e6);
+      }
+      std::fflush(stderr);
+    };
+  }
+  RunResult result = runTraces(config, traces, options);
+  if (options.progress) std::fputs("\r\033[K", stderr);
+  printSummary(result);
+  if (!jsonFile.empty()) {
+    std::ofstream out(jsonFile);
+    if (!out) throw Error(fmt::format("cannot write '{}'", jsonFile));
+    out << json::serialize(result.stats) << "\n";
+    if (!out) throw Error(fmt::format("cannot write '{}'", jsonFile));
+  }
+  return 0;
+}
+
+}  // namespace smtlab::cli

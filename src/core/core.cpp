@@ -1,0 +1,354 @@
+// Core construction, the cycle's order of stages, thread attach/detach, squashing, and the bookkeeping that lets the
+// machine skip idle cycles without changing any statistic.
+#include "smtlab/core/core.hpp"
+
+#include <algorithm>
+#include <bit>
+
+#include <fmt/format.h>
+
+#include "smtlab/common/error.hpp"
+
+namespace smtlab {
+
+namespace {
+std::uint32_t log2Exact(std::uint32_t v) { return static_cast<std::uint32_t>(std::countr_zero(v)); }
+}  // namespace
+
+Core::Core(CoreId id, const Config& config, MemorySystem& memory)
+    : id_(id),
+      threadCount_(config.core.threads),
+      fetchWidth_(config.core.fetch_width),
+      fetchThreads_(std::max(1u, config.core.fetch_threads)),
+      renameWidth_(config.core.rename_width),
+      issueWidth_(config.core.issue_width),
+      retireWidth_(config.core.retire_width),
+      frontendDepth_(config.core.frontend_depth),
+      mispredictPenalty_(config.core.branch.mispredict_penalty),
+      btbMissPenalty_(config.core.branch.btb_miss_penalty),
+      pauseCycles_(config.core.pause_cycles),
+      recombineCycles_(config.core.recombine_cycles),
+      breakOnTaken_(config.core.fetch_break_on_taken),
+      recombine_(config.core.recombine),
+      watchdogCycles_(config.core.watchdog_cycles),
+      lineShift_(log2Exact(config.mem.line_bytes)),
+      l1iLatency_(config.mem.l1i.latency),
+      loadAgu_(config.core.fu.load.latency),
+      memory_(memory),
+      fetchPolicy_(makeFetchPolicy(config.core.fetch_policy)),
+      predictor_(config.core.branch) {
+  if (threadCount_ < 1 || threadCount_ > kMaxThreads) {
+    throw ConfigError(fmt::format("core.threads = {} is out of range 1..{}", threadCount_, kMaxThreads));
+  }
+  const auto& c = config.core;
+  queues_[static_cast<int>(QueueKind::UopQueue)] = SharedCapacity("uop_queue", c.uop_queue, threadCount_, recombine_);
+  queues_[static_cast<int>(QueueKind::Rob)] = SharedCapacity("rob", c.rob, threadCount_, recombine_);
+  queues_[static_cast<int>(QueueKind::Iq)] = SharedCapacity("iq", c.iq, threadCount_, recombine_);
+  queues_[static_cast<int>(QueueKind::Lq)] = SharedCapacity("lq", c.lq, threadCount_, recombine_);
+  queues_[static_cast<int>(QueueKind::Sq)] = SharedCapacity("sq", c.sq, threadCount_, recombine_);
+
+  const FuConfig* fu[kFuKinds] = {&c.fu.int_alu, &c.fu.int_mul, &c.fu.int_div, &c.fu.fp_add,
+                                  &c.fu.fp_mul,  &c.fu.fp_div,  &c.fu.load,    &c.fu.store};
+  for (int k = 0; k < kFuKinds; ++k) {
+    fus_[k].count = fu[k]->count;
+    fus_[k].latency = fu[k]->latency;
+    fus_[k].pipelined = fu[k]->pipelined;
+    fus_[k].busyUntil.assign(fu[k]->count, Cycle{0});
+  }
+
+  const std::uint32_t robCap = std::bit_ceil(queue(QueueKind::Rob).total());
+  const std::uint32_t frontCap = std::bit_ceil(queue(QueueKind::UopQueue).total());
+  threads_.resize(threadCount_);
+  for (auto& th : threads_) {
+    th.rob.resize(robCap);
+    th.robMask = robCap - 1;
+    th.depNext.assign(static_cast<std::size_t>(robCap) * kMaxSrcRegs, kNoDep);
+    th.front.resize(frontCap);
+    th.frontMask = frontCap - 1;
+    th.branch = predictor_.makeThreadState();
+    th.missDone.reserve(queue(QueueKind::Lq).total());
+  }
+  waiting_.reserve(static_cast<std::size_t>(robCap) * threadCount_);
+  ready_.reserve(static_cast<std::size_t>(robCap) * threadCount_);
+  fetchOrder_.resize(threadCount_);
+  candidates_.resize(threadCount_);
+}
+
+bool Core::hasWork() const {
+  return std::any_of(threads_.begin(), threads_.end(),
+                     [](const ThreadContext& th) { return th.state == ThreadState::Running; });
+}
+
+void Core::tick(Cycle now) {
+  flushAccounting(now);
+  if (now != fuCycle_) {
+    for (auto& fu : fus_) fu.usedThisCycle = 0;
+    fuCycle_ = now;
+  }
+  bool progress = retireStage(now);
+  progress |= issueStage(now);
+  progress |= renameStage(now);
+  progress |= fetchStage(now);
+  for (std::uint32_t t = 0; t < threadCount_; ++t) finishIfDone(t, now);
+  account(now);
+
+  const bool anyRunning = hasWork();
+  if (anyRunning && now - lastRetire_ > watchdogCycles_) {
+    throw DeadlockError(fmt::format("watchdog: core {} retired nothing for {} cycles (cycle {}): {}", id_.value,
+                                    now - lastRetire_, now.value, describeStuck(now)));
+  }
+  if (progress || !events_.empty()) {
+    nextWake_ = now + 1;
+  } else {
+    nextWake_ = computeNextWake(now);
+    if (nextWake_ == Cycle::never() && anyRunning) {
+      throw DeadlockError(fmt::format("deadlock: core {} can make no progress at cycle {}: {}", id_.value, now.value,
+                                      describeStuck(now)));
+    }
+  }
+}
+
+void Core::attach(std::uint32_t t, std::shared_ptr<TraceCursor> cursor, Asid asid, Cycle now) {
+  flushAccounting(now);
+  ThreadContext& th = threads_[t];
+  th.cursorOwner = std::move(cursor);
+  th.cursor = th.cursorOwner.get();
+  th.cursor->reserve(th.rob.size() + th.front.size() + 256);
+  th.asid = asid;
+  th.asidTag = asid.value;
+  th.renameMap.fill(0);
+  th.robTail = th.cursor->fetchSeq();
+  th.fetchResumeAt = now;
+  th.fetchBlock = FetchBlock::None;
+  th.waitingBranch = false;
+  th.gatedUntil = now;
+  th.lastFetchLine = ~Addr{0};
+  th.unresolvedBranches = 0;
+  th.missDone.clear();
+  th.state = ThreadState::Running;
+  if (lastRetire_ < now) lastRetire_ = now;
+  activeSetChanged(now);
+  nextWake_ = now;
+}
+
+std::shared_ptr<TraceCursor> Core::detach(std::uint32_t t, Cycle now) {
+  flushAccounting(now);
+  ThreadContext& th = threads_[t];
+  if (th.cursor == nullptr) return nullptr;
+  squashFrom(t, th.cursor->retireSeq());
+  auto cursor = std::move(th.cursorOwner);
+  th.cursor = nullptr;
+  th.state = ThreadState::Idle;
+  activeSetChanged(now);
+  nextWake_ = now;
+  return cursor;
+}
+
+void Core::restartFinished(std::uint32_t t, Cycle now) {
+  flushAccounting(now);
+  ThreadContext& th = threads_[t];
+  th.cursor->restart();
+  th.state = ThreadState::Running;
+  th.fetchResumeAt = now;
+  activeSetChanged(now);
+  nextWake_ = now;
+}
+
+void Core::finishIfDone(std::uint32_t t, Cycle now) {
+  ThreadContext& th = threads_[t];
+  if (th.state != ThreadState::Running || th.robTail != th.cursor->retireSeq() || th.frontCount() != 0) return;
+  if (!th.cursor->finished()) return;
+  th.state = ThreadState::Finished;
+  events_.push_back({CoreEventKind::SourceEnded, t, 0, now});
+  activeSetChanged(now + 1);
+}
+
+void Core::activeSetChanged(Cycle now) {
+  std::uint32_t mask = 0;
+  for (std::uint32_t t = 0; t < threadCount_; ++t) {
+    if (threads_[t].state == ThreadState::Running) mask |= 1u << t;
+  }
+  if (mask == activeMask_) return;
+  // Changing between single- and multi-threaded partitioning drains the pipeline (Pentium 4: "around 100 clocks").
+  const bool bothNonEmpty = activeMask_ != 0 && mask != 0;
+  activeMask_ = mask;
+  for (auto& q : queues_) q.setActive(mask);
+  if (threadCount_ > 1 && recombine_ && bothNonEmpty && recombineCycles_ > 0) {
+    drainUntil_ = std::max(drainUntil_, now + recombineCycles_);
+    ++drains_;
+  }
+}
+
+void Core::squashFrom(std::uint32_t t, std::uint64_t from) {
+  ThreadContext& th = threads_[t];
+  TraceCursor& cur = *th.cursor;
+  const std::uint64_t fetchEnd = cur.fetchSeq();
+  if (from >= fetchEnd) return;
+  SharedCapacity& uopq = queues_[static_cast<int>(QueueKind::UopQueue)];
+  SharedCapacity& rob = queues_[static_cast<int>(QueueKind::Rob)];
+  SharedCapacity& iq = queues_[static_cast<int>(QueueKind::Iq)];
+  SharedCapacity& lq = queues_[static_cast<int>(QueueKind::Lq)];
+  SharedCapacity& sq = queues_[static_cast<int>(QueueKind::Sq)];
+  for (std::uint64_t seq = fetchEnd; seq-- > from;) {
+    const Instr& in = cur.at(seq);
+    if (seq >= th.robTail) {
+      uopq.release(t);
+      if (in.isBranch()) --th.unresolvedBranches;
+    } else {
+      Uop& u = th.robSlot(seq);
+      if (!u.issued) {
+        iq.release(t);
+        if (in.isBranch()) --th.unresolvedBranches;
+      }
+      rob.release(t);
+      if (u.hasLoad) lq.release(t);
+      if (u.hasStore) sq.release(t);
+      u.valid = false;
+    }
+    ++th.stats.squashed;
+  }
+  th.stats.fetched -= fetchEnd - from;
+  // Surviving producers may list squashed consumers; those were linked last, so they sit at the head of each list.
+  const std::uint64_t keepEnd = std::min(th.robTail, from);
+  for (std::uint64_t seq = cur.retireSeq(); seq < keepEnd; ++seq) {
+    Uop& p = th.robSlot(seq);
+    if (p.issued) continue;
+    while (p.depHead != kNoDep) {
+      const Uop& consumer = th.rob[p.depHead / kMaxSrcRegs];
+      if (consumer.valid && consumer.seq < from) break;
+      p.depHead = th.depNext[p.depHead];
+    }
+  }
+  // Rebuild the rename map from the surviving instructions.
+  th.renameMap.fill(0);
+  for (std::uint64_t seq = cur.retireSeq(); seq < keepEnd; ++seq) {
+    for (RegId d : cur.at(seq).dst) {
+      if (d != kNoReg) th.renameMap[d] = seq + 1;
+    }
+  }
+  th.robTail = keepEnd;
+  if (th.waitingBranch && th.waitingBranchSeq >= from) {
+    th.waitingBranch = false;
+    th.fetchBlock = FetchBlock::None;
+  }
+  th.lastFetchLine = ~Addr{0};
+  cur.rewindTo(from);
+}
+
+void Core::resetStats() {
+  for (auto& th : threads_) th.stats = ThreadStats{};
+  cyclesActive_ = 0;
+  drains_ = 0;
+}
+
+void Core::flushAccounting(Cycle now) {
+  if (now <= accountedUpTo_) return;
+  const std::uint64_t n = now - accountedUpTo_;
+  accountedUpTo_ = now;
+  if (!lastAnyRunning_) return;
+  cyclesActive_ += n;
+  for (auto& th : threads_) {
+    if (th.state != ThreadState::Running) continue;
+    th.stats.cycles += n;
+    th.stats.cpi[static_cast<int>(th.lastCause)] += n;
+    for (int q = 0; q < kQueueKinds; ++q) th.stats.occupancy[q].sum += static_cast<std::uint64_t>(th.lastOccupancy[q]) * n;
+  }
+}
+
+void Core::account(Cycle now) {
+  // Cycles from `now` on are charged at the next flush with the causes seen now.
+  accountedUpTo_ = now;
+  lastAnyRunning_ = false;
+  for (std::uint32_t t = 0; t < threadCount_; ++t) {
+    ThreadContext& th = threads_[t];
+    if (th.state != ThreadState::Running) continue;
+    lastAnyRunning_ = true;
+    for (int q = 0; q < kQueueKinds; ++q) {
+      const std::uint32_t used = queues_[q].used(t);
+      th.lastOccupancy[q] = used;
+      th.stats.occupancy[q].max = std::max(th.stats.occupancy[q].max, used);
+    }
+    th.lastCause = classify(th, now);
+  }
+}
+
+CpiCause Core::classify(const ThreadContext& th, Cycle now) const {
+  if (th.retiredThisCycle) return CpiCause::Base;
+  const bool draining = drainUntil_ > now;
+  if (th.robTail == th.cursor->retireSeq()) {  // nothing renamed in flight
+    if (draining) return CpiCause::Drain;
+    const CpiCause block = renameBlock(th, now);
+    if (block != CpiCause::Base) return block;
+    if (th.waitingBranch || th.fetchBlock == FetchBlock::Mispredict) return CpiCause::BranchMispredict;
+    if (th.fetchBlock == FetchBlock::Pause) return CpiCause::Pause;
+    return CpiCause::Frontend;
+  }
+  const Uop& head = th.rob[th.cursor->retireSeq() & th.robMask];
+  if (head.issued && head.doneAt <= now) return CpiCause::SiblingRetire;
+  if (head.issued && head.hasLoad) return static_cast<CpiCause>(static_cast<int>(CpiCause::MemL1) + static_cast<int>(head.level));
+  const CpiCause block = renameBlock(th, now);
+  if (block != CpiCause::Base) return block;
+  if (draining) return CpiCause::Drain;
+  return CpiCause::Execute;
+}
+
+Cycle Core::computeNextWake(Cycle now) const {
+  Cycle next = Cycle::never();
+  auto consider = [&](Cycle c) {
+    if (c > now && c < next) next = c;
+  };
+  if (!waiting_.empty()) consider(waiting_.front().readyAt);
+  if (!ready_.empty()) {
+    // Ready instructions wait for an unpipelined unit (a divider) to free up.
+    for (const auto& fu : fus_) {
+      if (!fu.pipelined) {
+        for (Cycle c : fu.busyUntil) consider(c);
+      }
+    }
+    consider(now + 1);
+  }
+  consider(drainUntil_);
+  for (const auto& th : threads_) {
+    if (th.state != ThreadState::Running) continue;
+    const std::uint64_t head = th.cursor->retireSeq();
+    if (th.robTail != head) {
+      const Uop& u = th.rob[head & th.robMask];
+      if (u.issued) consider(u.doneAt);
+    }
+    if (th.frontCount() != 0) consider(th.front[th.robTail & th.frontMask].availableAt);
+    consider(th.fetchResumeAt);
+    consider(th.gatedUntil);
+    for (Cycle c : th.missDone) consider(c);
+  }
+  return next;
+}
+
+std::string Core::describeStuck(Cycle now) const {
+  std::string out;
+  for (std::uint32_t t = 0; t < threadCount_; ++t) {
+    const ThreadContext& th = threads_[t];
+    if (th.state != ThreadState::Running) continue;
+    if (!out.empty()) out += "; ";
+    out += fmt::format("thread {} ('{}'): ", t, th.cursor->describe());
+    const std::uint64_t head = th.cursor->retireSeq();
+    if (th.robTail == head) {
+      out += fmt::format("ROB empty, {} in the uop queue, fetch {}", th.frontCount(),
+                         th.waitingBranch ? "waits for a mispredicted branch"
+                                          : fmt::format("resumes at cycle {}", th.fetchResumeAt.value));
+    } else {
+      const Uop& u = th.rob[head & th.robMask];
+      out += fmt::format("oldest instruction #{} pc {:#x} op {} is {}", u.seq, u.instr->pc, opClassName(u.instr->op),
+                         u.issued ? fmt::format("executing until cycle {}", u.doneAt.value)
+                                  : fmt::format("waiting for {} operand(s)", u.pendingSrcs));
+    }
+    const CpiCause block = renameBlock(th, now);
+    if (block != CpiCause::Base) out += fmt::format(", allocation blocked: {}", cpiCauseName(block));
+    for (int q = 0; q < kQueueKinds; ++q) {
+      const auto& cap = queues_[q];
+      out += fmt::format(", {} {}/{} (own {}/{})", cap.name(), cap.usedTotal(), cap.total(), cap.used(t), cap.limit(t));
+    }
+  }
+  return out.empty() ? "no thread running" : out;
+}
+
+}  // namespace smtlab

@@ -1,0 +1,294 @@
+// The machine's memory hierarchy: per-core L1I/L1D/L2, shared LLC and DRAM, ITLB per thread and DTLB per core.
+// Every access walks the levels at once and returns the cycle its data is ready (a timestamp model): a hit at a
+// level costs that level's cumulative load-to-use latency, a miss holds an MSHR of each level it passes until the
+// data is back, and the line is installed at once with its future ready cycle so later accesses merge with it.
+#include "smtlab/mem/memory_system.hpp"
+
+#include <algorithm>
+#include <bit>
+
+#include <fmt/format.h>
+
+#include "smtlab/common/error.hpp"
+#include "smtlab/mem/address_space.hpp"
+#include "smtlab/mem/cache.hpp"
+#include "smtlab/mem/dram.hpp"
+#include "smtlab/mem/tlb.hpp"
+
+namespace smtlab {
+
+namespace {
+
+struct Outcome {
+  Cycle ready;
+  MemLevel level;
+  bool primaryMiss = false;  // this level missed and sent the request below (not a merge)
+};
+
+std::vector<Cache> makeCaches(std::uint32_t n, const CacheConfig& config, std::uint32_t lineBytes,
+                              const std::string& name) {
+  std::vector<Cache> v;
+  v.reserve(n);
+  for (std::uint32_t i = 0; i < n; ++i) v.emplace_back(config, lineBytes, name);
+  return v;
+}
+
+std::vector<Tlb> makeTlbs(std::uint32_t n, const TlbConfig& config, const std::string& name) {
+  std::vector<Tlb> v;
+  v.reserve(n);
+  for (std::uint32_t i = 0; i < n; ++i) v.emplace_back(config, name);
+  return v;
+}
+
+std::uint32_t checkedLineBytes(const MemConfig& config) {
+  requirePowerOfTwo(config.line_bytes, "mem.line_bytes", "the line size");
+  requirePowerOfTwo(config.page_bytes, "mem.page_bytes", "the page size");
+  if (config.page_bytes < config.line_bytes) {
+    throw ConfigError(fmt::format("mem.page_bytes: {} is smaller than mem.line_bytes ({})", config.page_bytes,
+                                  config.line_bytes));
+  }
+  return config.line_bytes;
+}
+
+}  // namespace
+
+struct MemorySystem::Impl {
+  Impl(const MemConfig& config, std::uint32_t coreCount, std::uint32_t threadsPerCore)
+      : lineBytes(checkedLineBytes(config)),
+        lineShift(static_cast<std::uint32_t>(std::countr_zero(config.line_bytes))),
+        pageShift(static_cast<std::uint32_t>(std::countr_zero(config.page_bytes))),
+        cores(coreCount),
+        threads(threadsPerCore),
+        nextLinePrefetch(config.next_line_prefetch),
+        l1i(makeCaches(coreCount, config.l1i, lineBytes, "mem.l1i")),
+        l1d(makeCaches(coreCount, config.l1d, lineBytes, "mem.l1d")),
+        l2(makeCaches(coreCount, config.l2, lineBytes, "mem.l2")),
+        llc(config.llc, lineBytes, "mem.llc"),
+        itlb(makeTlbs(coreCount * threadsPerCore, config.itlb, "mem.itlb")),
+        dtlb(makeTlbs(coreCount, config.dtlb, "mem.dtlb")),
+        dram(config.dram, lineBytes) {}
+
+  // One cache level: hit, merge with an in-flight fill, or a primary miss that waits for an MSHR, asks `below`
+  // (a callable Cycle -> Outcome) and installs the line; a dirty victim goes to `writeback(line, cycle)`.
+  template <class Below, class Writeback>
+  static Outcome accessCache(Cache& c, MemLevel level, std::uint64_t line, Cycle now, bool write, Below&& below,
+                             Writeback&& writeback) {
+    CacheStats& s = c.stats();
+    ++s.accesses;
+    const std::uint32_t entry = c.find(line);
+    const Cycle hitReady = now + c.latency();
+    if (entry != Cache::kNotFound) {
+      c.touch(entry);
+      if (write) c.setDirty(entry);
+      const Cycle lineReady = c.ready(entry);
+      if (lineReady <= hitReady) return Outcome{hitReady, level};
+      // The line's fill is still in flight: this access joins it (an MSHR merge, counted as a miss).
+      ++s.misses;
+      ++s.mshrMerges;
+      return Outcome{lineReady, c.source(entry)};
+    }
+    ++s.misses;
+    const Cache::MshrGrant grant = c.acquireMshr(now);
+    Outcome out = below(grant.start);
+    c.holdMshr(grant.slot, out.ready);
+    const Cache::Eviction ev = c.fill(line, out.ready, out.level, write);
+    if (ev.dirty) {
+      ++s.writebacks;
+      writeback(ev.line, now);
+    }
+    out.primaryMiss = true;
+    return out;
+  }
+
+  Outcome llcAccess(std::uint64_t line, Cycle now) {
+    return accessCache(
+        llc, MemLevel::LLC, line, now, false,
+        // The request leaves for DRAM once the LLC has found it missing: idle-channel total = llc + dram latency.
+        [this](Cycle start) { return Outcome{dram.read(start + llc.latency()), MemLevel::Dram}; },
+        [this](std::uint64_t, Cycle when) { dram.write(when); });
+  }
+
+  void writebackToLlc(std::uint64_t line, Cycle when) {
+    // Non-inclusive: a victim the level below does not hold goes further down instead of allocating there.
+    const std::uint32_t entry = llc.find(line);
+    if (entry != Cache::kNotFound) {
+      llc.setDirty(entry);
+    } else {
+      dram.write(when);
+    }
+  }
+
+  void writebackToL2(std::uint32_t core, std::uint64_t line, Cycle when) {
+    Cache& c = l2[core];
+    const std::uint32_t entry = c.find(line);
+    if (entry != Cache::kNotFound) {
+      c.setDirty(entry);
+    } else {
+      writebackToLlc(line, when);
+    }
+  }
+
+  Outcome l2Access(std::uint32_t core, std::uint64_t line, Cycle now) {
+    Cache& c = l2[core];
+    const Outcome out = accessCache(
+        c, MemLevel::L2, line, now, false, [this, line](Cycle start) { return llcAccess(line, start); },
+        [this](std::uint64_t victim, Cycle when) { writebackToLlc(victim, when); });
+    if (nextLinePrefetch && out.primaryMiss) prefetchNextLine(c, line, now);
+    return Outcome{out.ready, out.level};
+  }
+
+  // Next-line prefetch into L2 on a demand miss: stays within the page, never waits for an MSHR.
+  void prefetchNextLine(Cache& c, std::uint64_t line, Cycle now) {
+    const std::uint64_t next = line + 1;
+    if (((next << lineShift) >> pageShift) != ((line << lineShift) >> pageShift)) return;
+    if (c.find(next) != Cache::kNotFound) return;
+    const std::uint32_t slot = c.freeMshrAt(now);
+    if (slot == Cache::kNotFound) return;
+    ++c.stats().prefetches;
+    const Outcome out = llcAccess(next, now);
+    c.holdMshr(slot, out.ready);
+    const Cache::Eviction ev = c.fill(next, out.ready, out.level, false);
+    if (ev.dirty) {
+      ++c.stats().writebacks;
+      writebackToLlc(ev.line, now);
+    }
+  }
+
+  Outcome l1Access(Cache& l1, std::uint32_t core, std::uint64_t line, Cycle now, bool write) {
+    return accessCache(
+        l1, MemLevel::L1, line, now, write, [this, core, line](Cycle start) { return l2Access(core, line, start); },
+        [this, core](std::uint64_t victim, Cycle when) { writebackToL2(core, victim, when); });
+  }
+
+  void checkCore(CoreId core) const {
+    if (core.value >= cores) [[unlikely]] {
+      throw UsageError(fmt::format("memory system: core {} out of range (machine has {} cores)", core.value, cores));
+    }
+  }
+
+  MemResult dataAccess(CoreId core, Asid asid, Addr addr, std::uint32_t size, Cycle now, bool write) {
+    checkCore(core);
+    Tlb& tlb = dtlb[core.value];
+    Cache& l1 = l1d[core.value];
+    const Addr first = physicalAddress(asid, addr);
+    const Tlb::Translation tr = tlb.translate(first >> pageShift, now);
+    Outcome out = l1Access(l1, core.value, first >> lineShift, tr.ready, write);
+    MemResult result{out.ready, out.level, tr.miss};
+    const Addr last = physicalAddress(asid, addr + (size > 0 ? size - 1 : 0));
+    if ((last >> lineShift) != (first >> lineShift)) [[unlikely]] {
+      // An access split across two lines (maybe two pages): ready when both halves are.
+      Tlb::Translation tr2 = tr;
+      if ((last >> pageShift) != (first >> pageShift)) tr2 = tlb.translate(last >> pageShift, now);
+      const Outcome out2 = l1Access(l1, core.value, last >> lineShift, tr2.ready, write);
+      result.ready = std::max(result.ready, out2.ready);
+      result.level = std::max(result.level, out2.level);
+      result.tlbMiss = result.tlbMiss || tr2.miss;
+    }
+    return result;
+  }
+
+  MemResult fetchAccess(CoreId core, ThreadId thread, Asid asid, Addr pc, Cycle now) {
+    checkCore(core);
+    if (thread.value >= threads) [[unlikely]] {
+      throw UsageError(fmt::format("memory system: thread {} out of range (cores have {} threads)", thread.value,
+                                   threads));
+    }
+    const Addr phys = physicalAddress(asid, pc);
+    const Tlb::Translation tr = itlb[core.value * threads + thread.value].translate(phys >> pageShift, now);
+    const Outcome out = l1Access(l1i[core.value], core.value, phys >> lineShift, tr.ready, false);
+    return MemResult{out.ready, out.level, tr.miss};
+  }
+
+  const std::uint32_t lineBytes;
+  const std::uint32_t lineShift;
+  const std::uint32_t pageShift;
+  const std::uint32_t cores;
+  const std::uint32_t threads;
+  const bool nextLinePrefetch;
+  std::vector<Cache> l1i;
+  std::vector<Cache> l1d;
+  std::vector<Cache> l2;
+  Cache llc;
+  std::vector<Tlb> itlb;  // index core * threads + thread
+  std::vector<Tlb> dtlb;
+  Dram dram;
+};
+
+namespace {
+
+std::uint32_t checkedCount(std::uint32_t n, const char* key) {
+  if (n == 0) throw ConfigError(fmt::format("{}: must be at least 1", key));
+  return n;
+}
+
+}  // namespace
+
+MemorySystem::MemorySystem(const MemConfig& config, std::uint32_t cores, std::uint32_t threadsPerCore)
+    : impl_(std::make_unique<Impl>(config, checkedCount(cores, "system.cores"),
+                                   checkedCount(threadsPerCore, "core.threads"))) {}
+
+MemorySystem::~MemorySystem() = default;
+
+MemResult MemorySystem::load(CoreId core, Asid asid, Addr addr, std::uint32_t size, Cycle now) {
+  return impl_->dataAccess(core, asid, addr, size, now, false);
+}
+
+MemResult MemorySystem::store(CoreId core, Asid asid, Addr addr, std::uint32_t size, Cycle now) {
+  return impl_->dataAccess(core, asid, addr, size, now, true);
+}
+
+MemResult MemorySystem::fetch(CoreId core, ThreadId thread, Asid asid, Addr pc, Cycle now) {
+  return impl_->fetchAccess(core, thread, asid, pc, now);
+}
+
+std::uint32_t MemorySystem::outstandingMisses(CoreId core, Cycle now) const {
+  impl_->checkCore(core);
+  return impl_->l1d[core.value].busyMshrs(now);
+}
+
+std::uint32_t MemorySystem::lineBytes() const { return impl_->lineBytes; }
+
+void MemorySystem::resetStats() {
+  for (auto* caches : {&impl_->l1i, &impl_->l1d, &impl_->l2}) {
+    for (Cache& c : *caches) c.resetStats();
+  }
+  impl_->llc.resetStats();
+  for (Tlb& t : impl_->itlb) t.resetStats();
+  for (Tlb& t : impl_->dtlb) t.resetStats();
+  impl_->dram.resetStats();
+}
+
+const CacheStats& MemorySystem::l1iStats(CoreId core) const {
+  impl_->checkCore(core);
+  return impl_->l1i[core.value].stats();
+}
+
+const CacheStats& MemorySystem::l1dStats(CoreId core) const {
+  impl_->checkCore(core);
+  return impl_->l1d[core.value].stats();
+}
+
+const CacheStats& MemorySystem::l2Stats(CoreId core) const {
+  impl_->checkCore(core);
+  return impl_->l2[core.value].stats();
+}
+
+const CacheStats& MemorySystem::llcStats() const { return impl_->llc.stats(); }
+
+const TlbStats& MemorySystem::itlbStats(CoreId core, ThreadId thread) const {
+  impl_->checkCore(core);
+  if (thread.value >= impl_->threads) {
+    throw UsageError(fmt::format("memory system: thread {} out of range (cores have {} threads)", thread.value,
+                                 impl_->threads));
+  }
+  return impl_->itlb[core.value * impl_->threads + thread.value].stats();
+}
+
+const TlbStats& MemorySystem::dtlbStats(CoreId core) const {
+  impl_->checkCore(core);
+  return impl_->dtlb[core.value].stats();
+}
+
+const DramStats& MemorySystem::dramStats() const { return impl_->dram.stats(); }
+
+}  // namespace smtlab

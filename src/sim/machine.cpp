@@ -1,0 +1,170 @@
+#include "smtlab/sim/machine.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "smtlab/common/error.hpp"
+#include "smtlab/config/loader.hpp"
+
+namespace smtlab {
+
+std::string_view eventKindName(EventKind kind) {
+  switch (kind) {
+    case EventKind::SourceEnded:
+      return "source_ended";
+    case EventKind::Mark:
+      return "mark";
+    case EventKind::RetireLimit:
+      return "retire_limit";
+    case EventKind::CycleBound:
+      return "cycle_bound";
+  }
+  return "?";
+}
+
+Machine::Machine(const Config& config) : config_(config) {
+  validateConfig(config_);
+  memory_ = std::make_unique<MemorySystem>(config_.mem, config_.system.cores, config_.core.threads);
+  const std::uint32_t threads = config_.core.threads;
+  for (std::uint32_t c = 0; c < config_.system.cores; ++c) {
+    cores_.push_back(std::make_unique<Core>(CoreId{c}, config_, *memory_));
+    for (std::uint32_t t = 0; t < threads; ++t) {
+      CpuInfo info{LogicalCpu{c * threads + t}, CoreId{c}, ThreadId{t}, {}};
+      for (std::uint32_t s = 0; s < threads; ++s) {
+        if (s != t) info.siblings.push_back(LogicalCpu{c * threads + s});
+      }
+      cpus_.push_back(std::move(info));
+    }
+  }
+}
+
+Machine::~Machine() = default;
+
+void Machine::checkCpu(LogicalCpu cpu, const char* what) const {
+  if (cpu.value >= cpus_.size()) {
+    throw UsageError(fmt::format("{}: logical CPU {} does not exist (this machine has CPUs 0..{})", what, cpu.value,
+                                 cpus_.size() - 1));
+  }
+}
+
+const CpuInfo& Machine::cpu(LogicalCpu cpu) const {
+  checkCpu(cpu, "cpu");
+  return cpus_[cpu.value];
+}
+
+void Machine::attach(LogicalCpu cpu, std::shared_ptr<TraceCursor> cursor, Asid asid) {
+  checkCpu(cpu, "attach");
+  if (!cursor) throw UsageError(fmt::format("attach: no trace given for CPU {}", cpu.value));
+  const CpuInfo& info = cpus_[cpu.value];
+  Core& core = *cores_[info.core.value];
+  if (core.thread(info.thread.value).cursor != nullptr) {
+    throw UsageError(fmt::format("attach: CPU {} is busy with '{}'; detach it first", cpu.value,
+                                 core.thread(info.thread.value).cursor->describe()));
+  }
+  if (cursor->attached) {
+    throw UsageError(fmt::format("attach: trace '{}' is already attached to another CPU", cursor->describe()));
+  }
+  cursor->attached = true;
+  core.attach(info.thread.value, std::move(cursor), config_.mem.threads_share_address_space ? Asid{0} : asid, now_);
+}
+
+std::shared_ptr<TraceCursor> Machine::detach(LogicalCpu cpu) {
+  checkCpu(cpu, "detach");
+  const CpuInfo& info = cpus_[cpu.value];
+  auto cursor = cores_[info.core.value]->detach(info.thread.value, now_);
+  if (cursor) cursor->attached = false;
+  return cursor;
+}
+
+void Machine::halt(LogicalCpu cpu) {
+  checkCpu(cpu, "halt");
+  const CpuInfo& info = cpus_[cpu.value];
+  const ThreadContext& th = cores_[info.core.value]->thread(info.thread.value);
+  if (th.cursor != nullptr) {
+    throw UsageError(
+        fmt::format("halt: CPU {} still runs '{}'; detach it first", cpu.value, th.cursor->describe()));
+  }
+  // An idle logical CPU is halted already: nothing runs there and its partitions went to its siblings.
+}
+
+bool Machine::busy(LogicalCpu cpu) const {
+  checkCpu(cpu, "busy");
+  const CpuInfo& info = cpus_[cpu.value];
+  return cores_[info.core.value]->thread(info.thread.value).cursor != nullptr;
+}
+
+const TraceCursor* Machine::attached(LogicalCpu cpu) const {
+  checkCpu(cpu, "attached");
+  const CpuInfo& info = cpus_[cpu.value];
+  return cores_[info.core.value]->thread(info.thread.value).cursor;
+}
+
+void Machine::setRetireLimit(LogicalCpu cpu, std::uint64_t count) {
+  checkCpu(cpu, "setRetireLimit");
+  const CpuInfo& info = cpus_[cpu.value];
+  cores_[info.core.value]->thread(info.thread.value).retireLimit = count;
+}
+
+void Machine::clearRetireLimit(LogicalCpu cpu) { setRetireLimit(cpu, ~std::uint64_t{0}); }
+
+void Machine::restartTrace(LogicalCpu cpu) {
+  checkCpu(cpu, "restartTrace");
+  const CpuInfo& info = cpus_[cpu.value];
+  Core& core = *cores_[info.core.value];
+  const ThreadContext& th = core.thread(info.thread.value);
+  if (th.state != ThreadState::Finished) {
+    throw UsageError(fmt::format("restartTrace: the trace on CPU {} has not finished", cpu.value));
+  }
+  core.restartFinished(info.thread.value, now_);
+}
+
+std::vector<Event> Machine::run(Cycle until) {
+  std::vector<Event> out;
+  while (now_ < until) {
+    const Cycle cycle = now_;
+    for (auto& core : cores_) {
+      if (core->nextWake() <= cycle) core->tick(cycle);
+    }
+    Cycle next = Cycle::never();
+    for (auto& core : cores_) {
+      for (const CoreEvent& e : core->events()) {
+        const LogicalCpu cpu{core->id().value * config_.core.threads + e.thread};
+        const EventKind kind = e.kind == CoreEventKind::Mark          ? EventKind::Mark
+                               : e.kind == CoreEventKind::SourceEnded ? EventKind::SourceEnded
+                                                                      : EventKind::RetireLimit;
+        out.push_back({kind, cpu, e.cycle, e.markId});
+      }
+      core->events().clear();
+      next = std::min(next, core->nextWake());
+    }
+    if (!out.empty()) {
+      now_ = cycle + 1;
+      return out;
+    }
+    if (next == Cycle::never()) next = until;  // every core is idle
+    now_ = std::max(cycle + 1, std::min(next, until));
+  }
+  out.push_back({EventKind::CycleBound, LogicalCpu{0}, now_, 0});
+  return out;
+}
+
+void Machine::flushAll() {
+  for (auto& core : cores_) core->flushAccounting(now_);
+}
+
+void Machine::resetStats() {
+  flushAll();
+  for (auto& core : cores_) core->resetStats();
+  memory_->resetStats();
+  statsBase_ = now_;
+}
+
+const ThreadStats& Machine::threadStats(LogicalCpu cpu) {
+  checkCpu(cpu, "threadStats");
+  flushAll();
+  const CpuInfo& info = cpus_[cpu.value];
+  return cores_[info.core.value]->thread(info.thread.value).stats;
+}
+
+}  // namespace smtlab

@@ -1,0 +1,123 @@
+#include "smtlab/sim/run.hpp"
+
+#include <chrono>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include "smtlab/common/error.hpp"
+#include "smtlab/config/loader.hpp"
+#include "smtlab/sim/machine.hpp"
+#include "smtlab/trace/source.hpp"
+
+namespace smtlab {
+
+namespace json = boost::json;
+
+namespace {
+
+// Runs until every CPU in `pending` has retired `target` instructions (restarting ended traces) or, with target 0,
+// until every trace has ended. Calls `onDone(cpu)` when a CPU gets there.
+void runPhase(Machine& m, std::vector<bool> pending, std::uint64_t target, const RunOptions& options,
+              const std::function<void(LogicalCpu)>& onDone) {
+  std::size_t left = 0;
+  for (std::uint32_t c = 0; c < pending.size(); ++c) {
+    if (!pending[c]) continue;
+    ++left;
+    if (target > 0) m.setRetireLimit(LogicalCpu{c}, m.threadStats(LogicalCpu{c}).instructions + target);
+  }
+  const std::uint64_t expected = target * left;
+  std::uint64_t base = 0;
+  for (std::uint32_t c = 0; c < pending.size(); ++c) base += m.threadStats(LogicalCpu{c}).instructions;
+  auto lastReport = std::chrono::steady_clock::now();
+  constexpr std::uint64_t kChunk = 1 << 20;
+  while (left > 0) {
+    for (const Event& e : m.run(m.now() + kChunk)) {
+      const std::uint32_t c = e.cpu.value;
+      switch (e.kind) {
+        case EventKind::RetireLimit:
+          if (c < pending.size() && pending[c]) {
+            pending[c] = false;
+            --left;
+            onDone(e.cpu);
+          }
+          m.clearRetireLimit(e.cpu);
+          break;
+        case EventKind::SourceEnded:
+          if (target > 0) {
+            if (m.threadStats(e.cpu).instructions == 0) {
+              throw TraceError(fmt::format("trace '{}' on CPU {} has no instructions", m.attached(e.cpu)->describe(), c));
+            }
+            m.restartTrace(e.cpu);  // keep the sibling under contention until every thread has its N
+          } else if (c < pending.size() && pending[c]) {
+            pending[c] = false;
+            --left;
+            onDone(e.cpu);
+          }
+          break;
+        case EventKind::Mark:
+        case EventKind::CycleBound:
+          break;
+      }
+    }
+    if (options.progress) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - lastReport > std::chrono::milliseconds(500) || left == 0) {
+        lastReport = now;
+        std::uint64_t done = 0;
+        for (std::uint32_t c = 0; c < pending.size(); ++c) done += m.threadStats(LogicalCpu{c}).instructions;
+        options.progress(done - base, expected);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+RunResult runTraces(const Config& config, const std::vector<std::string>& traces, const RunOptions& options) {
+  if (traces.empty()) throw UsageError("no trace given");
+  Machine m(config);
+  if (traces.size() > m.logicalCpus()) {
+    throw UsageError(fmt::format("{} traces given but the machine has {} logical CPUs (system.cores = {} x "
+                                 "core.threads = {})",
+                                 traces.size(), m.logicalCpus(), config.system.cores, config.core.threads));
+  }
+  for (std::uint32_t i = 0; i < traces.size(); ++i) {
+    auto cursor = std::make_shared<TraceCursor>(openTrace(traces[i]));
+    m.attach(LogicalCpu{i}, std::move(cursor), Asid{i + 1});
+  }
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<bool> all(traces.size(), true);
+  if (options.warmup > 0) {
+    runPhase(m, all, options.warmup, {}, [](LogicalCpu) {});
+    m.resetStats();
+  }
+  std::vector<json::object> snapshots(traces.size());
+  runPhase(m, all, options.maxInstructions, options,
+           [&](LogicalCpu cpu) { snapshots[cpu.value] = m.cpuStatsJson(cpu); });
+  const double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  RunResult result;
+  result.stats = m.statsJson();
+  json::array& cpus = result.stats["logical_cpus"].as_array();
+  std::uint64_t total = 0;
+  for (std::uint32_t i = 0; i < traces.size(); ++i) {
+    cpus[i] = snapshots[i];
+    total += snapshots[i]["instructions"].as_uint64();
+  }
+  result.hostSeconds = host;
+  result.instructions = total;
+  result.cycles = result.stats["cycles"].as_uint64();
+  result.stats["instructions"] = total;
+  result.stats["host_seconds"] = host;
+  result.stats["instructions_per_host_second"] = host > 0 ? double(total) / host : 0.0;
+  result.stats["max_instructions"] = options.maxInstructions;
+  result.stats["warmup"] = options.warmup;
+  json::array names;
+  for (const auto& t : traces) names.push_back(json::value(t));
+  result.stats["traces"] = std::move(names);
+  result.stats["config"] = configToJson(config);
+  return result;
+}
+
+}  // namespace smtlab

@@ -1,0 +1,127 @@
+// Statistics as JSON, with the names documented in docs/statistics.md; `smtlab run --json` and the Python binding
+// both use these functions, so the names are the same everywhere.
+#include <boost/json.hpp>
+
+#include "smtlab/config/loader.hpp"
+#include "smtlab/sim/machine.hpp"
+
+namespace smtlab {
+
+namespace json = boost::json;
+
+namespace {
+double ratio(double a, double b) { return b == 0 ? 0.0 : a / b; }
+
+json::object cacheJson(const CacheStats& s, std::uint64_t instructions) {
+  return json::object{{"accesses", s.accesses},
+                      {"misses", s.misses},
+                      {"miss_rate", ratio(double(s.misses), double(s.accesses))},
+                      {"mpki", ratio(1000.0 * double(s.misses), double(instructions))},
+                      {"mshr_merges", s.mshrMerges},
+                      {"mshr_full_cycles", s.mshrFullCycles},
+                      {"writebacks", s.writebacks},
+                      {"prefetches", s.prefetches}};
+}
+json::object tlbJson(const TlbStats& s, std::uint64_t instructions) {
+  return json::object{{"accesses", s.accesses},
+                      {"misses", s.misses},
+                      {"mpki", ratio(1000.0 * double(s.misses), double(instructions))}};
+}
+}  // namespace
+
+json::object threadStatsJson(const ThreadStats& s, const Core& core, std::uint32_t thread) {
+  json::object o;
+  o["instructions"] = s.instructions;
+  o["cycles"] = s.cycles;
+  o["ipc"] = ratio(double(s.instructions), double(s.cycles));
+  o["cpi"] = ratio(double(s.cycles), double(s.instructions));
+  json::object stack, stackCycles;
+  for (int c = 0; c < kCpiCauses; ++c) {
+    const auto name = cpiCauseName(static_cast<CpiCause>(c));
+    stack[name] = ratio(double(s.cpi[c]), double(s.instructions));
+    stackCycles[name] = s.cpi[c];
+  }
+  o["cpi_stack"] = std::move(stack);
+  o["cpi_stack_cycles"] = std::move(stackCycles);
+  json::object occ;
+  for (int q = 0; q < kQueueKinds; ++q) {
+    const SharedCapacity& cap = core.queue(static_cast<QueueKind>(q));
+    occ[queueKindName(static_cast<QueueKind>(q))] =
+        json::object{{"mean", ratio(double(s.occupancy[q].sum), double(s.cycles))},
+                     {"max", s.occupancy[q].max},
+                     {"limit", cap.limit(thread)},
+                     {"entries", cap.total()}};
+  }
+  o["occupancy"] = std::move(occ);
+  o["fetched"] = s.fetched;
+  o["squashed"] = s.squashed;
+  o["branches"] = s.branches;
+  o["mispredicts"] = s.mispredicts;
+  o["branch_mpki"] = ratio(1000.0 * double(s.mispredicts), double(s.instructions));
+  o["btb_misses"] = s.btbMisses;
+  o["loads"] = s.loads;
+  o["stores"] = s.stores;
+  o["marks"] = s.marks;
+  o["loads_by_level"] = json::object{{"l1", s.loadLevel[0]}, {"l2", s.loadLevel[1]}, {"llc", s.loadLevel[2]},
+                                     {"dram", s.loadLevel[3]}};
+  o["fetch_icache_stall_cycles"] = s.fetchIcacheStallCycles;
+  o["fetch_gated_cycles"] = s.fetchGatedCycles;
+  o["flushes"] = s.flushes;
+  return o;
+}
+
+json::object Machine::cpuStatsJson(LogicalCpu cpu) {
+  const ThreadStats& s = threadStats(cpu);
+  const CpuInfo& info = cpus_[cpu.value];
+  json::object o = threadStatsJson(s, *cores_[info.core.value], info.thread.value);
+  o["id"] = cpu.value;
+  o["core"] = info.core.value;
+  o["thread"] = info.thread.value;
+  const TraceCursor* cur = attached(cpu);
+  o["trace"] = cur != nullptr ? json::value(cur->describe()) : json::value(nullptr);
+  return o;
+}
+
+json::object Machine::statsJson() {
+  flushAll();
+  json::object root;
+  root["cycles"] = measuredCycles();
+  root["seconds"] = double(measuredCycles()) / (config_.system.freq_ghz * 1e9);
+  json::array cpus;
+  std::uint64_t total = 0;
+  for (std::uint32_t c = 0; c < cpus_.size(); ++c) {
+    json::object o = cpuStatsJson(LogicalCpu{c});
+    total += threadStats(LogicalCpu{c}).instructions;
+    cpus.push_back(std::move(o));
+  }
+  root["instructions"] = total;
+  root["logical_cpus"] = std::move(cpus);
+  json::array cores;
+  for (auto& corePtr : cores_) {
+    Core& core = *corePtr;
+    const CoreId id = core.id();
+    std::uint64_t insns = 0;
+    for (std::uint32_t t = 0; t < core.threads(); ++t) insns += core.thread(t).stats.instructions;
+    json::object o;
+    o["id"] = id.value;
+    o["instructions"] = insns;
+    o["cycles_active"] = core.cyclesActive();
+    o["ipc"] = ratio(double(insns), double(core.cyclesActive()));
+    o["partition_drains"] = core.drains();
+    o["l1i"] = cacheJson(memory_->l1iStats(id), insns);
+    o["l1d"] = cacheJson(memory_->l1dStats(id), insns);
+    o["l2"] = cacheJson(memory_->l2Stats(id), insns);
+    o["dtlb"] = tlbJson(memory_->dtlbStats(id), insns);
+    json::array itlbs;
+    for (std::uint32_t t = 0; t < core.threads(); ++t) itlbs.push_back(tlbJson(memory_->itlbStats(id, ThreadId{t}), insns));
+    o["itlb"] = std::move(itlbs);
+    cores.push_back(std::move(o));
+  }
+  root["cores"] = std::move(cores);
+  root["llc"] = cacheJson(memory_->llcStats(), total);
+  const DramStats& d = memory_->dramStats();
+  root["dram"] = json::object{{"reads", d.reads}, {"writes", d.writes}, {"queue_cycles", d.queueCycles}};
+  return root;
+}
+
+}  // namespace smtlab

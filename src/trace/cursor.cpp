@@ -1,0 +1,61 @@
+#include "smtlab/trace/cursor.hpp"
+
+#include <algorithm>
+#include <bit>
+
+#include "smtlab/common/error.hpp"
+
+namespace smtlab {
+
+TraceCursor::TraceCursor(std::unique_ptr<TraceSource> source, std::size_t capacity, std::size_t batch)
+    : source_(std::move(source)), batch_(std::max<std::size_t>(1, batch)) {
+  if (!source_) throw UsageError("TraceCursor: no trace source given");
+  reserve(std::max(capacity, 2 * batch_));
+}
+
+void TraceCursor::reserve(std::size_t n) {
+  const std::size_t want = std::bit_ceil(std::max<std::size_t>(n, 2 * batch_));
+  if (want <= ring_.size()) return;
+  std::vector<Instr> bigger(want);
+  for (std::uint64_t s = retireSeq_; s < loadedEnd_; ++s) bigger[s & (want - 1)] = ring_[s & mask_];
+  ring_ = std::move(bigger);
+  mask_ = want - 1;
+}
+
+const Instr* TraceCursor::peek() {
+  if (fetchSeq_ < loadedEnd_) return &ring_[fetchSeq_ & mask_];
+  if (ended_) return nullptr;
+  // Read the next batch into the free part of the ring (the part not holding unretired records).
+  const std::uint64_t free = ring_.size() - (loadedEnd_ - retireSeq_);
+  if (free == 0) {
+    throw Error("trace cursor for '" + source_->describe() +
+                "': rewind window is full (more instructions in flight than the cursor holds)");
+  }
+  const std::uint64_t start = loadedEnd_ & mask_;
+  const std::size_t room = static_cast<std::size_t>(std::min<std::uint64_t>({free, ring_.size() - start, batch_}));
+  const std::size_t got = source_->read(std::span<Instr>(ring_.data() + start, room));
+  if (got == 0) {
+    ended_ = true;
+    return nullptr;
+  }
+  loadedEnd_ += got;
+  return &ring_[fetchSeq_ & mask_];
+}
+
+void TraceCursor::rewindTo(std::uint64_t seq) {
+  if (seq < retireSeq_ || seq > fetchSeq_) {
+    throw Error("trace cursor for '" + source_->describe() + "': rewind outside the in-flight window");
+  }
+  fetchSeq_ = seq;
+}
+
+void TraceCursor::restart() {
+  if (retireSeq_ != loadedEnd_ || !ended_) {
+    throw Error("trace cursor for '" + source_->describe() + "': restart before the trace has ended and drained");
+  }
+  source_->rewind();
+  ended_ = false;
+  ++restarts_;
+}
+
+}  // namespace smtlab

@@ -1,0 +1,327 @@
+// Memory hierarchy timing and state, checked against latencies worked out by hand on a small configuration.
+#include "smtlab/mem/memory_system.hpp"
+
+#include <gtest/gtest.h>
+
+#include "smtlab/common/error.hpp"
+#include "smtlab/mem/address_space.hpp"
+
+namespace smtlab {
+namespace {
+
+constexpr CoreId kCore0{0};
+constexpr CoreId kCore1{1};
+constexpr Asid kAsid0{0};
+
+// A small hierarchy with round numbers (all 64 B lines, 4 KiB pages):
+//   L1D/L1I 1 KiB 2-way = 8 sets, 16 lines, latency 4 / 1, 4 MSHRs
+//   L2      4 KiB 4-way = 16 sets, 64 lines, latency 12, 8 MSHRs
+//   LLC    16 KiB 8-way = 32 sets, 256 lines, latency 40, 16 MSHRs
+//   DRAM latency 200, 8 B/cycle = 8 cycles per line; TLBs 8 entries 2-way, walk 30 cycles.
+MemConfig smallConfig() {
+  MemConfig c;
+  c.line_bytes = 64;
+  c.page_bytes = 4096;
+  c.l1i = CacheConfig{1, 2, 1, 4};
+  c.l1d = CacheConfig{1, 2, 4, 4};
+  c.l2 = CacheConfig{4, 4, 12, 8};
+  c.llc = CacheConfig{16, 8, 40, 16};
+  c.dram = DramConfig{200, 8.0};
+  c.itlb = TlbConfig{8, 2, 30};
+  c.dtlb = TlbConfig{8, 2, 30};
+  c.next_line_prefetch = false;
+  return c;
+}
+
+constexpr std::uint64_t kL1 = 4, kL2 = 12, kLlc = 40, kDram = 200, kWalk = 30;
+
+Cycle at(std::uint64_t c) { return Cycle{c}; }
+
+TEST(MemorySystem, L1HitCostsL1Latency) {
+  MemorySystem mem(smallConfig(), 1, 2);
+  mem.load(kCore0, kAsid0, 0x1000, 8, at(0));
+  const MemResult r = mem.load(kCore0, kAsid0, 0x1008, 8, at(1000));
+  EXPECT_EQ(r.ready, at(1000 + kL1));
+  EXPECT_EQ(r.level, MemLevel::L1);
+  EXPECT_FALSE(r.tlbMiss);
+  EXPECT_EQ(mem.l1dStats(kCore0).accesses, 2u);
+  EXPECT_EQ(mem.l1dStats(kCore0).misses, 1u);
+}
+
+TEST(MemorySystem, ColdLineWithColdTlbCostsWalkPlusLlcPlusDram) {
+  MemorySystem mem(smallConfig(), 1, 2);
+  const MemResult r = mem.load(kCore0, kAsid0, 0x1000, 8, at(100));
+  EXPECT_EQ(r.ready, at(100 + kWalk + kLlc + kDram));
+  EXPECT_EQ(r.level, MemLevel::Dram);
+  EXPECT_TRUE(r.tlbMiss);
+  EXPECT_EQ(mem.dramStats().reads, 1u);
+}
+
+TEST(MemorySystem, ColdLineWithWarmTlbCostsLlcPlusDram) {
+  MemorySystem mem(smallConfig(), 1, 2);
+  mem.load(kCore0, kAsid0, 0x1000, 8, at(0));                          // warms the page's DTLB entry
+  const MemResult r = mem.load(kCore0, kAsid0, 0x1040, 8, at(1000));  // next line, same page
+  EXPECT_EQ(r.ready, at(1000 + kLlc + kDram));
+  EXPECT_EQ(r.level, MemLevel::Dram);
+  EXPECT_FALSE(r.tlbMiss);
+  EXPECT_EQ(mem.dtlbStats(kCore0).misses, 1u);
+  EXPECT_EQ(mem.dtlbStats(kCore0).accesses, 2u);
+}
+
+TEST(MemorySystem, TlbMissCostsItsLatencyOncePerPage) {
+  MemorySystem mem(smallConfig(), 1, 2);
+  EXPECT_TRUE(mem.load(kCore0, kAsid0, 0x5000, 8, at(0)).tlbMiss);
+  EXPECT_FALSE(mem.load(kCore0, kAsid0, 0x5f00, 8, at(1000)).tlbMiss);  // same page
+  EXPECT_FALSE(mem.store(kCore0, kAsid0, 0x5800, 8, at(2000)).tlbMiss);
+  const MemResult other = mem.load(kCore0, kAsid0, 0x6000, 8, at(3000));  // next page, cold line
+  EXPECT_TRUE(other.tlbMiss);
+  EXPECT_EQ(other.ready, at(3000 + kWalk + kLlc + kDram));
+  EXPECT_EQ(mem.dtlbStats(kCore0).misses, 2u);
+}
+
+TEST(MemorySystem, AccessToLineInFlightGetsItsReadyCycleAndCountsAMerge) {
+  MemorySystem mem(smallConfig(), 1, 2);
+  const MemResult first = mem.load(kCore0, kAsid0, 0x1000, 8, at(0));
+  ASSERT_EQ(first.ready, at(kWalk + kLlc + kDram));  // 270
+  const MemResult merged = mem.load(kCore0, kAsid0, 0x1010, 8, at(5));  // waits for the walk in progress, then merges
+  EXPECT_EQ(merged.ready, first.ready);
+  EXPECT_EQ(merged.level, MemLevel::Dram);
+  EXPECT_EQ(mem.l1dStats(kCore0).mshrMerges, 1u);
+  EXPECT_EQ(mem.l2Stats(kCore0).accesses, 1u);  // the merge did not go below L1
+  EXPECT_EQ(mem.dtlbStats(kCore0).misses, 1u);   // nor start a second walk
+  // Data arriving within the hit latency is an ordinary hit.
+  const MemResult late = mem.load(kCore0, kAsid0, 0x1000, 8, at(first.ready.value - 2));
+  EXPECT_EQ(late.ready, at(first.ready.value - 2 + kL1));
+  EXPECT_EQ(late.level, MemLevel::L1);
+  EXPECT_EQ(mem.l1dStats(kCore0).mshrMerges, 1u);
+}
+
+TEST(MemorySystem, FootprintThatFitsL1HasNoMissesAfterWarmup) {
+  MemorySystem mem(smallConfig(), 1, 2);
+  std::uint64_t t = 0;
+  for (int pass = 0; pass < 10; ++pass) {
+    for (Addr a = 0; a < 1024; a += 64, t += 1000) mem.load(kCore0, kAsid0, a, 8, at(t));
+  }
+  EXPECT_EQ(mem.l1dStats(kCore0).accesses, 160u);
+  EXPECT_EQ(mem.l1dStats(kCore0).misses, 16u);  // the first pass only
+}
+
+TEST(MemorySystem, CyclicSweepOfTwiceL1MissesL1AndHitsL2) {
+  MemorySystem mem(smallConfig(), 1, 2);
+  std::uint64_t t = 0;
+  for (Addr a = 0; a < 2048; a += 64, t += 1000) mem.load(kCore0, kAsid0, a, 8, at(t));  // warm-up pass
+  const CacheStats l1 = mem.l1dStats(kCore0);
+  const CacheStats l2 = mem.l2Stats(kCore0);
+  for (int pass = 0; pass < 3; ++pass) {
+    for (Addr a = 0; a < 2048; a += 64, t += 1000) {
+      const MemResult r = mem.load(kCore0, kAsid0, a, 8, at(t));
+      ASSERT_EQ(r.level, MemLevel::L2) << "address " << a;
+      ASSERT_EQ(r.ready, at(t + kL2));
+    }
+  }
+  // LRU with 4 lines cycling through each 2-way L1 set evicts every line just before its reuse.
+  EXPECT_EQ(mem.l1dStats(kCore0).misses - l1.misses, 3u * 32u);
+  EXPECT_EQ(mem.l2Stats(kCore0).misses - l2.misses, 0u);
+  EXPECT_EQ(mem.l2Stats(kCore0).accesses - l2.accesses, 3u * 32u);
+}
+
+TEST(MemorySystem, MissesBeyondMshrsWaitForTheFirstToComplete) {
+  MemorySystem mem(smallConfig(), 1, 2);
+  mem.load(kCore0, kAsid0, 0x0, 8, at(0));  // warm the TLB
+  const std::uint64_t t = 1000;
+  Cycle ready[5];
+  for (int i = 0; i < 5; ++i) ready[i] = mem.load(kCore0, kAsid0, 0x40 * (i + 1), 8, at(t)).ready;
+  // The first four get the four L1D MSHRs and stream out of DRAM one transfer (8 cycles) apart.
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(ready[i], at(t + kLlc + kDram + 8 * i)) << i;
+  EXPECT_EQ(mem.outstandingMisses(kCore0, at(t + 1)), 4u);
+  // The fifth leaves L1 only when the first MSHR frees up, then pays the whole way down again.
+  EXPECT_EQ(ready[4], at(ready[0].value + kLlc + kDram));
+  EXPECT_EQ(mem.l1dStats(kCore0).mshrFullCycles, ready[0] - at(t));
+  EXPECT_EQ(mem.outstandingMisses(kCore0, ready[3]), 1u);
+  EXPECT_EQ(mem.outstandingMisses(kCore0, ready[4]), 0u);
+}
+
+MemConfig wideMshrConfig(double bytesPerCycle) {
+  MemConfig c = smallConfig();
+  c.l1d.mshrs = 16;
+  c.l2.mshrs = 16;
+  c.llc.mshrs = 32;
+  c.dram.bytes_per_cycle = bytesPerCycle;
+  return c;
+}
+
+TEST(MemorySystem, DramBandwidthSpacesBackToBackMisses) {
+  MemorySystem mem(wideMshrConfig(2.0), 1, 2);  // 64 B / 2 B per cycle = 32 cycles per line
+  mem.load(kCore0, kAsid0, 0x0, 8, at(0));
+  const std::uint64_t t = 1000;
+  for (int i = 0; i < 8; ++i) {
+    const MemResult r = mem.load(kCore0, kAsid0, 0x40 * (i + 1), 8, at(t));
+    EXPECT_EQ(r.ready, at(t + kLlc + kDram + 32 * i)) << i;
+  }
+  EXPECT_EQ(mem.dramStats().queueCycles, 32u * (0 + 1 + 2 + 3 + 4 + 5 + 6 + 7));
+}
+
+TEST(MemorySystem, DramBandwidthKeepsFractionalTransferTimes) {
+  MemorySystem mem(wideMshrConfig(3.0), 1, 2);  // 21 1/3 cycles per line: three lines take exactly 64 cycles
+  mem.load(kCore0, kAsid0, 0x0, 8, at(0));
+  const std::uint64_t t = 1000;
+  Cycle ready[4];
+  for (int i = 0; i < 4; ++i) ready[i] = mem.load(kCore0, kAsid0, 0x40 * (i + 1), 8, at(t)).ready;
+  EXPECT_EQ(ready[0], at(t + kLlc + kDram));
+  EXPECT_EQ(ready[3] - ready[0], 64u);
+  EXPECT_EQ(ready[1] - ready[0], 22u);  // 21.33 rounded up to the next whole cycle
+}
+
+TEST(MemorySystem, DifferentAsidsDoNotShareLines) {
+  MemorySystem mem(smallConfig(), 1, 2);
+  mem.load(kCore0, Asid{1}, 0x1000, 8, at(0));
+  const MemResult other = mem.load(kCore0, Asid{2}, 0x1000, 8, at(1000));
+  EXPECT_EQ(other.level, MemLevel::Dram);
+  EXPECT_TRUE(other.tlbMiss);
+  EXPECT_EQ(other.ready, at(1000 + kWalk + kLlc + kDram));
+  const MemResult same = mem.load(kCore0, Asid{1}, 0x1000, 8, at(2000));
+  EXPECT_EQ(same.level, MemLevel::L1);
+  EXPECT_FALSE(same.tlbMiss);
+}
+
+TEST(MemorySystem, LlcIsSharedBetweenCoresOfOneAddressSpace) {
+  MemorySystem mem(smallConfig(), 2, 2);
+  mem.load(kCore0, Asid{7}, 0x1000, 8, at(0));
+  const MemResult r = mem.load(kCore1, Asid{7}, 0x1000, 8, at(1000));
+  EXPECT_EQ(r.level, MemLevel::LLC);
+  EXPECT_TRUE(r.tlbMiss);  // core 1 has its own DTLB
+  EXPECT_EQ(r.ready, at(1000 + kWalk + kLlc));
+  const MemResult warm = mem.load(kCore1, Asid{7}, 0x1040, 8, at(2000));  // cold in the LLC too
+  EXPECT_EQ(warm.level, MemLevel::Dram);
+  EXPECT_EQ(mem.llcStats().misses, 2u);
+  EXPECT_EQ(mem.l1dStats(kCore1).misses, 2u);
+}
+
+TEST(MemorySystem, DirtyEvictionsAreWrittenBack) {
+  MemorySystem mem(smallConfig(), 1, 2);
+  // Lines 0, 16, 32, 48, 64 all fall in L1 set 0 (8 sets) and L2 set 0 (16 sets).
+  std::uint64_t t = 0;
+  for (int i = 0; i < 5; ++i, t += 1000) mem.store(kCore0, kAsid0, 0x40 * 16 * i, 8, at(t));
+  // 2-way L1: the stores to lines 32, 48 and 64 evict dirty lines 0, 16 and 32.
+  EXPECT_EQ(mem.l1dStats(kCore0).writebacks, 3u);
+  // 4-way L2: line 64 evicts line 0, made dirty there by the L1 writeback.
+  EXPECT_EQ(mem.l2Stats(kCore0).writebacks, 1u);
+  EXPECT_EQ(mem.dramStats().writes, 0u);  // the LLC still holds line 0 and absorbs it
+}
+
+TEST(MemorySystem, CleanEvictionsAreNotWrittenBack) {
+  MemorySystem mem(smallConfig(), 1, 2);
+  std::uint64_t t = 0;
+  for (int i = 0; i < 5; ++i, t += 1000) mem.load(kCore0, kAsid0, 0x40 * 16 * i, 8, at(t));
+  EXPECT_EQ(mem.l1dStats(kCore0).writebacks, 0u);
+  EXPECT_EQ(mem.l2Stats(kCore0).writebacks, 0u);
+}
+
+TEST(MemorySystem, DirtyLinesMissingBelowReachDram) {
+  MemConfig c = smallConfig();
+  c.l2 = CacheConfig{1, 2, 12, 8};  // 8 sets, 2 ways like the L1: L2 and LLC drop a line when the L1 does
+  c.llc = CacheConfig{1, 2, 40, 16};
+  MemorySystem mem(c, 1, 2);
+  std::uint64_t t = 0;
+  for (int i = 0; i < 3; ++i, t += 1000) mem.store(kCore0, kAsid0, 0x40 * 8 * i, 8, at(t));
+  // Third store evicts dirty line 0 from L1; L2 and LLC (2-way, same sets) evicted clean line 0 too: it goes to DRAM.
+  EXPECT_EQ(mem.l1dStats(kCore0).writebacks, 1u);
+  EXPECT_EQ(mem.dramStats().writes, 1u);
+}
+
+TEST(MemorySystem, LoadAcrossALineBoundaryTouchesBothLines) {
+  MemorySystem mem(smallConfig(), 1, 2);
+  const MemResult r = mem.load(kCore0, kAsid0, 0x103c, 8, at(0));
+  EXPECT_EQ(mem.l1dStats(kCore0).accesses, 2u);
+  EXPECT_EQ(mem.dramStats().reads, 2u);
+  // Both lines leave for DRAM at cycle 70; the second transfer follows the first by 8 cycles.
+  EXPECT_EQ(r.ready, at(kWalk + kLlc + kDram + 8));
+  EXPECT_EQ(mem.load(kCore0, kAsid0, 0x1040, 4, at(1000)).level, MemLevel::L1);
+}
+
+TEST(MemorySystem, LoadAcrossAPageBoundaryTranslatesBothPages) {
+  MemorySystem mem(smallConfig(), 1, 2);
+  const MemResult r = mem.load(kCore0, kAsid0, 0x1ffc, 8, at(0));
+  EXPECT_TRUE(r.tlbMiss);
+  EXPECT_EQ(mem.dtlbStats(kCore0).misses, 2u);
+  EXPECT_EQ(r.ready, at(kWalk + kLlc + kDram + 8));
+}
+
+TEST(MemorySystem, FetchUsesPerThreadItlbAndSharedL1i) {
+  MemorySystem mem(smallConfig(), 1, 2);
+  const MemResult cold = mem.fetch(kCore0, ThreadId{0}, kAsid0, 0x400000, at(0));
+  EXPECT_EQ(cold.ready, at(kWalk + kLlc + kDram));
+  EXPECT_TRUE(cold.tlbMiss);
+  const MemResult sibling = mem.fetch(kCore0, ThreadId{1}, kAsid0, 0x400010, at(1000));
+  EXPECT_TRUE(sibling.tlbMiss);  // the ITLB is replicated
+  EXPECT_EQ(sibling.level, MemLevel::L1);
+  EXPECT_EQ(sibling.ready, at(1000 + kWalk + 1));  // L1I latency 1
+  EXPECT_EQ(mem.itlbStats(kCore0, ThreadId{0}).misses, 1u);
+  EXPECT_EQ(mem.itlbStats(kCore0, ThreadId{1}).misses, 1u);
+  EXPECT_EQ(mem.l1iStats(kCore0).misses, 1u);
+  EXPECT_EQ(mem.l1dStats(kCore0).accesses, 0u);
+  // Code and data meet in the unified L2.
+  const MemResult data = mem.load(kCore0, kAsid0, 0x400000, 8, at(2000));
+  EXPECT_EQ(data.level, MemLevel::L2);
+}
+
+TEST(MemorySystem, NextLinePrefetchBringsTheNextLineIntoL2) {
+  MemConfig c = smallConfig();
+  c.next_line_prefetch = true;
+  MemorySystem mem(c, 1, 2);
+  mem.load(kCore0, kAsid0, 0x1000, 8, at(0));
+  EXPECT_EQ(mem.l2Stats(kCore0).prefetches, 1u);
+  const MemResult next = mem.load(kCore0, kAsid0, 0x1040, 8, at(1000));
+  EXPECT_EQ(next.level, MemLevel::L2);
+  EXPECT_EQ(next.ready, at(1000 + kL2));
+  EXPECT_EQ(mem.l2Stats(kCore0).prefetches, 1u);  // an L2 hit does not prefetch
+  // The last line of a page does not prefetch into the next page.
+  mem.load(kCore0, kAsid0, 0x1fc0, 8, at(2000));
+  EXPECT_EQ(mem.l2Stats(kCore0).prefetches, 1u);
+  EXPECT_EQ(mem.load(kCore0, kAsid0, 0x2000, 8, at(3000)).level, MemLevel::Dram);  // was not prefetched
+  EXPECT_EQ(mem.l2Stats(kCore0).prefetches, 2u);                                    // this miss prefetches 0x2040
+  EXPECT_EQ(mem.load(kCore0, kAsid0, 0x2040, 8, at(4000)).level, MemLevel::L2);
+}
+
+TEST(MemorySystem, NoPrefetchWhenDisabled) {
+  MemorySystem mem(smallConfig(), 1, 2);
+  mem.load(kCore0, kAsid0, 0x1000, 8, at(0));
+  EXPECT_EQ(mem.l2Stats(kCore0).prefetches, 0u);
+  EXPECT_EQ(mem.load(kCore0, kAsid0, 0x1040, 8, at(1000)).level, MemLevel::Dram);
+}
+
+TEST(MemorySystem, BadGeometryIsAConfigErrorNamingTheKey) {
+  MemConfig c = smallConfig();
+  c.l1d = CacheConfig{48, 8, 4, 10};  // 96 sets
+  try {
+    MemorySystem mem(c, 1, 2);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("mem.l1d.size_kb"), std::string::npos) << e.what();
+  }
+  MemConfig t = smallConfig();
+  t.dtlb.entries = 12;  // 6 sets
+  EXPECT_THROW(MemorySystem(t, 1, 2), ConfigError);
+  MemConfig d = smallConfig();
+  d.dram.bytes_per_cycle = 0.0;
+  EXPECT_THROW(MemorySystem(d, 1, 2), ConfigError);
+}
+
+TEST(MemorySystem, OutOfRangeCoreOrThreadIsAUsageError) {
+  MemorySystem mem(smallConfig(), 2, 2);
+  EXPECT_THROW(mem.load(CoreId{2}, kAsid0, 0, 8, at(0)), UsageError);
+  EXPECT_THROW(mem.fetch(kCore0, ThreadId{2}, kAsid0, 0, at(0)), UsageError);
+}
+
+TEST(AddressSpace, KeepsPageOffsetsAndSeparatesAsids) {
+  EXPECT_EQ(physicalAddress(Asid{0}, 0x7fff'1234'5678ULL), 0x7fff'1234'5678ULL);
+  for (std::uint32_t a = 1; a < 50; ++a) {
+    const Addr p = physicalAddress(Asid{a}, 0x7fff'1234'5678ULL);
+    EXPECT_EQ(p & 0xfff, 0x678u);
+    EXPECT_NE(p, physicalAddress(Asid{a + 1}, 0x7fff'1234'5678ULL));
+    EXPECT_EQ(p >> 48, a);  // the asid lives above the user address space
+  }
+}
+
+}  // namespace
+}  // namespace smtlab
