@@ -65,7 +65,7 @@ def run_once(binary: Path, config: str, specs: list[str], max_instructions: int,
     if missing:
         raise BenchError(f"{json_path}: top-level key(s) {', '.join(missing)} missing; written by `{' '.join(cmd)}`")
     host_seconds = float(data["host_seconds"])
-    instructions = int(data["instructions"])
+    instructions = int(data.get("simulated_instructions", data["instructions"]))
     return {
         "instructions": instructions,
         "cycles": int(data["cycles"]),

@@ -33,6 +33,7 @@ Core::Core(CoreId id, const Config& config, MemorySystem& memory)
       watchdogCycles_(config.core.watchdog_cycles),
       lineShift_(log2Exact(config.mem.line_bytes)),
       l1iLatency_(config.mem.l1i.latency),
+      pipeCapacity_(std::max(1u, config.core.fetch_width) * std::max(1u, config.core.frontend_depth)),
       loadAgu_(config.core.fu.load.latency),
       memory_(memory),
       fetchPolicy_(makeFetchPolicy(config.core.fetch_policy)),
@@ -57,7 +58,7 @@ Core::Core(CoreId id, const Config& config, MemorySystem& memory)
   }
 
   const std::uint32_t robCap = std::bit_ceil(queue(QueueKind::Rob).total());
-  const std::uint32_t frontCap = std::bit_ceil(queue(QueueKind::UopQueue).total());
+  const std::uint32_t frontCap = std::bit_ceil(queue(QueueKind::UopQueue).total() + pipeCapacity_ + fetchWidth_);
   threads_.resize(threadCount_);
   for (auto& th : threads_) {
     th.rob.resize(robCap);
@@ -87,6 +88,7 @@ void Core::tick(Cycle now) {
   }
   bool progress = retireStage(now);
   progress |= issueStage(now);
+  progress |= enterUopQueue(now);
   progress |= renameStage(now);
   progress |= fetchStage(now);
   for (std::uint32_t t = 0; t < threadCount_; ++t) finishIfDone(t, now);
@@ -118,6 +120,7 @@ void Core::attach(std::uint32_t t, std::shared_ptr<TraceCursor> cursor, Asid asi
   th.asidTag = asid.value;
   th.renameMap.fill(0);
   th.robTail = th.cursor->fetchSeq();
+  th.enteredSeq = th.robTail;
   th.fetchResumeAt = now;
   th.fetchBlock = FetchBlock::None;
   th.waitingBranch = false;
@@ -192,7 +195,7 @@ void Core::squashFrom(std::uint32_t t, std::uint64_t from) {
   for (std::uint64_t seq = fetchEnd; seq-- > from;) {
     const Instr& in = cur.at(seq);
     if (seq >= th.robTail) {
-      uopq.release(t);
+      if (seq < th.enteredSeq) uopq.release(t);
       if (in.isBranch()) --th.unresolvedBranches;
     } else {
       Uop& u = th.robSlot(seq);
@@ -227,6 +230,7 @@ void Core::squashFrom(std::uint32_t t, std::uint64_t from) {
     }
   }
   th.robTail = keepEnd;
+  th.enteredSeq = std::min(th.enteredSeq, from);
   if (th.waitingBranch && th.waitingBranchSeq >= from) {
     th.waitingBranch = false;
     th.fetchBlock = FetchBlock::None;
@@ -315,7 +319,7 @@ Cycle Core::computeNextWake(Cycle now) const {
       const Uop& u = th.rob[head & th.robMask];
       if (u.issued) consider(u.doneAt);
     }
-    if (th.frontCount() != 0) consider(th.front[th.robTail & th.frontMask].availableAt);
+    if (th.pipeCount() != 0) consider(th.front[th.enteredSeq & th.frontMask].availableAt);
     consider(th.fetchResumeAt);
     consider(th.gatedUntil);
     for (Cycle c : th.missDone) consider(c);

@@ -22,11 +22,11 @@ bool Core::fetchStage(Cycle now) {
       ++th.stats.fetchGatedCycles;
       continue;
     }
-    if (uopq.check(t) != CapacityVerdict::Ok) continue;
+    if (th.pipeCount() >= pipeCapacity_) continue;
     if (th.cursor->peek() == nullptr) continue;
     c.eligible = true;
     anyEligible = true;
-    c.frontEnd = uopq.used(t) + iq.used(t);
+    c.frontEnd = th.pipeCount() + uopq.used(t) + iq.used(t);
     c.branches = th.unresolvedBranches;
     if (wantMisses) {
       std::erase_if(th.missDone, [&](Cycle d) { return d <= now; });
@@ -47,7 +47,6 @@ bool Core::fetchStage(Cycle now) {
 
 std::uint32_t Core::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle now) {
   ThreadContext& th = threads_[t];
-  SharedCapacity& uopq = queues_[static_cast<int>(QueueKind::UopQueue)];
   std::uint32_t got = 0;
   while (got < budget) {
     const Instr* in = th.cursor->peek();
@@ -64,8 +63,7 @@ std::uint32_t Core::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle now
         return got;
       }
     }
-    if (uopq.check(t) != CapacityVerdict::Ok) break;
-    uopq.take(t);
+    if (th.pipeCount() >= pipeCapacity_) break;
     const std::uint64_t seq = th.cursor->fetchSeq();
     FrontEntry& fe = th.front[seq & th.frontMask];
     fe.availableAt = now + frontendDepth_;

@@ -16,8 +16,8 @@ CpiCause stallCause(CapacityVerdict v, CpiCause full, CpiCause partition) {
 }  // namespace
 
 bool Core::hasRenamable(const ThreadContext& th, Cycle now) const {
-  return th.state == ThreadState::Running && th.frontCount() != 0 &&
-         th.front[th.robTail & th.frontMask].availableAt <= now;
+  (void)now;
+  return th.state == ThreadState::Running && th.robTail != th.enteredSeq;
 }
 
 CpiCause Core::renameBlock(const ThreadContext& th, Cycle now) const {
@@ -37,6 +37,23 @@ CpiCause Core::renameBlock(const ThreadContext& th, Cycle now) const {
     if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::SqFull, CpiCause::SqPartition);
   }
   return CpiCause::Base;
+}
+
+bool Core::enterUopQueue(Cycle now) {
+  SharedCapacity& uopq = queues_[static_cast<int>(QueueKind::UopQueue)];
+  bool moved = false;
+  for (std::uint32_t t = 0; t < threadCount_; ++t) {
+    ThreadContext& th = threads_[t];
+    if (th.state != ThreadState::Running) continue;
+    const std::uint64_t end = th.cursor->fetchSeq();
+    while (th.enteredSeq < end && th.front[th.enteredSeq & th.frontMask].availableAt <= now &&
+           uopq.check(t) == CapacityVerdict::Ok) {
+      uopq.take(t);
+      ++th.enteredSeq;
+      moved = true;
+    }
+  }
+  return moved;
 }
 
 bool Core::renameStage(Cycle now) {

@@ -77,6 +77,8 @@ class Core {
   bool retireStage(Cycle now);
   bool issueStage(Cycle now);
   bool renameStage(Cycle now);
+  // Instructions at the end of the front-end pipe enter the uop queue while their share has room.
+  bool enterUopQueue(Cycle now);
   bool fetchStage(Cycle now);
   std::uint32_t fetchThread(std::uint32_t t, std::uint32_t budget, Cycle now);
   // Why the thread cannot rename its next uop now (Base if it can or has nothing to rename).
@@ -106,6 +108,7 @@ class Core {
   const std::uint64_t watchdogCycles_;
   const std::uint32_t lineShift_;
   const std::uint32_t l1iLatency_;
+  const std::uint32_t pipeCapacity_;  // per thread: fetch_width x frontend_depth
   const std::uint32_t loadAgu_;
   MemorySystem& memory_;
   std::unique_ptr<IFetchPolicy> fetchPolicy_;

@@ -42,7 +42,7 @@ struct Uop {
 
 // Per instruction fetched but not yet renamed (the uop queue). Slot = seq & mask of the thread's uop ring.
 struct FrontEntry {
-  Cycle availableAt{0};  // cycle it reaches the end of the front end
+  Cycle availableAt{0};  // cycle it reaches the end of the front-end pipe and may enter the uop queue
   bool mispredicted = false;
 };
 
@@ -63,7 +63,10 @@ struct ThreadContext {
   std::uint32_t asidTag = 0;
 
   // Front end.
+  // Fetched, not renamed: seq [robTail, enteredSeq) sit in the uop queue, [enteredSeq, fetchSeq) are still in the
+  // front-end pipe (decode, trace cache delivery), which holds at most fetch_width x frontend_depth of them.
   std::vector<FrontEntry> front;  // ring, seq & frontMask
+  std::uint64_t enteredSeq = 0;
   std::uint64_t frontMask = 0;
   Cycle fetchResumeAt{0};
   FetchBlock fetchBlock = FetchBlock::None;
@@ -93,6 +96,7 @@ struct ThreadContext {
 
   std::uint32_t robCount() const { return static_cast<std::uint32_t>(robTail - cursor->retireSeq()); }
   std::uint32_t frontCount() const { return static_cast<std::uint32_t>(cursor->fetchSeq() - robTail); }
+  std::uint32_t pipeCount() const { return static_cast<std::uint32_t>(cursor->fetchSeq() - enteredSeq); }
   Uop& robSlot(std::uint64_t seq) { return rob[seq & robMask]; }
 };
 

@@ -26,6 +26,7 @@ struct RunResult {
   double hostSeconds = 0;
   std::uint64_t instructions = 0;  // all threads, measured part only
   std::uint64_t cycles = 0;
+  std::uint64_t simulatedInstructions = 0;  // all retired, including past the measured N
 };
 
 // Runs trace spec i on logical CPU i. Throws smtlab::Error on bad input or a model deadlock.
