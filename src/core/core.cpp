@@ -19,7 +19,7 @@ Core::Core(CoreId id, const Config& config, MemorySystem& memory)
     : id_(id),
       threadCount_(config.core.threads),
       fetchWidth_(config.core.fetch_width),
-      fetchThreads_(std::max(1u, config.core.fetch_threads)),
+      fetchThreads_(std::clamp(config.core.fetch_threads, 1u, config.core.threads)),
       renameWidth_(config.core.rename_width),
       issueWidth_(config.core.issue_width),
       retireWidth_(config.core.retire_width),

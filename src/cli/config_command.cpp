@@ -1,0 +1,154 @@
+// `smtlab config show|check`: prints every config key with its value and doc (as aligned text, JSON or TOML), or
+// checks that a config file loads and is consistent.
+
+#include <algorithm>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "smtlab/common/error.hpp"
+#include "smtlab/config/loader.hpp"
+
+namespace smtlab::cli {
+namespace {
+
+constexpr std::string_view kUsage =
+    "usage: smtlab config show [-c FILE|PRESET] [--set KEY=VALUE ...] [--json | --toml]\n"
+    "       smtlab config check FILE|PRESET [--set KEY=VALUE ...]\n"
+    "\n"
+    "show   prints every key with its effective value and a one-line doc (the defaults without -c).\n"
+    "       The text form is valid TOML (dotted keys), so it can be saved and edited as a config file.\n"
+    "       --json prints the nested JSON written beside results; --toml prints a sectioned TOML file.\n"
+    "check  loads and validates a config and says OK, or names the bad key.\n"
+    "Presets (netburst, broadwell, modern) are found in $SMTLAB_CONFIG_DIR or the source tree's configs/.\n";
+
+struct Options {
+  std::string config;
+  std::vector<std::string> overrides;
+  bool json = false;
+  bool toml = false;
+};
+
+Options parseOptions(const std::vector<std::string>& args, std::size_t first) {
+  Options o;
+  auto needValue = [&](std::size_t& i, std::string_view flag) -> const std::string& {
+    if (i + 1 >= args.size()) throw UsageError(fmt::format("smtlab config: {} needs a value\n{}", flag, kUsage));
+    return args[++i];
+  };
+  auto setConfig = [&](const std::string& value) {
+    if (!o.config.empty()) throw UsageError(fmt::format("smtlab config: more than one config given\n{}", kUsage));
+    o.config = value;
+  };
+  for (std::size_t i = first; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "-c" || a == "--config") {
+      setConfig(needValue(i, a));
+    } else if (a.starts_with("--config=")) {
+      setConfig(a.substr(9));
+    } else if (a == "--set" || a == "-s") {
+      o.overrides.push_back(needValue(i, a));
+    } else if (a.starts_with("--set=")) {
+      o.overrides.push_back(a.substr(6));
+    } else if (a == "--json") {
+      o.json = true;
+    } else if (a == "--toml") {
+      o.toml = true;
+    } else if (!a.starts_with("-") && o.config.empty()) {
+      setConfig(a);
+    } else {
+      throw UsageError(fmt::format("smtlab config: unknown argument '{}'\n{}", a, kUsage));
+    }
+  }
+  if (o.json && o.toml) {
+    throw UsageError(fmt::format("smtlab config: --json and --toml exclude each other\n{}", kUsage));
+  }
+  return o;
+}
+
+Config effectiveConfig(const Options& o) {
+  Config config = loadConfig(o.config);
+  for (const std::string& assignment : o.overrides) applyOverride(config, assignment, "--set");
+  if (!o.overrides.empty()) validateConfig(config);
+  return config;
+}
+
+void writeJson(std::ostream& out, const boost::json::value& v, int indent) {
+  const std::string pad(static_cast<std::size_t>(indent) * 2, ' ');
+  if (v.is_object()) {
+    const auto& obj = v.as_object();
+    out << "{";
+    bool first = true;
+    for (const auto& [key, value] : obj) {
+      out << (first ? "\n" : ",\n") << pad << "  " << boost::json::serialize(boost::json::string(key)) << ": ";
+      writeJson(out, value, indent + 1);
+      first = false;
+    }
+    out << (obj.empty() ? "}" : "\n" + pad + "}");
+  } else if (v.is_double()) {
+    out << fmt::format("{}", v.as_double());  // shortest round-trip digits, not boost's 3.1E0
+  } else {
+    out << boost::json::serialize(v);
+  }
+}
+
+// Every key as `key = value  # doc`, grouped by section under a comment header, with aligned columns.
+void writeText(std::ostream& out, const Config& config) {
+  const auto params = describeConfig(config);
+  std::size_t keyWidth = 0;
+  std::size_t valueWidth = 0;
+  for (const auto& p : params) {
+    keyWidth = std::max(keyWidth, p.key.size());
+    valueWidth = std::max(valueWidth, p.value.size());
+  }
+  out << fmt::format("# smtlab config: {}\n", config.source);
+  std::string section = "\x01";  // no key has this section, so the first key prints a header
+  for (const auto& p : params) {
+    const auto dot = p.key.rfind('.');
+    const std::string keySection = dot == std::string::npos ? "" : p.key.substr(0, dot);
+    if (keySection != section) {
+      section = keySection;
+      out << fmt::format("\n# [{}]\n", section.empty() ? "top level" : section);
+    }
+    out << fmt::format("{:<{}} = {:<{}}  # {}\n", p.key, keyWidth, p.value, valueWidth, p.doc);
+  }
+}
+
+}  // namespace
+
+int configCommand(const std::vector<std::string>& args) {
+  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+    (args.empty() ? std::cerr : std::cout) << kUsage;
+    return args.empty() ? 1 : 0;
+  }
+  const std::string& sub = args[0];
+  if (sub == "show") {
+    const Options o = parseOptions(args, 1);
+    const Config config = effectiveConfig(o);
+    if (o.json) {
+      writeJson(std::cout, configToJson(config), 0);
+      std::cout << "\n";
+    } else if (o.toml) {
+      std::cout << configToToml(config);
+    } else {
+      writeText(std::cout, config);
+    }
+    return 0;
+  }
+  if (sub == "check") {
+    const Options o = parseOptions(args, 1);
+    if (o.config.empty()) throw UsageError(fmt::format("smtlab config check: which file?\n{}", kUsage));
+    if (o.json || o.toml) throw UsageError(fmt::format("smtlab config check: --json/--toml are for show\n{}", kUsage));
+    const Config config = effectiveConfig(o);
+    std::cout << fmt::format("{}: OK ({} core{} x {} thread{}, {} keys)\n", config.source, config.system.cores,
+                             config.system.cores == 1 ? "" : "s", config.core.threads,
+                             config.core.threads == 1 ? "" : "s", describeConfig(config).size());
+    return 0;
+  }
+  throw UsageError(fmt::format("smtlab config: unknown subcommand '{}'\n{}", sub, kUsage));
+}
+
+}  // namespace smtlab::cli

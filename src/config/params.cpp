@@ -1,0 +1,441 @@
+// The one table of config keys, and the outputs built from it: describeConfig, configToJson, configToToml.
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <utility>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "param_table.hpp"
+#include "smtlab/common/error.hpp"
+#include "smtlab/config/loader.hpp"
+
+namespace smtlab {
+namespace config_detail {
+namespace {
+
+constexpr std::array<std::pair<Sharing, std::string_view>, 4> kSharingNames{{
+    {Sharing::Replicated, "replicated"},
+    {Sharing::Partitioned, "partitioned"},
+    {Sharing::Shared, "shared"},
+    {Sharing::Capped, "capped"},
+}};
+
+constexpr std::array<std::pair<FetchPolicy, std::string_view>, 6> kFetchPolicyNames{{
+    {FetchPolicy::RoundRobin, "round_robin"},
+    {FetchPolicy::ICount, "icount"},
+    {FetchPolicy::BrCount, "brcount"},
+    {FetchPolicy::MissCount, "misscount"},
+    {FetchPolicy::Stall, "stall"},
+    {FetchPolicy::Flush, "flush"},
+}};
+
+template <class E, std::size_t N>
+std::string_view enumName(const std::array<std::pair<E, std::string_view>, N>& names, E e) {
+  for (const auto& [value, name] : names) {
+    if (value == e) return name;
+  }
+  return "?";
+}
+
+constexpr double kMaxInt = 1e12;  // a sane upper bound for counts of cycles
+
+// Declares a queue guarded by a sharing policy (three keys).
+template <class V>
+void visitQueue(V& v, const std::string& prefix, QueueConfig& q, std::string_view what) {
+  v(prefix + ".entries", q.entries,
+    fmt::format("{} entries: per thread if replicated, else the core's total", what), 1, 65536);
+  v(prefix + ".sharing", q.sharing,
+    fmt::format("{} between threads: replicated (entries each) | partitioned (split among active threads) | "
+                "shared | capped (at most cap x entries each)", what));
+  v(prefix + ".cap", q.cap, fmt::format("capped only: fraction of the {} one thread may hold", what), 0, 1);
+}
+
+// Declares a class of functional units (three keys).
+template <class V>
+void visitFu(V& v, const std::string& prefix, FuConfig& f, std::string_view what, std::string_view latencyDoc) {
+  v(prefix + ".count", f.count, fmt::format("{} units", what), 1, 64);
+  v(prefix + ".latency", f.latency, std::string(latencyDoc), 0, 10000);
+  v(prefix + ".pipelined", f.pipelined,
+    fmt::format("{}: true = a unit takes a new uop every cycle, false = busy for `latency` cycles", what));
+}
+
+template <class V>
+void visitCache(V& v, const std::string& prefix, CacheConfig& c, std::string_view what) {
+  v(prefix + ".size_kb", c.size_kb, fmt::format("{} capacity in KiB", what), 1, 1 << 22);
+  v(prefix + ".assoc", c.assoc, fmt::format("{} ways per set", what), 1, 1024);
+  v(prefix + ".latency", c.latency,
+    fmt::format("{} hit: total load-to-use cycles (cumulative, not added to the levels above)", what), 1, 100000);
+  v(prefix + ".mshrs", c.mshrs, fmt::format("{} misses outstanding at once (MSHRs)", what), 1, 4096);
+}
+
+template <class V>
+void visitTlb(V& v, const std::string& prefix, TlbConfig& t, std::string_view what) {
+  v(prefix + ".entries", t.entries, fmt::format("{} entries", what), 1, 1 << 20);
+  v(prefix + ".assoc", t.assoc, fmt::format("{} ways (= entries for fully associative)", what), 1, 1 << 20);
+  v(prefix + ".miss_latency", t.miss_latency, fmt::format("{} miss: page-walk cycles", what), 0, 100000);
+}
+
+// THE declaration of every key. v(key, field, doc, min, max) for numbers, v(key, field, doc) for bools and choices.
+template <class V>
+void visitParams(Config& c, V&& v) {
+  v("seed", c.seed, "seed for anything random in the model; same config + traces + seed = same result", 0, 1e18);
+
+  v("system.cores", c.system.cores, "physical cores (packages), each with core.threads hardware threads", 1, 64);
+  v("system.freq_ghz", c.system.freq_ghz, "core clock in GHz; converts cycles to seconds and energy to power", 0.01,
+    100);
+
+  CoreConfig& k = c.core;
+  v("core.threads", k.threads, "hardware threads per core (1 = SMT off, 2 = Hyper-Threading)", 1, 8);
+  v("core.fetch_policy", k.fetch_policy,
+    "which thread fetches: round_robin (Pentium 4), icount, brcount, misscount, stall, flush (Tullsen et al.)");
+  v("core.fetch_width", k.fetch_width, "uops fetched per cycle, over all threads fetching that cycle", 1, 64);
+  v("core.fetch_threads", k.fetch_threads, "threads that may fetch in the same cycle (Pentium 4: 1)", 1, 8);
+  v("core.fetch_break_on_taken", k.fetch_break_on_taken,
+    "a taken branch ends its thread's fetch for the cycle (false for a trace cache)");
+  v("core.frontend_depth", k.frontend_depth,
+    "cycles from fetch until a uop can be renamed; refilled after every mispredict", 0, 1000);
+  v("core.rename_width", k.rename_width, "uops renamed/allocated per cycle, all threads together", 1, 64);
+  v("core.issue_width", k.issue_width, "uops dispatched to functional units per cycle", 1, 64);
+  v("core.retire_width", k.retire_width, "uops retired per cycle, all threads together", 1, 64);
+  visitQueue(v, "core.uop_queue", k.uop_queue, "uop queue (decoded, awaiting rename)");
+  visitQueue(v, "core.rob", k.rob, "reorder buffer");
+  visitQueue(v, "core.iq", k.iq, "issue queue (schedulers)");
+  visitQueue(v, "core.lq", k.lq, "load buffer");
+  visitQueue(v, "core.sq", k.sq, "store buffer");
+
+  visitFu(v, "core.fu.int_alu", k.fu.int_alu, "integer ALU", "integer ALU op latency, cycles from issue to result");
+  visitFu(v, "core.fu.int_mul", k.fu.int_mul, "integer multiply", "integer multiply latency, cycles");
+  visitFu(v, "core.fu.int_div", k.fu.int_div, "integer divide", "integer divide latency, cycles");
+  visitFu(v, "core.fu.fp_add", k.fu.fp_add, "FP add", "FP/SIMD add latency, cycles");
+  visitFu(v, "core.fu.fp_mul", k.fu.fp_mul, "FP multiply", "FP/SIMD multiply latency, cycles");
+  visitFu(v, "core.fu.fp_div", k.fu.fp_div, "FP divide", "FP divide/sqrt latency, cycles");
+  visitFu(v, "core.fu.load", k.fu.load, "load (AGU)",
+          "address-generation cycles before the L1D access (the cache latency comes on top)");
+  visitFu(v, "core.fu.store", k.fu.store, "store (AGU + data)", "cycles until a store's address and data are ready");
+
+  BranchConfig& b = k.branch;
+  v("core.branch.mispredict_penalty", b.mispredict_penalty,
+    "cycles from resolving a mispredicted branch to fetching the right path (frontend_depth comes on top)", 0, 10000);
+  v("core.branch.history_bits", b.history_bits, "global history bits per thread (replicated), gshare index", 0, 30);
+  v("core.branch.pht_entries", b.pht_entries, "pattern history table 2-bit counters, shared, power of two", 1,
+    1 << 28);
+  v("core.branch.btb_entries", b.btb_entries, "branch target buffer entries, shared, power of two sets", 1, 1 << 24);
+  v("core.branch.btb_assoc", b.btb_assoc, "branch target buffer ways", 1, 1 << 24);
+  v("core.branch.btb_miss_penalty", b.btb_miss_penalty, "fetch bubble cycles when a taken branch misses the BTB", 0,
+    1000);
+  v("core.branch.ras_entries", b.ras_entries, "return address stack entries per thread (replicated)", 1, 1024);
+
+  v("core.recombine", k.recombine, "partitioned queues recombine for the other thread when a sibling halts");
+  v("core.recombine_cycles", k.recombine_cycles,
+    "pipeline-drain cycles whenever the set of active threads changes (partition / recombine)", 0, 1000000);
+  v("core.pause_cycles", k.pause_cycles, "cycles a PAUSE keeps its thread from fetching", 0, 1000000);
+  v("core.watchdog_cycles", k.watchdog_cycles,
+    "cycles without any retirement while work is in flight before stopping with a deadlock error", 1000, kMaxInt);
+
+  MemConfig& m = c.mem;
+  v("mem.line_bytes", m.line_bytes, "cache line size in bytes at every level, power of two", 8, 4096);
+  v("mem.page_bytes", m.page_bytes, "virtual-memory page size in bytes (TLB reach), power of two", 512, 1 << 30);
+  visitCache(v, "mem.l1i", m.l1i, "L1 instruction cache (trace cache on NetBurst), per core,");
+  visitCache(v, "mem.l1d", m.l1d, "L1 data cache, per core,");
+  visitCache(v, "mem.l2", m.l2, "L2, private per core,");
+  visitCache(v, "mem.llc", m.llc, "last-level cache, shared by all cores,");
+  v("mem.dram.latency", m.dram.latency, "cycles from an LLC miss to the data, unloaded (ns x system.freq_ghz)", 1,
+    1000000);
+  v("mem.dram.bytes_per_cycle", m.dram.bytes_per_cycle,
+    "DRAM bandwidth in bytes per core cycle, shared by all cores (GB/s / system.freq_ghz)", 0.001, 100000);
+  visitTlb(v, "mem.itlb", m.itlb, "instruction TLB, per thread,");
+  visitTlb(v, "mem.dtlb", m.dtlb, "data TLB, per core (shared by its threads),");
+  v("mem.next_line_prefetch", m.next_line_prefetch, "the L2 prefetches the next line on a miss");
+  v("mem.threads_share_address_space", m.threads_share_address_space,
+    "all traces are threads of one process (one address-space id), so they share lines");
+}
+
+// Collects the declarations into Param records.
+struct Collector {
+  std::vector<Param>& out;
+
+  template <class T>
+  void operator()(std::string key, T& field, std::string doc, double min, double max) {
+    out.push_back(Param{std::move(key), std::move(doc), FieldRef(&field), min, max});
+  }
+  template <class T>
+  void operator()(std::string key, T& field, std::string doc) {
+    out.push_back(Param{std::move(key), std::move(doc), FieldRef(&field), 0, 0});
+  }
+};
+
+std::string formatDouble(double d) {
+  std::string s = fmt::format("{}", d);
+  if (std::isfinite(d) && s.find_first_of(".eE") == std::string::npos) s += ".0";  // stays a TOML float
+  if (std::isinf(d)) s = d > 0 ? "inf" : "-inf";
+  if (std::isnan(d)) s = "nan";
+  return s;
+}
+
+std::string quoted(std::string_view s) { return fmt::format("\"{}\"", s); }
+
+template <class T>
+std::string checkRange(const Param& p, T v) {
+  const auto d = static_cast<double>(v);
+  if (d >= p.min && d <= p.max) return {};
+  return fmt::format("key '{}' = {} is out of range {}", p.key, v, rangeText(p));
+}
+
+std::size_t editDistance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::vector<Param> paramTable(Config& config) {
+  std::vector<Param> out;
+  out.reserve(128);
+  visitParams(config, Collector{out});
+  return out;
+}
+
+std::string_view sectionOf(std::string_view key) {
+  const auto dot = key.rfind('.');
+  return dot == std::string_view::npos ? std::string_view{} : key.substr(0, dot);
+}
+
+std::string typeName(const Param& p) {
+  return std::visit(
+      [&](auto* f) -> std::string {
+        using T = std::remove_pointer_t<decltype(f)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          return "bool";
+        } else if constexpr (std::is_same_v<T, double>) {
+          return "float";
+        } else if constexpr (std::is_integral_v<T>) {
+          return "int";
+        } else {
+          return fmt::format("{}", fmt::join(choicesOf(p), " | "));
+        }
+      },
+      p.field);
+}
+
+std::vector<std::string_view> choicesOf(const Param& p) {
+  std::vector<std::string_view> out;
+  if (std::holds_alternative<Sharing*>(p.field)) {
+    for (const auto& entry : kSharingNames) out.push_back(entry.second);
+  } else if (std::holds_alternative<FetchPolicy*>(p.field)) {
+    for (const auto& entry : kFetchPolicyNames) out.push_back(entry.second);
+  }
+  return out;
+}
+
+std::string valueText(const Param& p) {
+  return std::visit(
+      [](auto* f) -> std::string {
+        using T = std::remove_pointer_t<decltype(f)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          return *f ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, double>) {
+          return formatDouble(*f);
+        } else if constexpr (std::is_integral_v<T>) {
+          return fmt::format("{}", *f);
+        } else if constexpr (std::is_same_v<T, Sharing>) {
+          return quoted(sharingName(*f));
+        } else {
+          return quoted(fetchPolicyName(*f));
+        }
+      },
+      p.field);
+}
+
+std::string rangeText(const Param& p) {
+  return std::visit(
+      [&](auto* f) -> std::string {
+        using T = std::remove_pointer_t<decltype(f)>;
+        if constexpr (std::is_same_v<T, double>) {
+          return fmt::format("[{}, {}]", p.min, p.max);
+        } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+          return fmt::format("[{}, {}]", static_cast<std::int64_t>(p.min), static_cast<std::int64_t>(p.max));
+        } else {
+          (void)f;
+          return "";
+        }
+      },
+      p.field);
+}
+
+std::string setInteger(const Param& p, std::int64_t v) {
+  return std::visit(
+      [&](auto* f) -> std::string {
+        using T = std::remove_pointer_t<decltype(f)>;
+        if constexpr (std::is_same_v<T, double>) {
+          if (auto err = checkRange(p, v); !err.empty()) return err;
+          *f = static_cast<double>(v);  // a whole number where a float is expected is fine
+        } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+          if (auto err = checkRange(p, v); !err.empty()) return err;
+          *f = static_cast<T>(v);
+        }
+        return {};
+      },
+      p.field);
+}
+
+std::string setFloat(const Param& p, double v) {
+  if (auto* f = std::get_if<double*>(&p.field)) {
+    if (!(v >= p.min && v <= p.max)) {
+      return fmt::format("key '{}' = {} is out of range {}", p.key, formatDouble(v), rangeText(p));
+    }
+    **f = v;
+  }
+  return {};
+}
+
+std::string setBool(const Param& p, bool v) {
+  if (auto* f = std::get_if<bool*>(&p.field)) **f = v;
+  return {};
+}
+
+std::string setChoice(const Param& p, std::string_view name) {
+  auto pick = [&](const auto& names, auto* field) -> std::string {
+    for (const auto& [value, n] : names) {
+      if (n == name) {
+        *field = value;
+        return {};
+      }
+    }
+    std::string best;
+    std::size_t bestDistance = 3;  // suggest only close misspellings
+    for (const auto& entry : names) {
+      const std::size_t d = editDistance(name, entry.second);
+      if (d < bestDistance) {
+        bestDistance = d;
+        best = entry.second;
+      }
+    }
+    return fmt::format("key '{}' must be one of {}, got \"{}\"{}", p.key, typeName(p), name,
+                       best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best));
+  };
+  if (auto* s = std::get_if<Sharing*>(&p.field)) return pick(kSharingNames, *s);
+  if (auto* fp = std::get_if<FetchPolicy*>(&p.field)) return pick(kFetchPolicyNames, *fp);
+  return {};
+}
+
+std::string suggestKey(std::string_view wrong, std::span<const Param> params) {
+  // A key given without its section ("rob.entries") matches the end of exactly one real key.
+  std::string suffixMatch;
+  int suffixMatches = 0;
+  for (const Param& p : params) {
+    std::string_view k = p.key;
+    if (k.size() > wrong.size() && k.ends_with(wrong) && k[k.size() - wrong.size() - 1] == '.') {
+      suffixMatch = p.key;
+      ++suffixMatches;
+    }
+  }
+  if (suffixMatches == 1) return suffixMatch;
+
+  std::string best;
+  std::size_t bestDistance = std::max<std::size_t>(3, wrong.size() / 4 + 1);  // beyond this it is not a typo
+  for (const Param& p : params) {
+    const std::size_t d = editDistance(wrong, p.key);
+    if (d < bestDistance) {
+      bestDistance = d;
+      best = p.key;
+    }
+  }
+  return best;
+}
+
+}  // namespace config_detail
+
+using config_detail::Param;
+using config_detail::paramTable;
+using config_detail::sectionOf;
+
+std::string_view sharingName(Sharing s) { return config_detail::enumName(config_detail::kSharingNames, s); }
+std::string_view fetchPolicyName(FetchPolicy p) {
+  return config_detail::enumName(config_detail::kFetchPolicyNames, p);
+}
+
+std::vector<ParamInfo> describeConfig(const Config& config) {
+  Config copy = config;
+  std::vector<ParamInfo> out;
+  for (const Param& p : paramTable(copy)) {
+    out.push_back(ParamInfo{p.key, config_detail::typeName(p), config_detail::valueText(p), p.doc});
+  }
+  return out;
+}
+
+boost::json::value configToJson(const Config& config) {
+  Config copy = config;
+  boost::json::object root;
+  for (const Param& p : paramTable(copy)) {
+    boost::json::object* node = &root;
+    std::string_view rest = p.key;
+    for (auto dot = rest.find('.'); dot != std::string_view::npos; dot = rest.find('.')) {
+      boost::json::value& child = (*node)[rest.substr(0, dot)];
+      if (!child.is_object()) child = boost::json::object{};
+      node = &child.as_object();
+      rest.remove_prefix(dot + 1);
+    }
+    boost::json::value leaf = std::visit(
+        [](auto* f) -> boost::json::value {
+          using T = std::remove_pointer_t<decltype(f)>;
+          if constexpr (std::is_same_v<T, Sharing>) {
+            return boost::json::string(sharingName(*f));
+          } else if constexpr (std::is_same_v<T, FetchPolicy>) {
+            return boost::json::string(fetchPolicyName(*f));
+          } else {
+            return boost::json::value(*f);
+          }
+        },
+        p.field);
+    (*node)[rest] = std::move(leaf);
+  }
+  return root;
+}
+
+std::string configToToml(const Config& config) {
+  Config copy = config;
+  const auto params = paramTable(copy);
+
+  // Sections in order of first appearance; TOML needs top-level keys before the first [table].
+  std::vector<std::string_view> sections;
+  for (const Param& p : params) {
+    const auto s = sectionOf(p.key);
+    if (std::find(sections.begin(), sections.end(), s) == sections.end()) sections.push_back(s);
+  }
+  std::stable_partition(sections.begin(), sections.end(), [](std::string_view s) { return s.empty(); });
+
+  std::string out = fmt::format("# smtlab config (from {}); `smtlab config show` documents every key.\n",
+                                config.source.empty() ? "code" : config.source);
+  for (std::string_view section : sections) {
+    std::vector<std::pair<std::string, const Param*>> lines;
+    std::size_t width = 0;
+    for (const Param& p : params) {
+      if (sectionOf(p.key) != section) continue;
+      std::string_view name = p.key;
+      if (!section.empty()) name.remove_prefix(section.size() + 1);
+      lines.emplace_back(fmt::format("{} = {}", name, config_detail::valueText(p)), &p);
+      width = std::max(width, lines.back().first.size());
+    }
+    out += section.empty() ? "\n" : fmt::format("\n[{}]\n", section);
+    for (const auto& [text, p] : lines) out += fmt::format("{:<{}}  # {}\n", text, width, p->doc);
+  }
+  return out;
+}
+
+}  // namespace smtlab
