@@ -1,0 +1,92 @@
+// The native binary trace format: an uncompressed 24-byte header (magic, version, compression, record count) then
+// compactly encoded records through zstd or xz (boost.iostreams). docs/traces.md gives the byte layout.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "smtlab/trace/source.hpp"
+
+namespace smtlab {
+
+enum class Compression : std::uint32_t { None = 0, Zstd = 1, Xz = 2 };
+
+inline constexpr std::array<char, 8> kNativeMagic = {'S', 'M', 'T', 'L', 'T', 'R', 'C', '\x01'};
+inline constexpr std::uint32_t kNativeVersion = 1;
+inline constexpr std::uint64_t kUnknownCount = ~std::uint64_t{0};
+inline constexpr std::size_t kNativeHeaderSize = 24;
+
+// "none", "zstd", "xz" <-> Compression; parseCompression throws TraceError on an unknown name.
+std::string_view compressionName(Compression c);
+Compression parseCompression(std::string_view name);
+
+// True when the file starts with the native magic (false when it cannot be opened or is shorter).
+bool isNativeTrace(const std::string& path);
+
+// Streams records from a native file; memory use does not grow with the trace. rewind() reopens the file.
+class NativeTraceReader : public TraceSource {
+ public:
+  explicit NativeTraceReader(std::string path);
+  ~NativeTraceReader() override;
+
+  std::size_t read(std::span<Instr> out) override;
+  void rewind() override;
+  std::string describe() const override { return path_; }
+  std::optional<std::uint64_t> length() const override;
+  Compression compression() const { return compression_; }
+
+ private:
+  struct Stream;
+  void open();
+  bool fill(std::size_t want);  // makes at least `want` bytes available unless the data ends; false at the end
+  [[noreturn]] void fail(const std::string& what) const;
+
+  std::string path_;
+  std::unique_ptr<Stream> stream_;
+  Compression compression_ = Compression::None;
+  std::uint64_t headerCount_ = kUnknownCount;
+  std::uint64_t records_ = 0;  // records decoded so far
+  std::vector<unsigned char> buf_;
+  std::size_t pos_ = 0, end_ = 0;
+  bool eof_ = false;
+  bool done_ = false;
+  // Decoder state: predictions the encoder made from the previous record.
+  Addr prevPc_ = 0, nextPcGuess_ = 0, prevAddr_ = 0;
+};
+
+// Writes a native file. close() finishes the compressed stream and patches the record count into the header; a
+// writer destroyed without close() still closes (errors then are swallowed, so call close()).
+class NativeTraceWriter {
+ public:
+  NativeTraceWriter(std::string path, Compression compression = Compression::Zstd);
+  ~NativeTraceWriter();
+  NativeTraceWriter(const NativeTraceWriter&) = delete;
+  NativeTraceWriter& operator=(const NativeTraceWriter&) = delete;
+
+  void write(const Instr& instr);
+  void close();
+  std::uint64_t written() const { return records_; }
+
+ private:
+  struct Stream;
+  void flushBuffer();
+
+  std::string path_;
+  Compression compression_;
+  std::unique_ptr<Stream> stream_;
+  std::uint64_t records_ = 0;
+  std::vector<unsigned char> buf_;
+  Addr prevPc_ = 0, nextPcGuess_ = 0, prevAddr_ = 0;
+  bool closed_ = false;
+};
+
+// Copies up to maxRecords (0 = all; required for endless generators) from a source into a native file.
+// Returns the number of records written.
+std::uint64_t writeNativeTrace(TraceSource& source, const std::string& path,
+                               Compression compression = Compression::Zstd, std::uint64_t maxRecords = 0);
+
+}  // namespace smtlab

@@ -1,0 +1,303 @@
+#include "smtlab/trace/text_format.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <istream>
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "smtlab/common/error.hpp"
+
+namespace smtlab {
+namespace {
+
+// Carries the file name and line number so that every message reads "file:line: what".
+struct LineContext {
+  std::string_view name;
+  std::uint64_t line;
+  [[noreturn]] void fail(const std::string& what) const {
+    throw TraceError(fmt::format("{}:{}: {}", name, line, what));
+  }
+};
+
+bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+bool parseHex(std::string_view s, std::uint64_t& out) {
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2);
+  if (s.empty() || s.size() > 16) return false;
+  std::uint64_t v = 0;
+  for (char c : s) {
+    int d;
+    if (c >= '0' && c <= '9') d = c - '0';
+    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+    else return false;
+    v = (v << 4) | static_cast<std::uint64_t>(d);
+  }
+  out = v;
+  return true;
+}
+
+bool parseDec(std::string_view s, std::uint64_t max, std::uint64_t& out) {
+  if (s.empty() || s.size() > 20) return false;
+  std::uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    const auto d = static_cast<std::uint64_t>(c - '0');
+    if (v > (max - d) / 10) return false;
+    v = v * 10 + d;
+  }
+  out = v;
+  return true;
+}
+
+bool parseBranchKind(std::string_view s, BranchKind& out) {
+  for (int i = 0; i < kBranchKindCount; ++i) {
+    if (branchKindName(static_cast<BranchKind>(i)) == s) {
+      out = static_cast<BranchKind>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+template <std::size_t N>
+void parseRegList(std::string_view key, std::string_view list, std::array<RegId, N>& regs, const LineContext& ctx) {
+  std::size_t n = 0;
+  while (true) {
+    const std::size_t comma = list.find(',');
+    const std::string_view item = list.substr(0, comma);
+    if (n == N) ctx.fail(fmt::format("too many {} registers (at most {})", key, N));
+    RegId r;
+    if (!parseReg(item, r)) ctx.fail(fmt::format("unknown register '{}' in {}=", item, key));
+    regs[n++] = r;
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+}
+
+void parseMemRef(std::string_view key, std::string_view value, MemRef& ref, const LineContext& ctx) {
+  const std::size_t colon = value.find(':');
+  std::uint64_t addr;
+  if (!parseHex(value.substr(0, colon), addr)) {
+    ctx.fail(fmt::format("bad hex address '{}' in {}=", value.substr(0, colon), key));
+  }
+  std::uint64_t size = 8;
+  if (colon != std::string_view::npos && !parseDec(value.substr(colon + 1), 255, size)) size = 0;
+  if (size == 0) ctx.fail(fmt::format("bad access size '{}' in {}= (1..255 bytes)", value.substr(colon + 1), key));
+  ref.addr = addr;
+  ref.size = static_cast<std::uint8_t>(size);
+}
+
+}  // namespace
+
+bool parseTextLine(std::string_view line, Instr& out, std::string_view name, std::uint64_t lineNo) {
+  const LineContext ctx{name, lineNo};
+  if (const std::size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+
+  // Tokens are separated by blanks; at most: pc, op and a bounded number of fields (duplicates are errors anyway).
+  std::string_view tokens[16];
+  std::size_t ntok = 0;
+  std::size_t i = 0;
+  while (true) {
+    while (i < line.size() && isSpace(line[i])) ++i;
+    if (i == line.size()) break;
+    std::size_t j = i;
+    while (j < line.size() && !isSpace(line[j])) ++j;
+    if (ntok == std::size(tokens)) ctx.fail("too many fields");
+    tokens[ntok++] = line.substr(i, j - i);
+    i = j;
+  }
+  if (ntok == 0) return false;
+
+  Instr instr;
+  if (!parseHex(tokens[0], instr.pc)) ctx.fail(fmt::format("bad hex pc '{}'", tokens[0]));
+  if (ntok < 2) ctx.fail("missing op after the pc");
+  if (!parseOpClass(tokens[1], instr.op)) ctx.fail(fmt::format("unknown op '{}'", tokens[1]));
+  instr.branch = defaultBranchKind(instr.op);
+
+  bool seenDst = false, seenSrc = false, seenTaken = false, seenTarget = false, seenId = false, seenIndirect = false,
+       seenKind = false;
+  int nLoads = 0, nStores = 0;
+  auto once = [&](bool& seen, std::string_view key) {
+    if (seen) ctx.fail(fmt::format("duplicate field '{}'", key));
+    seen = true;
+  };
+
+  for (std::size_t t = 2; t < ntok; ++t) {
+    const std::string_view tok = tokens[t];
+    const std::size_t eq = tok.find('=');
+    const std::string_view key = tok.substr(0, eq);
+    const bool hasValue = eq != std::string_view::npos;
+    const std::string_view value = hasValue ? tok.substr(eq + 1) : std::string_view{};
+
+    if (key == "taken" || key == "indirect") {
+      if (hasValue) ctx.fail(fmt::format("field '{}' is a flag and takes no value", key));
+      if (key == "taken") {
+        once(seenTaken, key);
+        instr.taken = true;
+      } else {
+        once(seenIndirect, key);
+        if (instr.op != OpClass::Call) ctx.fail("'indirect' applies only to call");
+        instr.branch = BranchKind::IndirectCall;
+      }
+      continue;
+    }
+    const bool known = key == "dst" || key == "src" || key == "ld" || key == "st" || key == "target" || key == "id" ||
+                       key == "kind";
+    if (!known) ctx.fail(fmt::format("unknown field '{}'", tok));
+    if (value.empty()) ctx.fail(fmt::format("missing value for '{}'", key));
+
+    if (key == "dst") {
+      once(seenDst, key);
+      parseRegList(key, value, instr.dst, ctx);
+    } else if (key == "src") {
+      once(seenSrc, key);
+      parseRegList(key, value, instr.src, ctx);
+    } else if (key == "ld") {
+      if (nLoads == kMaxLoads) ctx.fail(fmt::format("too many loads (at most {} ld=)", kMaxLoads));
+      parseMemRef(key, value, instr.loads[nLoads++], ctx);
+    } else if (key == "st") {
+      if (nStores == kMaxStores) ctx.fail(fmt::format("too many stores (at most {} st=)", kMaxStores));
+      parseMemRef(key, value, instr.stores[nStores++], ctx);
+    } else if (key == "target") {
+      once(seenTarget, key);
+      if (!parseHex(value, instr.target)) ctx.fail(fmt::format("bad hex target '{}'", value));
+    } else if (key == "id") {
+      once(seenId, key);
+      std::uint64_t id;
+      if (!parseDec(value, 0xffffffffu, id)) ctx.fail(fmt::format("bad mark id '{}' (0..4294967295)", value));
+      instr.markId = static_cast<std::uint32_t>(id);
+    } else {  // kind
+      once(seenKind, key);
+      if (!parseBranchKind(value, instr.branch)) ctx.fail(fmt::format("unknown branch kind '{}'", value));
+    }
+  }
+  if (seenKind && seenIndirect) ctx.fail("both 'indirect' and 'kind=' given");
+  switch (instr.op) {
+    case OpClass::Jump:
+    case OpClass::IndirectJump:
+    case OpClass::Call:
+    case OpClass::Return: instr.taken = true; break;
+    default: break;
+  }
+  out = instr;
+  return true;
+}
+
+std::string formatTextLine(const Instr& in) {
+  fmt::memory_buffer b;
+  fmt::format_to(std::back_inserter(b), "{:x} {}", in.pc, opClassName(in.op));
+  const std::string_view op = opClassName(in.op);
+  std::size_t pad = op.size() < 5 ? 5 - op.size() : 0;  // align the fields like docs/traces.md
+  bool first = true;
+  auto field = [&]() {
+    if (first) {
+      b.append(std::string_view("      ").substr(0, pad + 1));
+      first = false;
+    } else {
+      b.push_back(' ');
+    }
+  };
+  auto regs = [&](std::string_view key, const auto& list) {
+    bool any = false;
+    for (RegId r : list) {
+      if (r == kNoReg) continue;
+      if (!any) {
+        field();
+        fmt::format_to(std::back_inserter(b), "{}=", key);
+      } else {
+        b.push_back(',');
+      }
+      any = true;
+      const std::string name = regName(r);
+      b.append(name.data(), name.data() + name.size());
+    }
+  };
+  auto mem = [&](std::string_view key, const MemRef& m) {
+    if (!m.valid()) return;
+    field();
+    fmt::format_to(std::back_inserter(b), "{}={:x}:{}", key, m.addr, m.size);
+  };
+  regs("dst", in.dst);
+  regs("src", in.src);
+  for (const MemRef& m : in.loads) mem("ld", m);
+  for (const MemRef& m : in.stores) mem("st", m);
+  const bool alwaysTaken = in.op == OpClass::Jump || in.op == OpClass::IndirectJump || in.op == OpClass::Call ||
+                           in.op == OpClass::Return;
+  if (in.taken && !alwaysTaken) {
+    field();
+    fmt::format_to(std::back_inserter(b), "taken");
+  }
+  if (in.op == OpClass::Call && in.branch == BranchKind::IndirectCall) {
+    field();
+    fmt::format_to(std::back_inserter(b), "indirect");
+  } else if (in.branch != defaultBranchKind(in.op)) {
+    field();
+    fmt::format_to(std::back_inserter(b), "kind={}", branchKindName(in.branch));
+  }
+  if (in.target != 0) {
+    field();
+    fmt::format_to(std::back_inserter(b), "target={:x}", in.target);
+  }
+  if (in.op == OpClass::Mark || in.markId != 0) {
+    field();
+    fmt::format_to(std::back_inserter(b), "id={}", in.markId);
+  }
+  return fmt::to_string(b);
+}
+
+TextTraceReader::TextTraceReader(std::string path) : name_(std::move(path)) {
+  file_ = std::make_unique<std::ifstream>(name_, std::ios::binary);
+  if (!*file_) throw TraceError(fmt::format("cannot open trace file '{}': {}", name_, std::strerror(errno)));
+  in_ = file_.get();
+  start_ = in_->tellg();
+}
+
+TextTraceReader::TextTraceReader(std::istream& in, std::string name) : name_(std::move(name)), in_(&in) {
+  start_ = in_->tellg();
+}
+
+std::size_t TextTraceReader::read(std::span<Instr> out) {
+  std::size_t n = 0;
+  while (n < out.size() && std::getline(*in_, buf_)) {
+    ++line_;
+    if (parseTextLine(buf_, out[n], name_, line_)) ++n;
+  }
+  if (n < out.size() && in_->bad()) throw TraceError(fmt::format("{}:{}: read error", name_, line_ + 1));
+  return n;
+}
+
+void TextTraceReader::rewind() {
+  in_->clear();
+  in_->seekg(start_ == std::streampos(-1) ? std::streampos(0) : start_);
+  if (!*in_) throw TraceError(fmt::format("{}: cannot rewind the trace", name_));
+  line_ = 0;
+}
+
+TextTraceWriter::TextTraceWriter(const std::string& path) : name_(path) {
+  file_ = std::make_unique<std::ofstream>(path, std::ios::binary | std::ios::trunc);
+  if (!*file_) throw TraceError(fmt::format("cannot create trace file '{}': {}", path, std::strerror(errno)));
+  out_ = file_.get();
+  *out_ << kTextTraceHeader << '\n';
+}
+
+TextTraceWriter::TextTraceWriter(std::ostream& out) : name_("<stream>"), out_(&out) {
+  *out_ << kTextTraceHeader << '\n';
+}
+
+void TextTraceWriter::write(const Instr& instr) {
+  const std::string line = formatTextLine(instr);
+  out_->write(line.data(), static_cast<std::streamsize>(line.size()));
+  out_->put('\n');
+  ++written_;
+}
+
+void TextTraceWriter::close() {
+  out_->flush();
+  if (!*out_) throw TraceError(fmt::format("{}: write failed after {} records", name_, written_));
+  if (file_) file_->close();
+}
+
+}  // namespace smtlab

@@ -1,0 +1,82 @@
+#include "smtlab/trace/cursor.hpp"
+
+#include <gtest/gtest.h>
+
+#include "smtlab/common/error.hpp"
+#include "smtlab/trace/generators.hpp"
+#include "smtlab/trace/vector_source.hpp"
+
+namespace smtlab {
+namespace {
+
+std::vector<Instr> numbered(std::size_t n) {
+  std::vector<Instr> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    v[i].pc = 0x1000 + 4 * i;
+    v[i].op = OpClass::Int;
+  }
+  return v;
+}
+
+TEST(TraceCursor, RewindThenRefetchGivesSameRecords) {
+  const auto recs = numbered(40);
+  TraceCursor c(std::make_unique<VectorSource>(recs), 16, 4);
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_NE(c.peek(), nullptr);
+    EXPECT_EQ(*c.peek(), recs[i]);
+    c.advanceFetch();
+  }
+  c.retireOne();
+  c.retireOne();  // retireSeq = 2
+  c.rewindTo(2);
+  for (int i = 2; i < 12; ++i) {
+    ASSERT_NE(c.peek(), nullptr);
+    EXPECT_EQ(*c.peek(), recs[i]);
+    c.advanceFetch();
+  }
+  EXPECT_THROW(c.rewindTo(1), Error);   // older than the oldest unretired
+  EXPECT_THROW(c.rewindTo(13), Error);  // younger than the fetch position
+}
+
+TEST(TraceCursor, RestartAfterEnd) {
+  const auto recs = numbered(5);
+  TraceCursor c(std::make_unique<VectorSource>(recs), 8, 2);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_NE(c.peek(), nullptr);
+    c.advanceFetch();
+  }
+  EXPECT_EQ(c.peek(), nullptr);
+  EXPECT_THROW(c.restart(), Error);  // fetched but not retired
+  for (int i = 0; i < 5; ++i) c.retireOne();
+  EXPECT_TRUE(c.finished());
+  c.restart();
+  EXPECT_EQ(c.restarts(), 1u);
+  ASSERT_NE(c.peek(), nullptr);
+  EXPECT_EQ(*c.peek(), recs[0]);
+  EXPECT_EQ(c.fetchSeq(), 5u);  // sequence numbers keep counting
+  EXPECT_EQ(c.retired(), 5u);
+}
+
+// A pipeline-like pattern of fetches, retirements and squashes: every record retires exactly once, in order.
+TEST(TraceCursor, SquashesLoseAndDuplicateNothing) {
+  auto gen = makeGenerator("gen:mix,count=20000,seed=5");
+  const std::vector<Instr> expect = readAll(*gen);
+  gen->rewind();
+  TraceCursor c(std::move(gen), 64, 16);
+  SplitMix64 rng(1);
+  std::vector<Instr> retired;
+  while (!c.finished()) {
+    const std::uint64_t fetch = rng.below(8);
+    for (std::uint64_t i = 0; i < fetch && c.fetchSeq() - c.retireSeq() < 48 && c.peek(); ++i) c.advanceFetch();
+    const std::uint64_t retire = rng.below(6);
+    for (std::uint64_t i = 0; i < retire && c.retireSeq() < c.fetchSeq(); ++i) {
+      retired.push_back(c.at(c.retireSeq()));
+      c.retireOne();
+    }
+    if (rng.below(10) == 0) c.rewindTo(c.retireSeq() + rng.below(c.fetchSeq() - c.retireSeq() + 1));
+  }
+  EXPECT_EQ(retired, expect);
+}
+
+}  // namespace
+}  // namespace smtlab
