@@ -93,6 +93,7 @@ void Core::tick(Cycle now) {
   progress |= fetchStage(now);
   for (std::uint32_t t = 0; t < threadCount_; ++t) finishIfDone(t, now);
   account(now);
+  if (checking_) checkInvariants(now);
 
   const bool anyRunning = hasWork();
   if (anyRunning && now - lastRetire_ > watchdogCycles_) {
@@ -353,6 +354,55 @@ std::string Core::describeStuck(Cycle now) const {
     }
   }
   return out.empty() ? "no thread running" : out;
+}
+
+void Core::checkInvariants(Cycle now) const {
+  auto fail = [&](std::uint32_t t, const std::string& what) {
+    throw Error(fmt::format("invariant broken on core {} thread {} at cycle {}: {}", id_.value, t, now.value, what));
+  };
+  std::array<std::uint32_t, kQueueKinds> totals{};
+  for (std::uint32_t t = 0; t < threadCount_; ++t) {
+    const ThreadContext& th = threads_[t];
+    std::array<std::uint32_t, kQueueKinds> count{};
+    if (th.cursor != nullptr) {
+      const TraceCursor& cur = *th.cursor;
+      if (!(cur.retireSeq() <= th.robTail && th.robTail <= th.enteredSeq && th.enteredSeq <= cur.fetchSeq() &&
+            cur.fetchSeq() <= cur.loadedEnd())) {
+        fail(t, fmt::format("sequence order retire {} <= rob tail {} <= queue end {} <= fetch {} <= loaded {} broken",
+                            cur.retireSeq(), th.robTail, th.enteredSeq, cur.fetchSeq(), cur.loadedEnd()));
+      }
+      std::uint64_t lastAge = 0;
+      for (std::uint64_t seq = cur.retireSeq(); seq < th.robTail; ++seq) {
+        const Uop& u = th.rob[seq & th.robMask];
+        if (!u.valid || u.seq != seq) fail(t, fmt::format("ROB slot of instruction #{} holds #{} (valid {})", seq, u.seq, u.valid));
+        if (u.age <= lastAge) fail(t, fmt::format("ROB out of program order at #{}", seq));
+        lastAge = u.age;
+        if (u.instr != &cur.at(seq)) fail(t, fmt::format("instruction #{} points at the wrong trace record", seq));
+        ++count[static_cast<int>(QueueKind::Rob)];
+        if (!u.issued) ++count[static_cast<int>(QueueKind::Iq)];
+        if (u.hasLoad) ++count[static_cast<int>(QueueKind::Lq)];
+        if (u.hasStore) ++count[static_cast<int>(QueueKind::Sq)];
+      }
+      count[static_cast<int>(QueueKind::UopQueue)] = static_cast<std::uint32_t>(th.enteredSeq - th.robTail);
+      if (th.pipeCount() > pipeCapacity_) fail(t, fmt::format("front-end pipe holds {} > {}", th.pipeCount(), pipeCapacity_));
+      if (th.stats.fetched < th.stats.instructions) {
+        fail(t, fmt::format("retired {} instructions but fetched only {}", th.stats.instructions, th.stats.fetched));
+      }
+    }
+    for (int q = 0; q < kQueueKinds; ++q) {
+      if (queues_[q].used(t) != count[q]) {
+        fail(t, fmt::format("{} counts {} entries for the thread but holds {}", queues_[q].name(), queues_[q].used(t), count[q]));
+      }
+      totals[q] += count[q];
+    }
+  }
+  for (int q = 0; q < kQueueKinds; ++q) {
+    if (queues_[q].overTakes() != 0) fail(0, fmt::format("{} was taken past a thread's share or its size", queues_[q].name()));
+    if (queues_[q].usedTotal() != totals[q] || totals[q] > queues_[q].total()) {
+      fail(0, fmt::format("{} holds {} entries, counts {}, capacity {}", queues_[q].name(), totals[q], queues_[q].usedTotal(),
+                          queues_[q].total()));
+    }
+  }
 }
 
 }  // namespace smtlab

@@ -1,6 +1,8 @@
 #include "smtlab/sim/machine.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -37,9 +39,16 @@ Machine::Machine(const Config& config) : config_(config) {
       cpus_.push_back(std::move(info));
     }
   }
+  if (const char* check = std::getenv("SMTLAB_CHECK"); check != nullptr && std::string_view(check) == "1") {
+    setChecking(true);
+  }
 }
 
 Machine::~Machine() = default;
+
+void Machine::setChecking(bool on) {
+  for (auto& core : cores_) core->setChecking(on);
+}
 
 void Machine::checkCpu(LogicalCpu cpu, const char* what) const {
   if (cpu.value >= cpus_.size()) {

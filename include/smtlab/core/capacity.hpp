@@ -33,6 +33,8 @@ class SharedCapacity {
     return CapacityVerdict::Ok;
   }
   void take(std::uint32_t thread, std::uint32_t n = 1) {
+    // Callers check() first; taking past the share would be a pipeline bug, counted so checks and tests see it.
+    if (used_[thread] + n > limit_[thread] || usedTotal_ + n > total_) ++overTakes_;
     used_[thread] += n;
     usedTotal_ += n;
   }
@@ -49,6 +51,8 @@ class SharedCapacity {
   std::uint32_t limit(std::uint32_t thread) const { return limit_[thread]; }
   const std::string& name() const { return name_; }
   Sharing sharing() const { return sharing_; }
+  // Entries taken beyond a thread's limit or the structure's size (must stay 0).
+  std::uint64_t overTakes() const { return overTakes_; }
 
  private:
   std::string name_;
@@ -59,6 +63,7 @@ class SharedCapacity {
   double cap_ = 1.0;
   bool recombine_ = true;
   std::uint32_t usedTotal_ = 0;
+  std::uint64_t overTakes_ = 0;
   std::array<std::uint32_t, kMaxThreads> used_{};
   std::array<std::uint32_t, kMaxThreads> limit_{};
 };

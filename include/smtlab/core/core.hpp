@@ -55,6 +55,11 @@ class Core {
   const SharedCapacity& queue(QueueKind q) const { return queues_[static_cast<int>(q)]; }
   std::uint64_t cyclesActive() const { return cyclesActive_; }
   std::uint64_t drains() const { return drains_; }
+  // Checks the pipeline's invariants (queue counts equal their contents, no thread over its share when it took an
+  // entry, program order in the ROB, every fetched instruction in exactly one place); throws smtlab::Error naming the
+  // broken one. Costs a walk over the window: enabled per machine for tests and checking runs.
+  void checkInvariants(Cycle now) const;
+  void setChecking(bool on) { checking_ = on; }
   // Describes what each running thread waits for (used by the watchdog message).
   std::string describeStuck(Cycle now) const;
 
@@ -133,6 +138,7 @@ class Core {
   std::uint64_t cyclesActive_ = 0;  // cycles with at least one running thread
   std::uint64_t drains_ = 0;
   bool lastAnyRunning_ = false;
+  bool checking_ = false;
   std::vector<std::uint32_t> fetchOrder_;
   std::vector<FetchCandidate> candidates_;
 };

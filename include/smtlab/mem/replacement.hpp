@@ -22,27 +22,56 @@ concept IReplacement = requires(P p, const P cp, std::uint32_t n) {
   { cp.victim(n) } -> std::same_as<std::uint32_t>;
 };
 
-// True LRU with a per-entry timestamp: exact, and a touch is one store.
+// True LRU kept as a recency list per set (most recent first): a touch relinks one entry and the victim is the
+// list's tail, both O(1), so a fully associative TLB costs no more per access than a 4-way cache.
 class LruReplacement {
  public:
-  LruReplacement(std::uint32_t sets, std::uint32_t ways) : ways_(ways), stamps_(std::size_t{sets} * ways, 0) {}
-
-  void onAccess(std::uint32_t entry) { stamps_[entry] = ++clock_; }
-  void onInsert(std::uint32_t entry) { stamps_[entry] = ++clock_; }
-
-  std::uint32_t victim(std::uint32_t set) const {
-    const std::uint64_t* s = stamps_.data() + std::size_t{set} * ways_;
-    std::uint32_t best = 0;
-    for (std::uint32_t w = 1; w < ways_; ++w) {
-      if (s[w] < s[best]) best = w;
+  LruReplacement(std::uint32_t sets, std::uint32_t ways)
+      : ways_(ways), prev_(std::size_t{sets} * ways), next_(std::size_t{sets} * ways), head_(sets), tail_(sets) {
+    for (std::uint32_t set = 0; set < sets; ++set) {
+      const std::size_t base = std::size_t{set} * ways;
+      for (std::uint32_t w = 0; w < ways; ++w) {
+        prev_[base + w] = w == 0 ? kNone : w - 1;
+        next_[base + w] = w + 1 == ways ? kNone : w + 1;
+      }
+      head_[set] = 0;
+      tail_[set] = ways - 1;
     }
-    return best;
   }
 
+  void onAccess(std::uint32_t entry) { moveToFront(entry); }
+  void onInsert(std::uint32_t entry) { moveToFront(entry); }
+  std::uint32_t victim(std::uint32_t set) const { return tail_[set]; }
+
  private:
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+
+  void moveToFront(std::uint32_t entry) {
+    const std::uint32_t set = entry / ways_;
+    const std::uint32_t way = entry - set * ways_;
+    const std::size_t base = std::size_t{set} * ways_;
+    if (head_[set] == way) return;
+    // Unlink (the entry is not the head, so it has a predecessor).
+    const std::uint32_t p = prev_[entry];
+    const std::uint32_t n = next_[entry];
+    next_[base + p] = n;
+    if (n != kNone) {
+      prev_[base + n] = p;
+    } else {
+      tail_[set] = p;
+    }
+    // Link at the front.
+    prev_[entry] = kNone;
+    next_[entry] = head_[set];
+    prev_[base + head_[set]] = way;
+    head_[set] = way;
+  }
+
   std::uint32_t ways_;
-  std::uint64_t clock_ = 0;
-  std::vector<std::uint64_t> stamps_;
+  std::vector<std::uint32_t> prev_;  // way index within the set, kNone at the head
+  std::vector<std::uint32_t> next_;  // way index within the set, kNone at the tail
+  std::vector<std::uint32_t> head_;  // most recently used way per set
+  std::vector<std::uint32_t> tail_;  // least recently used way per set
 };
 
 }  // namespace smtlab

@@ -25,7 +25,7 @@ class SetAssocTags {
 
   // sets must be a power of two (the owner validates its config before constructing).
   SetAssocTags(std::uint32_t sets, std::uint32_t ways)
-      : setMask_(sets - 1), ways_(ways), tags_(std::size_t{sets} * ways, kInvalid), policy_(sets, ways) {}
+      : setMask_(sets - 1), ways_(ways), tags_(std::size_t{sets} * ways, kInvalid), filled_(sets, 0), policy_(sets, ways) {}
 
   std::uint32_t sets() const { return setMask_ + 1; }
   std::uint32_t ways() const { return ways_; }
@@ -47,14 +47,8 @@ class SetAssocTags {
   Insertion insert(std::uint64_t key) {
     const std::uint32_t set = static_cast<std::uint32_t>(key & setMask_);
     const std::uint32_t base = set * ways_;
-    std::uint32_t way = ways_;
-    for (std::uint32_t w = 0; w < ways_; ++w) {
-      if (tags_[base + w] == kInvalid) {
-        way = w;
-        break;
-      }
-    }
-    if (way == ways_) way = policy_.victim(set);
+    // Keys are never removed, so a set fills its ways in order and is full once `filled_` reaches the ways.
+    const std::uint32_t way = filled_[set] < ways_ ? filled_[set]++ : policy_.victim(set);
     const std::uint32_t entry = base + way;
     const std::uint64_t old = tags_[entry];
     tags_[entry] = key;
@@ -68,6 +62,7 @@ class SetAssocTags {
   std::uint64_t setMask_;
   std::uint32_t ways_;
   std::vector<std::uint64_t> tags_;
+  std::vector<std::uint32_t> filled_;  // valid ways per set (always the lowest ones)
   Policy policy_;
 };
 

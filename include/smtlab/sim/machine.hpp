@@ -70,6 +70,10 @@ class Machine {
   // Restarts a finished trace from its beginning on the same CPU (after a SourceEnded event).
   void restartTrace(LogicalCpu cpu);
 
+  // Checks the pipeline invariants every simulated cycle (slow; for tests and checking runs). Also switched on for
+  // every machine by the environment variable SMTLAB_CHECK=1.
+  void setChecking(bool on);
+
   // Simulates until cycle `until` or the end of the first cycle in which an event happens; returns the events (a
   // CycleBound event when `until` was reached without any other).
   std::vector<Event> run(Cycle until);
