@@ -154,6 +154,33 @@ void visitParams(Config& c, V&& v) {
   v("mem.next_line_prefetch", m.next_line_prefetch, "the L2 prefetches the next line on a miss");
   v("mem.threads_share_address_space", m.threads_share_address_space,
     "all traces are threads of one process (one address-space id), so they share lines");
+
+  EnergyConfig& e = c.energy;
+  const std::pair<const char*, double*> events[] = {
+      {"fetch_nj", &e.fetch_nj},     {"rename_nj", &e.rename_nj},   {"retire_nj", &e.retire_nj},
+      {"int_alu_nj", &e.int_alu_nj}, {"int_mul_nj", &e.int_mul_nj}, {"int_div_nj", &e.int_div_nj},
+      {"fp_add_nj", &e.fp_add_nj},   {"fp_mul_nj", &e.fp_mul_nj},   {"fp_div_nj", &e.fp_div_nj},
+      {"load_nj", &e.load_nj},       {"store_nj", &e.store_nj},     {"l1i_nj", &e.l1i_nj},
+      {"l1d_nj", &e.l1d_nj},         {"l2_nj", &e.l2_nj},           {"llc_nj", &e.llc_nj},
+      {"dram_nj", &e.dram_nj}};
+  for (const auto& [name, field] : events) {
+    const std::string n(name);
+    const std::string what = n.substr(0, n.size() - 3);
+    const std::string doc =
+        what == "fetch" || what == "rename" || what == "retire"
+            ? fmt::format("nanojoules per instruction at {}", what)
+        : what == "dram" ? std::string("nanojoules per DRAM line read or written")
+        : what.starts_with("l") && what.size() <= 3 ? fmt::format("nanojoules per {} access", what)
+                                                    : fmt::format("nanojoules per operation issued to a {} unit", what);
+    v("energy." + n, *field, doc, 0, 1e6);
+  }
+  v("energy.core_active_w", e.core_active_w, "static watts of a core with at least one running thread", 0, 1e4);
+  v("energy.core_halted_w", e.core_halted_w, "static watts of a core whose threads are all halted (package busy)", 0,
+    1e4);
+  v("energy.uncore_w", e.uncore_w, "watts of the uncore (LLC, memory controller, DRAM refresh) while any core runs", 0,
+    1e4);
+  v("energy.package_idle_w", e.package_idle_w, "watts of the whole package and DRAM when every logical CPU is halted",
+    0, 1e4);
 }
 
 // Collects the declarations into Param records.

@@ -244,6 +244,8 @@ void Core::resetStats() {
   for (auto& th : threads_) th.stats = ThreadStats{};
   cyclesActive_ = 0;
   drains_ = 0;
+  renamed_ = 0;
+  issuedByUnit_.fill(0);
 }
 
 void Core::flushAccounting(Cycle now) {

@@ -118,6 +118,9 @@ void Core::issueOne(Uop& u, std::uint32_t t, Cycle now) {
   ThreadContext& th = threads_[t];
   const Instr& in = *u.instr;
   u.issued = true;
+  ++issuedByUnit_[static_cast<int>(u.fu)];
+  if (u.hasLoad && u.fu != FuKind::Load) ++issuedByUnit_[static_cast<int>(FuKind::Load)];
+  if (u.hasStore && u.fu != FuKind::Store) ++issuedByUnit_[static_cast<int>(FuKind::Store)];
   queues_[static_cast<int>(QueueKind::Iq)].release(t);
 
   Cycle done = now;

@@ -87,6 +87,7 @@ void Core::renameOne(std::uint32_t t, Cycle now) {
   if (hasLoad) queues_[static_cast<int>(QueueKind::Lq)].take(t);
   if (hasStore) queues_[static_cast<int>(QueueKind::Sq)].take(t);
 
+  ++renamed_;
   Uop& u = th.robSlot(seq);
   u.instr = &in;
   u.seq = seq;

@@ -148,11 +148,14 @@ std::vector<Event> Machine::run(Cycle until) {
       next = std::min(next, core->nextWake());
     }
     if (!out.empty()) {
+      if (anyWork()) ++busyCycles_;
       now_ = cycle + 1;
       return out;
     }
     if (next == Cycle::never()) next = until;  // every core is idle
-    now_ = std::max(cycle + 1, std::min(next, until));
+    const Cycle to = std::max(cycle + 1, std::min(next, until));
+    if (anyWork()) busyCycles_ += to - cycle;
+    now_ = to;
   }
   out.push_back({EventKind::CycleBound, LogicalCpu{0}, now_, 0});
   return out;
@@ -162,8 +165,13 @@ void Machine::flushAll() {
   for (auto& core : cores_) core->flushAccounting(now_);
 }
 
+bool Machine::anyWork() const {
+  return std::any_of(cores_.begin(), cores_.end(), [](const auto& c) { return c->hasWork(); });
+}
+
 void Machine::resetStats() {
   flushAll();
+  busyCycles_ = 0;
   for (auto& core : cores_) core->resetStats();
   memory_->resetStats();
   statsBase_ = now_;

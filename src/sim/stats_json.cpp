@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include "smtlab/config/loader.hpp"
+#include "smtlab/energy/energy_model.hpp"
 #include "smtlab/sim/machine.hpp"
 
 namespace smtlab {
@@ -121,6 +122,7 @@ json::object Machine::statsJson() {
   root["llc"] = cacheJson(memory_->llcStats(), total);
   const DramStats& d = memory_->dramStats();
   root["dram"] = json::object{{"reads", d.reads}, {"writes", d.writes}, {"queue_cycles", d.queueCycles}};
+  root["energy"] = energyJson(*this);
   return root;
 }
 

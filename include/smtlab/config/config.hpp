@@ -114,6 +114,31 @@ struct MemConfig {
   bool threads_share_address_space = false;  // all traces are threads of one process (one asid)
 };
 
+// Energy per event and static power (energy/energy_model.hpp). Dynamic energies in nanojoules per event; powers in
+// watts. The defaults are rough figures for a 22 nm core; presets calibrate their own (see the preset's comments).
+struct EnergyConfig {
+  double fetch_nj = 0.10;      // per instruction fetched
+  double rename_nj = 0.10;     // per instruction renamed/allocated
+  double retire_nj = 0.05;     // per instruction retired
+  double int_alu_nj = 0.05;    // per operation issued to each unit class
+  double int_mul_nj = 0.20;
+  double int_div_nj = 0.80;
+  double fp_add_nj = 0.20;
+  double fp_mul_nj = 0.30;
+  double fp_div_nj = 1.00;
+  double load_nj = 0.10;
+  double store_nj = 0.10;
+  double l1i_nj = 0.05;        // per access at each cache level
+  double l1d_nj = 0.08;
+  double l2_nj = 0.30;
+  double llc_nj = 1.00;
+  double dram_nj = 15.0;       // per line read or written
+  double core_active_w = 2.0;  // static power of a core with at least one running thread
+  double core_halted_w = 0.3;  // static power of a core whose threads are all halted
+  double uncore_w = 2.0;       // LLC, memory controller, ... while any core runs
+  double package_idle_w = 1.0; // the whole package (and DRAM) when every logical CPU is halted
+};
+
 struct SystemConfig {
   std::uint32_t cores = 1;
   double freq_ghz = 3.0;  // for converting cycles to seconds
@@ -123,6 +148,7 @@ struct Config {
   SystemConfig system{};
   CoreConfig core{};
   MemConfig mem{};
+  EnergyConfig energy{};
   std::uint64_t seed = 1;  // seeds anything random in the model (none of the defaults is)
   std::string source;      // where the config came from (file name or "defaults"), for messages
 };

@@ -54,6 +54,9 @@ class Core {
   const ThreadContext& thread(std::uint32_t t) const { return threads_[t]; }
   const SharedCapacity& queue(QueueKind q) const { return queues_[static_cast<int>(q)]; }
   std::uint64_t cyclesActive() const { return cyclesActive_; }
+  // Instructions renamed and operations issued per unit class (FuKind order, then FuKind::None), for the energy model.
+  std::uint64_t renamed() const { return renamed_; }
+  const std::array<std::uint64_t, kFuKinds + 1>& issuedByUnit() const { return issuedByUnit_; }
   std::uint64_t drains() const { return drains_; }
   // Checks the pipeline's invariants (queue counts equal their contents, no thread over its share when it took an
   // entry, program order in the ROB, every fetched instruction in exactly one place); throws smtlab::Error naming the
@@ -136,6 +139,8 @@ class Core {
   Cycle lastRetire_{0};
   Cycle fuCycle_ = Cycle::never();
   std::uint64_t cyclesActive_ = 0;  // cycles with at least one running thread
+  std::uint64_t renamed_ = 0;
+  std::array<std::uint64_t, kFuKinds + 1> issuedByUnit_{};
   std::uint64_t drains_ = 0;
   bool lastAnyRunning_ = false;
   bool checking_ = false;

@@ -82,6 +82,8 @@ class Machine {
   void resetStats();
   // Cycles since the statistics were last reset.
   std::uint64_t measuredCycles() const { return now_.value - statsBase_.value; }
+  // Measured cycles in which at least one logical CPU had work; the rest the whole package was halted.
+  std::uint64_t busyCycles() const { return busyCycles_; }
 
   // Statistics: per logical CPU thread statistics, caches, the effective config; names match the JSON of `smtlab
   // run`. Reading them charges skipped cycles up to now() first.
@@ -95,10 +97,12 @@ class Machine {
  private:
   void checkCpu(LogicalCpu cpu, const char* what) const;
   void flushAll();
+  bool anyWork() const;
 
   Config config_;
   Cycle now_{0};
   Cycle statsBase_{0};
+  std::uint64_t busyCycles_ = 0;  // measured cycles in which some logical CPU had work (the package was not idle)
   std::unique_ptr<MemorySystem> memory_;
   std::vector<std::unique_ptr<Core>> cores_;
   std::vector<CpuInfo> cpus_;
