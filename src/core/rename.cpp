@@ -57,7 +57,7 @@ bool Core::enterUopQueue(Cycle now) {
 }
 
 bool Core::renameStage(Cycle now) {
-  if (drainUntil_ > now) return false;
+  if (draining(now)) return false;
   for (std::uint32_t i = 1; i <= threadCount_; ++i) {
     const std::uint32_t t = (renameTurn_ + i) % threadCount_;
     ThreadContext& th = threads_[t];

@@ -101,6 +101,9 @@ class Core {
   // Removes every in-flight instruction of thread t with seq >= from; fetch restarts at `from`.
   void squashFrom(std::uint32_t t, std::uint64_t from);
   void activeSetChanged(Cycle now);
+  // True while the core drains for a change of partitioning: for recombine_cycles, and until every thread holds no
+  // more than its new share of the queues that retirement and issue empty (ROB, IQ, LQ, SQ).
+  bool draining(Cycle now) const;
   void finishIfDone(std::uint32_t t, Cycle now);
   void account(Cycle now);
   CpiCause classify(const ThreadContext& th, Cycle now) const;
@@ -134,6 +137,7 @@ class Core {
   std::uint32_t retireTurn_ = 0;
   std::uint32_t activeMask_ = 0;
   Cycle drainUntil_{0};
+  mutable bool drainToShares_ = false;  // a drain also waits until every thread is within its new share
   Cycle nextWake_{0};
   Cycle accountedUpTo_{0};
   Cycle lastRetire_{0};

@@ -1,8 +1,14 @@
 // Main memory: a fixed access latency plus one shared channel of limited bandwidth. Each line transfer occupies the
 // channel for line_bytes / bytes_per_cycle cycles (kept in 1/256 cycle so fractional rates add up exactly enough).
+// Requests are timed when they are made, not in time order (a load behind a long page walk is booked for later than
+// an instruction fetch made after it), so the channel keeps its booked intervals and gives each request the first
+// gap at or after its arrival instead of queueing it behind every earlier booking.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <deque>
+#include <utility>
 
 #include "smtlab/common/types.hpp"
 #include "smtlab/config/config.hpp"
@@ -38,15 +44,26 @@ class Dram {
  private:
   std::uint64_t occupy(Cycle when) {
     const std::uint64_t at = when.value * kFraction;
-    const std::uint64_t start = nextFree_ > at ? nextFree_ : at;
+    // Forget bookings that ended long before this request; a request arriving even earlier than that is not
+    // delayed by them (bounded memory, and such reordering needs a page walk longer than the horizon).
+    while (!booked_.empty() && booked_.front().second + kHorizon < at) booked_.pop_front();
+    // First booking that ends after `at`; bookings are disjoint and sorted, so ends are sorted too.
+    auto it = std::upper_bound(booked_.begin(), booked_.end(), at,
+                               [](std::uint64_t t, const std::pair<std::uint64_t, std::uint64_t>& b) { return t < b.second; });
+    std::uint64_t start = at;
+    for (; it != booked_.end(); ++it) {
+      if (it->first >= start + transfer_) break;  // the gap before this booking is long enough
+      start = std::max(start, it->second);
+    }
+    booked_.insert(it, {start, start + transfer_});
     stats_.queueCycles += (start - at + kFraction - 1) / kFraction;
-    nextFree_ = start + transfer_;
     return start;
   }
 
+  static constexpr std::uint64_t kHorizon = std::uint64_t{1} << 24;  // 65536 cycles, in 1/kFraction cycles
   std::uint32_t latency_;
   std::uint64_t transfer_;       // channel occupancy of one line, 1/kFraction cycles
-  std::uint64_t nextFree_ = 0;   // first instant the channel is idle, 1/kFraction cycles
+  std::deque<std::pair<std::uint64_t, std::uint64_t>> booked_;  // [start, end) of line transfers, sorted
   DramStats stats_;
 };
 
