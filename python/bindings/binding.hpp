@@ -1,0 +1,26 @@
+// Shared pieces of the smtlab._core module: the per-area bind functions and the conversion of boost::json values
+// (the statistics, the effective config) into plain Python dicts and lists.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include <boost/json/value.hpp>
+#include <pybind11/pybind11.h>
+
+namespace smtlab::python {
+
+namespace py = pybind11;
+
+// boost::json -> dict / list / str / int / float / bool / None, recursively.
+py::object jsonToPython(const boost::json::value& value);
+
+// A Python scalar as the text of a TOML value for applyOverride: bool -> true/false, int and float -> digits, str as
+// given (applyOverride reads it as TOML if it parses, else as a bare word). Raises TypeError for anything else.
+std::string overrideText(const py::handle& value, std::string_view key);
+
+void bindConfig(py::module_& m);
+void bindTrace(py::module_& m);
+void bindMachine(py::module_& m);
+
+}  // namespace smtlab::python

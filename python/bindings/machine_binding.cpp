@@ -1,0 +1,250 @@
+// smtlab._core.Machine: the simulated machine as a script drives it (attach/detach/halt/run), with every misuse turned
+// into a UsageError instead of a crash: CPU ids are checked here, a closed machine refuses every call, and a machine
+// running in another Python thread (run releases the GIL) refuses to be touched until it returns.
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+#include <pybind11/stl.h>
+
+#include "binding.hpp"
+#include "smtlab/common/error.hpp"
+#include "smtlab/sim/machine.hpp"
+#include "smtlab/sim/run.hpp"
+
+namespace smtlab::python {
+
+namespace {
+
+class PyMachine {
+ public:
+  explicit PyMachine(const Config& config)
+      : machine_(std::make_unique<Machine>(config)), attached_(machine_->logicalCpus()) {}
+  ~PyMachine() {
+    try {
+      close();
+    } catch (...) {  // a destructor must not throw; close() only detaches
+    }
+  }
+  PyMachine(const PyMachine&) = delete;
+  PyMachine& operator=(const PyMachine&) = delete;
+
+  Machine& get(const char* what) {
+    if (!machine_) throw UsageError(fmt::format("{}: the machine is closed", what));
+    if (running_.load()) throw UsageError(fmt::format("{}: the machine is running in another thread", what));
+    return *machine_;
+  }
+
+  LogicalCpu cpuId(std::int64_t cpu, const char* what) {
+    Machine& m = get(what);
+    if (cpu < 0 || cpu >= static_cast<std::int64_t>(m.logicalCpus())) {
+      throw UsageError(fmt::format("{}: logical CPU {} does not exist (this machine has CPUs 0..{})", what, cpu,
+                                   m.logicalCpus() - 1));
+    }
+    return LogicalCpu{static_cast<std::uint32_t>(cpu)};
+  }
+
+  void attach(std::int64_t cpu, const std::shared_ptr<TraceCursor>& source, std::int64_t asid) {
+    const LogicalCpu id = cpuId(cpu, "attach");
+    if (!source) throw UsageError(fmt::format("attach: no source given for CPU {}", cpu));
+    if (asid < 0 || asid > 0xffffffffLL) throw UsageError(fmt::format("attach: asid {} out of range 0..2^32-1", asid));
+    machine_->attach(id, source, Asid{static_cast<std::uint32_t>(asid)});
+    attached_[id.value] = source;
+  }
+
+  std::shared_ptr<TraceCursor> detach(std::int64_t cpu) {
+    const LogicalCpu id = cpuId(cpu, "detach");
+    auto cursor = machine_->detach(id);
+    attached_[id.value].reset();
+    return cursor;
+  }
+
+  std::vector<Event> run(std::optional<std::uint64_t> until, std::optional<std::uint64_t> cycles) {
+    Machine& m = get("run");
+    if (until.has_value() == cycles.has_value()) throw UsageError("run: give exactly one of until= or cycles=");
+    const Cycle bound = until ? Cycle{*until} : m.now() + *cycles;
+    std::vector<Event> events;
+    running_.store(true);
+    struct Reset {
+      std::atomic<bool>& flag;
+      ~Reset() { flag.store(false); }
+    } reset{running_};
+    {
+      py::gil_scoped_release release;
+      events = m.run(bound);
+    }
+    return events;
+  }
+
+  void close() {
+    if (!machine_) return;
+    if (running_.load()) throw UsageError("close: the machine is running in another thread");
+    // Detach everything so that the sources can be attached to another machine afterwards.
+    for (std::uint32_t c = 0; c < machine_->logicalCpus(); ++c) {
+      machine_->detach(LogicalCpu{c});
+      attached_[c].reset();
+    }
+    machine_.reset();
+  }
+  bool closed() const { return !machine_; }
+  std::shared_ptr<TraceCursor> attached(std::int64_t cpu) { return attached_[cpuId(cpu, "attached").value]; }
+
+ private:
+  std::unique_ptr<Machine> machine_;
+  std::vector<std::shared_ptr<TraceCursor>> attached_;  // the Python-visible owners, so attached() returns them
+  std::atomic<bool> running_{false};
+};
+
+py::dict cpuInfoDict(const CpuInfo& info) {
+  std::vector<std::uint32_t> siblings;
+  for (LogicalCpu s : info.siblings) siblings.push_back(s.value);
+  return py::dict(py::arg("id") = info.id.value, py::arg("core") = info.core.value,
+                  py::arg("thread") = info.thread.value, py::arg("siblings") = siblings);
+}
+
+}  // namespace
+
+void bindMachine(py::module_& m) {
+  py::enum_<EventKind>(m, "EventKind", "Why Machine.run stopped.")
+      .value("SOURCE_ENDED", EventKind::SourceEnded, "The source on a CPU ended and all of it retired.")
+      .value("MARK", EventKind::Mark, "A 'mark' instruction retired (Event.mark_id says which).")
+      .value("RETIRE_LIMIT", EventKind::RetireLimit, "A CPU reached the count set by set_retire_limit.")
+      .value("CYCLE_BOUND", EventKind::CycleBound, "run reached its cycle bound.");
+
+  py::class_<Event>(m, "Event", "Something that stopped Machine.run, at the end of the cycle it happened in.")
+      .def_readonly("kind", &Event::kind, "An EventKind.")
+      .def_property_readonly("cpu", [](const Event& e) { return e.cpu.value; }, "Logical CPU (0 for CYCLE_BOUND).")
+      .def_property_readonly("cycle", [](const Event& e) { return e.cycle.value; }, "Cycle of the event.")
+      .def_readonly("mark_id", &Event::markId, "The id of the retired mark (MARK only).")
+      .def("__repr__", [](const Event& e) {
+        return fmt::format("<Event {} cpu={} cycle={}{}>", eventKindName(e.kind), e.cpu.value, e.cycle.value,
+                           e.kind == EventKind::Mark ? fmt::format(" mark_id={}", e.markId) : "");
+      });
+
+  py::class_<PyMachine>(m, "Machine",
+                        "The simulated machine: system.cores cores of core.threads hardware threads each. Logical "
+                        "CPUs are numbered as Linux shows them (cpu = core * threads + thread). Attach sources to "
+                        "logical CPUs, run until a cycle bound or an event, read statistics. Use close() (or a with "
+                        "block) to release it; a closed machine raises UsageError.")
+      .def(py::init<const Config&>(), py::arg("config"), "Builds the machine; raises ConfigError if invalid.")
+      .def("attach", &PyMachine::attach, py::arg("cpu"), py::arg("source"), py::arg("asid") = 1,
+           "Puts a source on an idle logical CPU with an address-space id (tasks of one process share one). Raises "
+           "UsageError if the CPU is busy or out of range, or the source is attached elsewhere.")
+      .def("detach", &PyMachine::detach, py::arg("cpu"),
+           "Takes the source off a CPU and returns it (None if idle): in-flight work is squashed and the source "
+           "rewinds to its oldest unretired instruction.")
+      .def(
+          "halt", [](PyMachine& self, std::int64_t cpu) { self.get("halt").halt(self.cpuId(cpu, "halt")); },
+          py::arg("cpu"),
+          "HLT: the CPU (which must have nothing attached) idles, and its partitioned queues go to its siblings.")
+      .def(
+          "busy", [](PyMachine& self, std::int64_t cpu) { return self.get("busy").busy(self.cpuId(cpu, "busy")); },
+          py::arg("cpu"), "True if a source is attached to the CPU (even one that has ended).")
+      .def("attached", &PyMachine::attached, py::arg("cpu"), "The source attached to the CPU, or None.")
+      .def(
+          "set_retire_limit",
+          [](PyMachine& self, std::int64_t cpu, std::uint64_t count) {
+            self.get("set_retire_limit").setRetireLimit(self.cpuId(cpu, "set_retire_limit"), count);
+          },
+          py::arg("cpu"), py::arg("count"),
+          "When the CPU's retired count (retired(cpu), since the last reset_stats) reaches count, it stops retiring "
+          "and run() reports RETIRE_LIMIT.")
+      .def(
+          "clear_retire_limit",
+          [](PyMachine& self, std::int64_t cpu) {
+            self.get("clear_retire_limit").clearRetireLimit(self.cpuId(cpu, "clear_retire_limit"));
+          },
+          py::arg("cpu"), "Removes the CPU's retire limit.")
+      .def(
+          "retired",
+          [](PyMachine& self, std::int64_t cpu) {
+            return self.get("retired").threadStats(self.cpuId(cpu, "retired")).instructions;
+          },
+          py::arg("cpu"), "Instructions the CPU retired since the last reset_stats (the retire limit's count).")
+      .def(
+          "restart_trace",
+          [](PyMachine& self, std::int64_t cpu) {
+            self.get("restart_trace").restartTrace(self.cpuId(cpu, "restart_trace"));
+          },
+          py::arg("cpu"), "Starts the ended source on the CPU again from its first record.")
+      .def("run", &PyMachine::run, py::arg("until") = py::none(), py::kw_only(), py::arg("cycles") = py::none(),
+           "Simulates until cycle `until` (or for `cycles` more) or the end of the first cycle with an event; "
+           "returns the events (one CYCLE_BOUND if none). Releases the GIL. Raises DeadlockError if the model "
+           "stops making progress.")
+      .def_property_readonly(
+          "now", [](PyMachine& self) { return self.get("now").now().value; }, "The next cycle to simulate.")
+      .def_property_readonly(
+          "logical_cpus", [](PyMachine& self) { return self.get("logical_cpus").logicalCpus(); },
+          "Number of logical CPUs.")
+      .def_property_readonly(
+          "cores", [](PyMachine& self) { return self.get("cores").cores(); }, "Number of physical cores (packages).")
+      .def(
+          "cpu",
+          [](PyMachine& self, std::int64_t cpu) { return cpuInfoDict(self.get("cpu").cpu(self.cpuId(cpu, "cpu"))); },
+          py::arg("cpu"), "Topology of one logical CPU: {'id', 'core', 'thread', 'siblings'}.")
+      .def_property_readonly(
+          "cpus",
+          [](PyMachine& self) {
+            Machine& m = self.get("cpus");
+            py::list out;
+            for (std::uint32_t c = 0; c < m.logicalCpus(); ++c) out.append(cpuInfoDict(m.cpu(LogicalCpu{c})));
+            return out;
+          },
+          "Topology of every logical CPU, as Linux numbers them.")
+      .def_property_readonly(
+          "config", [](PyMachine& self) { return self.get("config").config(); }, "A copy of the machine's config.")
+      .def(
+          "stats", [](PyMachine& self) { return jsonToPython(self.get("stats").statsJson()); },
+          "All statistics as nested dicts, with the names of `smtlab run --json` (cycles, logical_cpus, cores, "
+          "llc, dram, energy).")
+      .def(
+          "cpu_stats",
+          [](PyMachine& self, std::int64_t cpu) {
+            return jsonToPython(self.get("cpu_stats").cpuStatsJson(self.cpuId(cpu, "cpu_stats")));
+          },
+          py::arg("cpu"), "Statistics of one logical CPU (instructions, cycles, ipc, cpi_stack, ...).")
+      .def(
+          "reset_stats", [](PyMachine& self) { self.get("reset_stats").resetStats(); },
+          "Zeroes every statistic (and retired counts) while keeping the machine's state: ends a warm-up.")
+      .def_property_readonly(
+          "measured_cycles", [](PyMachine& self) { return self.get("measured_cycles").measuredCycles(); },
+          "Cycles since the statistics were last reset.")
+      .def(
+          "set_checking", [](PyMachine& self, bool on) { self.get("set_checking").setChecking(on); }, py::arg("on"),
+          "Checks pipeline invariants every cycle (slow; for tests).")
+      .def("close", &PyMachine::close, "Detaches every source and frees the machine; later calls raise UsageError.")
+      .def_property_readonly("closed", &PyMachine::closed, "True after close().")
+      .def("__enter__", [](PyMachine& self) -> PyMachine& { return self; }, py::return_value_policy::reference)
+      .def(
+          "__exit__", [](PyMachine& self, const py::args&) { self.close(); }, "Closes the machine.")
+      .def("__repr__", [](PyMachine& self) {
+        if (self.closed()) return std::string("<smtlab.Machine closed>");
+        Machine& m = self.get("repr");
+        return fmt::format("<smtlab.Machine {} cores x {} threads, now={}>", m.cores(), m.config().core.threads,
+                           m.now().value);
+      });
+
+  m.def(
+      "run_traces",
+      [](const Config& config, const std::vector<std::string>& traces, std::uint64_t maxInstructions,
+         std::uint64_t warmup) {
+        RunOptions options;
+        options.maxInstructions = maxInstructions;
+        options.warmup = warmup;
+        RunResult result;
+        {
+          py::gil_scoped_release release;
+          result = runTraces(config, traces, options);
+        }
+        return jsonToPython(result.stats);
+      },
+      py::arg("config"), py::arg("traces"), py::arg("max_instructions") = 0, py::arg("warmup") = 0,
+      "What `smtlab run` does: trace i on logical CPU i, each measured over max_instructions (0: to its end) after "
+      "warmup; returns the statistics dict of `smtlab run --json`. Releases the GIL.");
+}
+
+}  // namespace smtlab::python

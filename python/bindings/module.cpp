@@ -1,0 +1,113 @@
+// The smtlab._core module: exception classes (smtlab.Error and its subclasses, translated from smtlab::Error), the
+// boost::json conversion, and the registration of the config, trace and machine bindings.
+#include <string>
+
+#include <boost/json.hpp>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "binding.hpp"
+#include "smtlab/common/error.hpp"
+
+namespace smtlab::python {
+
+namespace {
+
+// Exception classes live for the life of the interpreter; the translator needs them without the module object.
+PyObject* gError = nullptr;
+PyObject* gUsageError = nullptr;
+PyObject* gConfigError = nullptr;
+PyObject* gTraceError = nullptr;
+PyObject* gDeadlockError = nullptr;
+
+PyObject* makeException(py::module_& m, const char* name, py::handle bases, const char* doc) {
+  // Named smtlab.X: the package re-exports them, and that is the name users catch.
+  const std::string full = std::string("smtlab.") + name;
+  PyObject* type = PyErr_NewExceptionWithDoc(full.c_str(), doc, bases.ptr(), nullptr);
+  if (type == nullptr) throw py::error_already_set();
+  m.attr(name) = py::handle(type);  // the module keeps one reference, the global another (never released)
+  return type;
+}
+
+}  // namespace
+
+py::object jsonToPython(const boost::json::value& value) {
+  switch (value.kind()) {
+    case boost::json::kind::null:
+      return py::none();
+    case boost::json::kind::bool_:
+      return py::bool_(value.get_bool());
+    case boost::json::kind::int64:
+      return py::int_(value.get_int64());
+    case boost::json::kind::uint64:
+      return py::int_(value.get_uint64());
+    case boost::json::kind::double_:
+      return py::float_(value.get_double());
+    case boost::json::kind::string: {
+      const boost::json::string& s = value.get_string();
+      return py::str(s.data(), s.size());
+    }
+    case boost::json::kind::array: {
+      const boost::json::array& a = value.get_array();
+      py::list out(a.size());
+      for (std::size_t i = 0; i < a.size(); ++i) out[i] = jsonToPython(a[i]);
+      return out;
+    }
+    case boost::json::kind::object: {
+      py::dict out;
+      for (const auto& kv : value.get_object()) {
+        out[py::str(kv.key().data(), kv.key().size())] = jsonToPython(kv.value());
+      }
+      return out;
+    }
+  }
+  return py::none();
+}
+
+std::string overrideText(const py::handle& value, std::string_view key) {
+  if (py::isinstance<py::bool_>(value)) return value.cast<bool>() ? "true" : "false";
+  if (py::isinstance<py::int_>(value)) return py::str(value).cast<std::string>();
+  if (py::isinstance<py::float_>(value)) return py::repr(value).cast<std::string>();
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  throw py::type_error("config key '" + std::string(key) + "': value must be bool, int, float or str, not " +
+                       py::type::handle_of(value).attr("__name__").cast<std::string>());
+}
+
+}  // namespace smtlab::python
+
+PYBIND11_MODULE(_core, m) {
+  namespace py = pybind11;
+  using namespace smtlab::python;
+  m.doc() =
+      "smtlab._core: the C++ simultaneous-multithreading model (machine, trace sources, config). Coarse-grained: "
+      "Machine.run simulates many cycles per call with the GIL released. The package smtlab re-exports these names.";
+  m.attr("__version__") = SMTLAB_VERSION;
+
+  gError = makeException(m, "Error", PyExc_Exception, "Base of every error smtlab reports (bad input, misuse).");
+  gUsageError = makeException(m, "UsageError", py::make_tuple(py::handle(gError), py::handle(PyExc_ValueError)),
+                              "A misuse of the API: a CPU out of range, attach to a busy CPU, a closed machine...");
+  gConfigError = makeException(m, "ConfigError", gError, "A config file, key or value that is wrong; names the key.");
+  gTraceError = makeException(m, "TraceError", gError, "A trace file or generator spec that cannot be read.");
+  gDeadlockError =
+      makeException(m, "DeadlockError", gError, "The model (or the OS layer) stopped making progress.");
+
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const smtlab::UsageError& e) {
+      PyErr_SetString(gUsageError, e.what());
+    } catch (const smtlab::ConfigError& e) {
+      PyErr_SetString(gConfigError, e.what());
+    } catch (const smtlab::TraceError& e) {
+      PyErr_SetString(gTraceError, e.what());
+    } catch (const smtlab::DeadlockError& e) {
+      PyErr_SetString(gDeadlockError, e.what());
+    } catch (const smtlab::Error& e) {
+      PyErr_SetString(gError, e.what());
+    }
+  });
+
+  bindConfig(m);
+  bindTrace(m);
+  bindMachine(m);
+}

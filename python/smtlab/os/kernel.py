@@ -1,0 +1,662 @@
+"""The Kernel: runs tasks on a Machine's logical CPUs under a scheduler.
+
+Mechanics (the scheduler only decides placement and order, see scheduler.py):
+
+- **Time.** Simulated cycles. A timer tick every ``tick_cycles`` (``system.freq_ghz`` x 1e9 / ``hz``) calls the
+  scheduler's ``tick`` on every CPU, in an order drawn at random (seeded) each tick: real CPUs' timer interrupts are
+  staggered, and which idle CPU balances first decides where an HT-unaware kernel puts a task.
+- **Time slice.** At a tick, a task that has run ``time_slice`` cycles since it was switched in is preempted if the
+  scheduler has another task waiting for its CPU.
+- **Compute.** The task's source is attached to the CPU; ``Compute(n)`` sets a retire limit so the machine stops at
+  exactly n instructions; a preempted task's source is detached (in-flight work squashed and refetched later, so no
+  instruction is lost or retired twice) and its remaining count is kept.
+- **Context switch.** Switching a task in costs either ``switch_cycles`` cycles during which the CPU runs nothing
+  (the default: the CPU is idle for the cost, so its sibling briefly gets recombined resources), or, when
+  ``kernel_path`` names a trace (e.g. ``"gen:mix,count=0,seed=7"``), ``switch_instructions`` instructions of that
+  trace on the CPU in address space 0, so kernel code contends for the core like user code. Switching back to the
+  task that was running costs nothing.
+- **Idle.** A CPU with nothing to run is halted (HLT): its partitioned queues go to its sibling.
+- **Migration.** Schedulers move waiting tasks between runqueues, and may push a running task to an idle CPU
+  (``push_running``); a task switched in on another CPU than last time counts a migration.
+
+Results (results.py): :meth:`Kernel.task_frame`, :meth:`Kernel.cpu_frame`, :meth:`Kernel.timeline_frame`,
+:meth:`Kernel.decision_frame` (pandas DataFrames; the ``*_records`` methods give plain dicts).
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+import time
+from typing import Any, Iterable
+
+from .._core import Config, DeadlockError, EventKind, Machine, Source, TraceError, UsageError
+from .results import KernelResults
+from .scheduler import Scheduler
+from .tasks import (
+    IO,
+    Block,
+    Compute,
+    Exit,
+    Send,
+    Sleep,
+    Spawn,
+    Task,
+    TaskState,
+    WakeAll,
+    Yield,
+    check_step,
+    steps_of,
+)
+
+_RETIRE_LIMIT = EventKind.RETIRE_LIMIT
+_MARK = EventKind.MARK
+_SOURCE_ENDED = EventKind.SOURCE_ENDED
+_CYCLE_BOUND = EventKind.CYCLE_BOUND
+
+# Timer kinds.
+_TICK, _WAKE, _SWITCH_DONE, _SPAWN = 0, 1, 2, 3
+_EXIT = Exit()
+# Address space of kernel-mode work (the context-switch path).
+KERNEL_ASID = 0
+
+
+class CpuState:
+    """The kernel's view of one logical CPU."""
+
+    __slots__ = (
+        "id", "core", "thread", "siblings", "current", "incoming", "need_resched", "slice_start", "source",
+        "attach_retired", "source_ended", "kpath", "kpath_active", "state", "since", "busy_cycles",
+        "switch_cycles", "idle_cycles", "kernel_instructions", "dispatches", "segment_start", "loop_base",
+    )
+
+    def __init__(self, info: dict[str, Any]) -> None:
+        self.id: int = info["id"]
+        self.core: int = info["core"]
+        self.thread: int = info["thread"]
+        self.siblings: list[int] = list(info["siblings"])
+        self.current: Task | None = None  # the task on the CPU
+        self.incoming: Task | None = None  # the task being switched in
+        self.need_resched = False
+        self.slice_start = 0
+        self.source: Source | None = None  # what the kernel attached (task source or kernel path)
+        self.attach_retired = 0  # the machine's retired count when the current accounting period began
+        self.source_ended = False
+        self.kpath: Source | None = None
+        self.kpath_active = False
+        self.state = "idle"  # idle | switch | busy
+        self.since = 0
+        self.busy_cycles = 0
+        self.switch_cycles = 0
+        self.idle_cycles = 0
+        self.kernel_instructions = 0
+        self.dispatches = 0
+        self.segment_start = 0
+        self.loop_base = -1  # retired count at the last restart of a looping source
+
+    def __repr__(self) -> str:
+        cur = self.current.name if self.current else None
+        return f"<CpuState {self.id} core={self.core} {self.state} current={cur!r}>"
+
+
+class Kernel(KernelResults):
+    """Drives a Machine with tasks and a scheduler.
+
+    ``machine``: a Machine, or a Config to build one. ``scheduler``: a Scheduler instance (see policies.py).
+    ``hz`` or ``tick_cycles``: the timer tick. ``time_slice_ms`` or ``time_slice_cycles``: the slice.
+    ``switch_cycles``: context-switch cost as idle cycles; or ``kernel_path`` (a trace spec) and
+    ``switch_instructions``: the cost as kernel code run on the CPU. ``spawn_cpu``: the CPU that tasks spawned from
+    outside any task come from (their "parent" CPU for fork placement). ``seed``: tick-order randomness.
+    ``log``: keep a log of scheduling decisions (decision_frame).
+    """
+
+    def __init__(
+        self,
+        machine: Machine | Config,
+        scheduler: Scheduler,
+        *,
+        hz: float = 1000.0,
+        tick_cycles: int | None = None,
+        time_slice_ms: float = 10.0,
+        time_slice_cycles: int | None = None,
+        switch_cycles: int = 2000,
+        kernel_path: str | None = None,
+        switch_instructions: int = 1000,
+        spawn_cpu: int = 0,
+        seed: int = 0,
+        log: bool = False,
+    ) -> None:
+        if isinstance(machine, Config):
+            machine = Machine(machine)
+        if not isinstance(machine, Machine):
+            raise TypeError(f"Kernel: machine must be a Machine or a Config, not {type(machine).__name__}")
+        if not isinstance(scheduler, Scheduler):
+            raise TypeError(f"Kernel: scheduler must be a Scheduler, not {type(scheduler).__name__}")
+        for name, value in (("switch_cycles", switch_cycles), ("switch_instructions", switch_instructions)):
+            if not isinstance(value, int) or value < 0:
+                raise ValueError(f"Kernel: {name} must be a non-negative int, not {value!r}")
+        self.machine = machine
+        self.scheduler = scheduler
+        self.freq_ghz: float = machine.config.freq_ghz
+        self.cycles_per_us = self.freq_ghz * 1000.0
+        if tick_cycles is None:
+            if hz <= 0:
+                raise ValueError(f"Kernel: hz must be positive, not {hz!r}")
+            tick_cycles = round(self.freq_ghz * 1e9 / hz)
+        if tick_cycles < 1:
+            raise ValueError(f"Kernel: tick_cycles must be at least 1, not {tick_cycles!r}")
+        self.tick_cycles = int(tick_cycles)
+        self.time_slice = int(time_slice_cycles) if time_slice_cycles is not None else self.ms_to_cycles(time_slice_ms)
+        if self.time_slice < 1:
+            raise ValueError("Kernel: the time slice must be at least one cycle")
+        self.switch_cycles = switch_cycles
+        self.switch_instructions = switch_instructions if kernel_path else 0
+        if not 0 <= spawn_cpu < machine.logical_cpus:
+            raise UsageError(f"Kernel: spawn_cpu {spawn_cpu} does not exist (CPUs 0..{machine.logical_cpus - 1})")
+        self.spawn_cpu = spawn_cpu
+        self.rng = random.Random(seed)
+        self.cpus = [CpuState(info) for info in machine.cpus]
+        ncores = 1 + max(c.core for c in self.cpus)
+        self.cores: list[list[int]] = [[c.id for c in self.cpus if c.core == k] for k in range(ncores)]
+        if kernel_path:
+            for c in self.cpus:
+                c.kpath = Source(kernel_path)
+        self.now = machine.now
+        for c in self.cpus:
+            c.since = self.now
+            if machine.busy(c.id):
+                raise UsageError(f"Kernel: CPU {c.id} already has a source attached; give the kernel an idle machine")
+        self.tasks: list[Task] = []
+        self.log_enabled = log
+        self.decisions: list[tuple[int, int, str, str, str]] = []
+        self.segments: list[tuple[int, int, int, int, str]] = []  # (cpu, pid, start, end, how it ended)
+        self.host_run_seconds = 0.0  # host time inside Machine.run
+        self.host_seconds = 0.0  # host time inside Kernel.run
+        self.machine_runs = 0
+        self.cpu_snapshot: list[dict[str, Any]] = []
+        self._timers: list[tuple[int, int, int, Any]] = []
+        self._timer_seq = 0
+        self._resched: list[int] = []
+        self._live = 0  # spawned, not exited, not daemons: run() ends when none is left
+        self._live_all = 0  # spawned, not exited, daemons too
+        self._blocked = 0  # live tasks (daemons too) waiting on a channel
+        self._pending_spawns = 0
+        self._next_asid = 1
+        self._tick_order = list(range(len(self.cpus)))
+        self._next_tick = self.now + self.tick_cycles
+        self._push_timer(self._next_tick, _TICK, None)
+        scheduler.setup(self)
+
+    # --- services for schedulers -------------------------------------------------------------------------------------
+    def ms_to_cycles(self, ms: float) -> int:
+        """Milliseconds of simulated time as cycles (system.freq_ghz)."""
+        return max(0, round(ms * 1000.0 * self.cycles_per_us))
+
+    def is_idle(self, cpu: int) -> bool:
+        """True if the CPU runs nothing, is switching nothing in, and has no reschedule pending."""
+        c = self.cpus[cpu]
+        return c.current is None and c.incoming is None and not c.need_resched
+
+    def current(self, cpu: int) -> Task | None:
+        """The task running on (or being switched in on) the CPU."""
+        c = self.cpus[cpu]
+        return c.current if c.current is not None else c.incoming
+
+    def kick(self, cpu: int) -> None:
+        """Asks the CPU to reschedule at the end of the current event (idle CPU: pick a task; busy: maybe preempt)."""
+        c = self.cpus[cpu]
+        if not c.need_resched:
+            c.need_resched = True
+            self._resched.append(cpu)
+
+    def push_running(self, src: int, dst: int) -> bool:
+        """Active migration: takes the task running on ``src`` off it and switches it in on the idle CPU ``dst``.
+        Returns False (and does nothing) if ``src`` runs no task or ``dst`` is not idle."""
+        s, d = self.cpus[src], self.cpus[dst]
+        task = s.current
+        if task is None or not self.is_idle(dst) or not task.allowed(dst):
+            return False
+        self._take_off(s, task, "migrated")
+        task.stats.preemptions += 1
+        self.log_decision(src, "active_migrate", task, f"to CPU {dst}")
+        self._set_task_state(task, TaskState.RUNNABLE, "runnable")
+        self._switch_to(d, task)
+        self.kick(src)
+        return True
+
+    def log_decision(self, cpu: int, what: str, task: Task | None, detail: str = "") -> None:
+        """Appends to the decision log (when the kernel was made with log=True)."""
+        if self.log_enabled:
+            self.decisions.append((self.now, cpu, what, task.name if task is not None else "", detail))
+
+    # --- tasks -------------------------------------------------------------------------------------------------------
+    def spawn(self, task: Task, *, at: int | None = None) -> Task:
+        """Adds a task from outside: runnable at cycle ``at`` (default now), placed as a fork from ``spawn_cpu``."""
+        if not isinstance(task, Task):
+            raise TypeError(f"Kernel.spawn: expected a Task, not {type(task).__name__}")
+        if task._kernel is not None or task.state is not TaskState.NEW:
+            raise UsageError(f"Kernel.spawn: task {task.name!r} was spawned already")
+        self._admit(task)
+        if at is not None and at > self.now:
+            self._pending_spawns += 1
+            self._push_timer(int(at), _SPAWN, task)
+        else:
+            self._start_task(task, None)
+        return task
+
+    def spawn_all(self, tasks: Iterable[Task]) -> list[Task]:
+        """Spawns several tasks now, in order."""
+        return [self.spawn(t) for t in tasks]
+
+    def _admit(self, task: Task) -> None:
+        for c in task.affinity or ():
+            if not 0 <= c < len(self.cpus):
+                raise UsageError(f"task {task.name!r}: affinity names CPU {c}, which does not exist "
+                                 f"(CPUs 0..{len(self.cpus) - 1})")
+        if task.affinity is not None and not task.affinity:
+            raise UsageError(f"task {task.name!r}: empty affinity")
+        if task.asid is None:
+            task.asid = self._next_asid
+            self._next_asid += 1
+        task._kernel = self
+        self.tasks.append(task)
+
+    def _start_task(self, task: Task, parent: Task | None) -> None:
+        task.parent = parent
+        task.stats.created = self.now
+        task._since = self.now
+        task._state_bucket = "runnable"
+        task._steps = steps_of(task)
+        task.state = TaskState.RUNNABLE
+        self._live_all += 1
+        if not task.daemon:
+            self._live += 1
+        self.log_decision(parent.cpu if parent is not None and parent.cpu is not None else self.spawn_cpu, "fork",
+                          task)
+        target = self.scheduler.enqueue(task, "fork")
+        if target is not None:
+            self.kick(target)
+
+    # --- the run loop ------------------------------------------------------------------------------------------------
+    def run(self, until: int | None = None) -> "Kernel":
+        """Runs until every task that is not a daemon has exited (or until cycle ``until``). Raises DeadlockError if
+        every live task waits on a channel (nobody is left to send)."""
+        m = self.machine
+        heap = self._timers
+        perf = time.perf_counter
+        start = perf()
+        try:
+            self._process_resched()
+            # With a bound, daemons keep the machine going until it; without one, the non-daemon tasks do.
+            while self._live or self._pending_spawns or (until is not None and self._live_all):
+                bound = heap[0][0]
+                if until is not None:
+                    if self.now >= until:
+                        break
+                    if until < bound:
+                        bound = until
+                t0 = perf()
+                events = m.run(bound)
+                self.host_run_seconds += perf() - t0
+                self.machine_runs += 1
+                self.now = now = m.now
+                if events[0].kind != _CYCLE_BOUND:
+                    # A source's end is noted first: a step that ends by its retire limit or a mark in the same
+                    # cycle may be followed by a compute on the same source, which must then start it again.
+                    for e in events:
+                        if e.kind == _SOURCE_ENDED:
+                            self.cpus[e.cpu].source_ended = True
+                    for e in events:
+                        self._on_event(e)
+                while heap[0][0] <= now:
+                    _, _, kind, obj = heapq.heappop(heap)
+                    self._on_timer(kind, obj)
+                if self._resched:
+                    self._process_resched()
+        finally:
+            self._flush_accounting()
+            self.host_seconds += perf() - start
+        return self
+
+    def _push_timer(self, cycle: int, kind: int, obj: Any) -> None:
+        self._timer_seq += 1
+        heapq.heappush(self._timers, (cycle, self._timer_seq, kind, obj))
+
+    def _on_timer(self, kind: int, obj: Any) -> None:
+        if kind == _TICK:
+            self._tick()
+        elif kind == _WAKE:
+            self._wake(obj)
+        elif kind == _SWITCH_DONE:
+            self._dispatch(obj)
+        elif kind == _SPAWN:
+            self._pending_spawns -= 1
+            self._start_task(obj, None)
+
+    def _tick(self) -> None:
+        self._next_tick += self.tick_cycles
+        self._push_timer(self._next_tick, _TICK, None)
+        now = self.now
+        sched = self.scheduler
+        order = self._tick_order
+        self.rng.shuffle(order)
+        for i in order:
+            c = self.cpus[i]
+            if c.current is not None and now - c.slice_start >= self.time_slice and sched.has_waiting(i):
+                self.kick(i)
+            sched.tick(i)
+        if self._live and self._blocked == self._live_all and not self._pending_spawns:
+            waiting = ", ".join(f"{t.name!r}" for t in self.tasks if t.state is TaskState.BLOCKED)
+            raise DeadlockError(f"cycle {now}: every live task waits on a channel nobody will send to: {waiting}")
+
+    def _on_event(self, e: Any) -> None:
+        m = self.machine
+        cpu = self.cpus[e.cpu]
+        kind = e.kind
+        if cpu.kpath_active:
+            if kind == _RETIRE_LIMIT:
+                self._dispatch(cpu)
+            elif kind == _SOURCE_ENDED:
+                m.restart_trace(cpu.id)
+            return
+        task = cpu.current
+        if task is None:
+            return
+        step = task._step
+        if step is None:
+            return
+        if kind == _RETIRE_LIMIT:
+            remaining = task._remaining
+            if remaining is not None and m.retired(cpu.id) - cpu.attach_retired >= remaining:
+                self._step_done(cpu, task)
+        elif kind == _MARK:
+            want = step.until_mark
+            if want is True or (want is not None and want is not False and e.mark_id == want):
+                self._step_done(cpu, task)
+        elif kind == _SOURCE_ENDED:
+            if not cpu.source_ended:
+                return  # a later compute step already started the source again
+            if step.loop:
+                cpu.source_ended = False
+                retired = m.retired(cpu.id)
+                if retired == cpu.loop_base:  # nothing retired since the last restart: an empty source
+                    raise TraceError(f"task {task.name!r}: source '{task._source.name}' has no instructions to loop")
+                cpu.loop_base = retired
+                m.restart_trace(cpu.id)
+            else:
+                self._step_done(cpu, task)
+
+    # --- steps -------------------------------------------------------------------------------------------------------
+    def _bank(self, cpu: CpuState, task: Task) -> None:
+        """Credits the instructions retired since the last bank to the task (and to its step)."""
+        r = self.machine.retired(cpu.id)
+        d = r - cpu.attach_retired
+        cpu.attach_retired = r
+        task.stats.instructions += d
+        if task._remaining is not None:
+            task._remaining -= d
+
+    def _step_done(self, cpu: CpuState, task: Task) -> None:
+        self._bank(cpu, task)
+        task._step = None
+        task._remaining = None
+        self._advance(cpu, task)
+
+    def _resolve_source(self, task: Task, spec: Any) -> Source:
+        if spec is None:
+            spec = task.source
+            if spec is None:
+                raise UsageError(f"task {task.name!r}: a Compute step names no source and the task has none")
+        if isinstance(spec, Source):
+            return spec
+        if not isinstance(spec, str):
+            raise TypeError(f"task {task.name!r}: a source is a spec string or a Source, not {type(spec).__name__}")
+        src = task._sources.get(spec)
+        if src is None:
+            src = task._sources[spec] = Source(spec)
+        return src
+
+    def _advance(self, cpu: CpuState, task: Task) -> None:
+        """Runs the task's steps from its current position until one that computes (the CPU keeps the task) or one
+        that leaves the CPU (sleep, block, exit, yield: the CPU reschedules)."""
+        steps = task._steps
+        assert steps is not None
+        while True:
+            try:
+                step = next(steps)
+            except StopIteration:
+                step = _EXIT
+            check_step(task, step)
+            if isinstance(step, Compute):
+                if step.instructions == 0:
+                    continue
+                task._step = step
+                task._remaining = step.instructions
+                task._source = self._resolve_source(task, step.source)
+                self._start_compute(cpu, task)
+                return
+            if isinstance(step, Sleep):  # and IO
+                cycles = step.to_cycles(self.cycles_per_us)
+                self._take_off(cpu, task, "io" if isinstance(step, IO) else "sleep")
+                self._set_task_state(task, TaskState.SLEEPING, "io_wait" if isinstance(step, IO) else "sleeping")
+                self._push_timer(self.now + cycles, _WAKE, task)
+                break
+            if isinstance(step, Block):
+                ch = step.channel
+                if ch.pending > 0:
+                    ch.pending -= 1
+                    ch.received += 1
+                    continue
+                ch.waiters.append(task)
+                self._take_off(cpu, task, "block")
+                self._set_task_state(task, TaskState.BLOCKED, "blocked")
+                self._blocked += 1
+                self.log_decision(cpu.id, "block", task, ch.name)
+                break
+            if isinstance(step, Send):
+                ch = step.channel
+                for _ in range(step.count):
+                    ch.sent += 1
+                    if ch.waiters:
+                        ch.received += 1
+                        self._unblock(ch.waiters.popleft(), ch, task)
+                    else:
+                        ch.pending += 1
+                continue
+            if isinstance(step, WakeAll):
+                ch = step.channel
+                while ch.waiters:
+                    self._unblock(ch.waiters.popleft(), ch, task)
+                continue
+            if isinstance(step, Spawn):
+                child = step.task
+                if child._kernel is not None or child.state is not TaskState.NEW:
+                    raise UsageError(f"task {task.name!r}: Spawn of task {child.name!r}, which was spawned already")
+                self._admit(child)
+                self._start_task(child, task)
+                continue
+            if isinstance(step, Yield):
+                if self.scheduler.has_waiting(cpu.id):
+                    self._take_off(cpu, task, "yield")
+                    self._set_task_state(task, TaskState.RUNNABLE, "runnable")
+                    self.scheduler.enqueue(task, "yield")
+                    break
+                continue
+            # Exit
+            self._take_off(cpu, task, "exit")
+            self._set_task_state(task, TaskState.EXITED, "")
+            task.stats.finished = self.now
+            self._live_all -= 1
+            if not task.daemon:
+                self._live -= 1
+            self.log_decision(cpu.id, "exit", task)
+            break
+        self.kick(cpu.id)
+
+    def _start_compute(self, cpu: CpuState, task: Task) -> None:
+        """Attaches the step's source (if another is attached) and sets the retire limit for what is left."""
+        m = self.machine
+        src = task._source
+        if cpu.source is not src:
+            if cpu.source is not None:
+                self._bank(cpu, task)
+                m.detach(cpu.id)
+            if src.attached:
+                raise UsageError(f"task {task.name!r}: source '{src.name}' is attached to another CPU "
+                                 "(tasks running at the same time need sources of their own)")
+            if src.retired and src.ended():
+                src.restart()
+            m.attach(cpu.id, src, task.asid)
+            cpu.source = src
+            cpu.source_ended = False
+            cpu.loop_base = -1
+            cpu.attach_retired = m.retired(cpu.id)
+        elif cpu.source_ended:
+            m.restart_trace(cpu.id)
+            cpu.source_ended = False
+        if task._remaining is not None:
+            m.set_retire_limit(cpu.id, cpu.attach_retired + task._remaining)
+        else:
+            m.clear_retire_limit(cpu.id)
+
+    def _take_off(self, cpu: CpuState, task: Task, why: str) -> None:
+        """Detaches the task's source from its CPU and ends its run segment; the CPU is then free."""
+        if cpu.source is not None:
+            self._bank(cpu, task)
+            self.machine.detach(cpu.id)
+            cpu.source = None
+        self.segments.append((cpu.id, task.pid, cpu.segment_start, self.now, why))
+        cpu.current = None
+        task.cpu = None
+        task.last_ran = self.now
+        self._set_cpu_state(cpu, "idle")
+
+    def _unblock(self, task: Task, ch: Any, by: Task) -> None:
+        self._blocked -= 1
+        self.log_decision(by.cpu if by.cpu is not None else -1, "wake", task, f"{ch.name} by {by.name}")
+        self._wake(task)
+
+    def _wake(self, task: Task) -> None:
+        self._set_task_state(task, TaskState.RUNNABLE, "runnable")
+        target = self.scheduler.enqueue(task, "wakeup")
+        if target is not None:
+            self.kick(target)
+
+    # --- switching ---------------------------------------------------------------------------------------------------
+    def _process_resched(self) -> None:
+        queue = self._resched
+        while queue:
+            cpu = self.cpus[queue.pop(0)]
+            if cpu.need_resched:
+                self._schedule(cpu)
+
+    def _schedule(self, cpu: CpuState) -> None:
+        if cpu.incoming is not None:
+            return  # mid-switch: need_resched stays set and _dispatch asks again once the task is in
+        cpu.need_resched = False
+        prev = cpu.current
+        nxt = self.scheduler.pick_next(cpu.id, prev)
+        if nxt is prev:
+            if prev is not None:
+                cpu.slice_start = self.now
+            return
+        if prev is not None:
+            self._take_off(cpu, prev, "preempted")
+            prev.stats.preemptions += 1
+            self._set_task_state(prev, TaskState.RUNNABLE, "runnable")
+            self.scheduler.enqueue(prev, "preempt")
+            self.log_decision(cpu.id, "preempt", prev, f"for {nxt.name}" if nxt is not None else "")
+        if nxt is None:
+            self.machine.halt(cpu.id)
+            self.log_decision(cpu.id, "idle", None)
+            self.scheduler.idle(cpu.id)
+            return
+        self._switch_to(cpu, nxt)
+
+    def _switch_to(self, cpu: CpuState, task: Task) -> None:
+        cpu.incoming = task
+        task.cpu = cpu.id
+        self._set_task_state(task, TaskState.RUNNING, "switching")
+        self.log_decision(cpu.id, "switch_in", task)
+        if self.switch_instructions and cpu.kpath is not None:
+            m = self.machine
+            cpu.kpath_active = True
+            self._set_cpu_state(cpu, "switch")
+            m.attach(cpu.id, cpu.kpath, KERNEL_ASID)
+            cpu.source = cpu.kpath
+            cpu.attach_retired = m.retired(cpu.id)
+            m.set_retire_limit(cpu.id, cpu.attach_retired + self.switch_instructions)
+        elif self.switch_cycles:
+            self._set_cpu_state(cpu, "switch")
+            self._push_timer(self.now + self.switch_cycles, _SWITCH_DONE, cpu)
+        else:
+            self._dispatch(cpu)
+
+    def _dispatch(self, cpu: CpuState) -> None:
+        """The switch is over: the incoming task starts (or resumes) on the CPU."""
+        if cpu.kpath_active:
+            m = self.machine
+            r = m.retired(cpu.id)
+            cpu.kernel_instructions += r - cpu.attach_retired
+            cpu.attach_retired = r
+            m.detach(cpu.id)
+            cpu.source = None
+            cpu.kpath_active = False
+        task = cpu.incoming
+        assert task is not None
+        cpu.incoming = None
+        cpu.current = task
+        cpu.dispatches += 1
+        cpu.slice_start = self.now
+        cpu.segment_start = self.now
+        st = task.stats
+        st.dispatches += 1
+        if st.started is None:
+            st.started = self.now
+        if task.last_cpu is not None and task.last_cpu != cpu.id:
+            st.migrations += 1
+            if self.cpus[task.last_cpu].core != cpu.core:
+                st.core_migrations += 1
+        task.last_cpu = cpu.id
+        self._set_task_state(task, TaskState.RUNNING, "running")
+        self._set_cpu_state(cpu, "busy")
+        if task._step is not None:
+            self._start_compute(cpu, task)
+        else:
+            self._advance(cpu, task)
+        if cpu.need_resched and cpu.id not in self._resched:
+            self._resched.append(cpu.id)  # a reschedule was asked for during the switch
+
+    # --- accounting --------------------------------------------------------------------------------------------------
+    def _set_task_state(self, task: Task, state: TaskState, bucket: str) -> None:
+        now = self.now
+        if task._state_bucket:
+            st = task.stats
+            setattr(st, task._state_bucket, getattr(st, task._state_bucket) + now - task._since)
+        task._since = now
+        task._state_bucket = bucket
+        task.state = state
+
+    def _set_cpu_state(self, cpu: CpuState, state: str) -> None:
+        now = self.now
+        d = now - cpu.since
+        if cpu.state == "busy":
+            cpu.busy_cycles += d
+        elif cpu.state == "switch":
+            cpu.switch_cycles += d
+        else:
+            cpu.idle_cycles += d
+        cpu.since = now
+        cpu.state = state
+
+    def _flush_accounting(self) -> None:
+        self.now = self.machine.now
+        for c in self.cpus:
+            self._set_cpu_state(c, c.state)
+            if c.current is not None and c.source is not None:
+                self._bank(c, c.current)
+        for t in self.tasks:
+            if t._state_bucket:
+                self._set_task_state(t, t.state, t._state_bucket)
+        # Kept so that the results can be read after the machine is closed.
+        self.cpu_snapshot = [self.machine.cpu_stats(c.id) for c in self.cpus]

@@ -1,0 +1,361 @@
+"""The built-in schedulers, after shared/reference/linux_ht_scheduling.md:
+
+- :class:`Linux24`: HT-unaware. One runqueue per logical CPU; siblings are independent CPUs, so "1+1 busy on package
+  A, 0+0 on package B" looks balanced. New tasks queue on their parent's CPU and idle CPUs pull waiting tasks at their
+  (staggered) ticks, so where a task lands depends on which idle CPU gets to it first.
+- :class:`Linux25HT`: Ingo Molnar's 2.5.32 shared-runqueue patch: one runqueue per physical package, with passive
+  balancing per package, active balancing (a running task pushed to a fully idle package), HT-aware pickup (any
+  sibling takes from the package queue), package affinity, and HT-aware wakeup (target, else an idle sibling, else
+  preempt a sibling running a less important task).
+- :class:`IdleCoreFirst`: today's placement (sched-domains / CFS select_idle_core): on fork and wakeup a fully idle
+  core first, then an idle sibling; an SMT domain and a package domain balance with their own intervals and
+  imbalance thresholds, a core of n siblings counting as 1 + 0.1 (n - 1) CPUs of capacity.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .scheduler import Interval, RunqueueScheduler
+
+if TYPE_CHECKING:
+    from .kernel import Kernel
+    from .tasks import Task
+
+
+def _home_cpu(sched: RunqueueScheduler, task: "Task", reason: str) -> int:
+    """Where a task comes from: its last CPU on wakeup, its parent's CPU on fork, else the kernel's spawn CPU."""
+    k = sched.kernel
+    assert k is not None
+    if reason != "fork" and task.last_cpu is not None:
+        return task.last_cpu
+    parent = task.parent
+    if parent is not None:
+        if parent.cpu is not None:
+            return parent.cpu
+        if parent.last_cpu is not None:
+            return parent.last_cpu
+    return k.spawn_cpu
+
+
+def _first_allowed(sched: RunqueueScheduler, task: "Task") -> int:
+    k = sched.kernel
+    assert k is not None
+    for c in range(len(k.cpus)):
+        if task.allowed(c):
+            return c
+    raise ValueError(f"task {task.name!r}: its affinity {sorted(task.affinity or ())} names no CPU of this machine")
+
+
+class Linux24(RunqueueScheduler):
+    """HT-unaware scheduling: a runqueue per logical CPU, balancing that treats siblings as independent CPUs.
+
+    ``idle_interval_ms``: an idle CPU looks for waiting tasks this often (and when it goes idle); ``busy_interval_ms``:
+    a busy CPU pulls from a CPU with at least two more runnable tasks this often (cache-hot tasks stay).
+    """
+
+    name = "linux24"
+
+    def __init__(self, *, idle_interval_ms: float = 1.0, busy_interval_ms: float = 200.0,
+                 cache_hot_ms: float = 2.5) -> None:
+        super().__init__(cache_hot_ms=cache_hot_ms)
+        self.idle_interval_ms = idle_interval_ms
+        self.busy_interval_ms = busy_interval_ms
+        self._idle_iv: list[Interval] = []
+        self._busy_iv: list[Interval] = []
+
+    def setup(self, kernel: "Kernel") -> None:
+        super().setup(kernel)
+        n = len(kernel.cpus)
+        self._idle_iv = [Interval(kernel.ms_to_cycles(self.idle_interval_ms)) for _ in range(n)]
+        self._busy_iv = [Interval(kernel.ms_to_cycles(self.busy_interval_ms)) for _ in range(n)]
+
+    def queue_key(self, cpu: int) -> int:
+        return cpu
+
+    def select_cpu(self, task: "Task", reason: str) -> int:
+        home = _home_cpu(self, task, reason)
+        return home if task.allowed(home) else _first_allowed(self, task)
+
+    def tick(self, cpu: int) -> None:
+        k = self.kernel
+        assert k is not None
+        if k.is_idle(cpu):
+            if self._idle_iv[cpu].due(k.now):
+                self.balance(cpu, idle=True)
+        elif self._busy_iv[cpu].due(k.now):
+            self.balance(cpu, idle=False)
+
+    def idle(self, cpu: int) -> None:
+        self.balance(cpu, idle=True)
+
+    def balance(self, cpu: int, *, idle: bool) -> None:
+        """Pull one waiting task from the busiest other CPU: any waiting task when idle, else only if the busiest
+        CPU has at least two more runnable tasks than this one."""
+        mine = self.load(cpu)
+        busiest, most = None, 0
+        for c, queue in self.queues.items():
+            if c == cpu or not queue:
+                continue
+            load = self.load(c)
+            if load > most:
+                busiest, most = c, load
+        if busiest is None:
+            return
+        if idle or most - mine >= 2:
+            self.pull(busiest, cpu, allow_hot=idle)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "idle_interval_ms": self.idle_interval_ms,
+                "busy_interval_ms": self.busy_interval_ms}
+
+
+class Linux25HT(RunqueueScheduler):
+    """The 2.5.32 HT-aware scheduler: a shared runqueue per physical package and the five HT-aware behaviours.
+
+    ``idle_interval_ms`` / ``busy_interval_ms``: passive balancing per package (about 1 ms when the package has an
+    idle CPU, 250 ms when busy). ``active_balance``: push a running task to a fully idle package when another
+    package runs two.
+    """
+
+    name = "linux25ht"
+
+    def __init__(self, *, idle_interval_ms: float = 1.0, busy_interval_ms: float = 250.0,
+                 cache_hot_ms: float = 2.5, active_balance: bool = True) -> None:
+        super().__init__(cache_hot_ms=cache_hot_ms)
+        self.idle_interval_ms = idle_interval_ms
+        self.busy_interval_ms = busy_interval_ms
+        self.active_balance = active_balance
+        self._idle_iv: dict[int, Interval] = {}
+        self._busy_iv: dict[int, Interval] = {}
+
+    def setup(self, kernel: "Kernel") -> None:
+        super().setup(kernel)
+        self._idle_iv = {p: Interval(kernel.ms_to_cycles(self.idle_interval_ms)) for p in self.queues}
+        self._busy_iv = {p: Interval(kernel.ms_to_cycles(self.busy_interval_ms)) for p in self.queues}
+
+    def queue_key(self, cpu: int) -> int:
+        k = self.kernel
+        assert k is not None
+        return k.cpus[cpu].core
+
+    def select_cpu(self, task: "Task", reason: str) -> int:
+        k = self.kernel
+        assert k is not None
+        home = _home_cpu(self, task, reason)
+        if not task.allowed(home):
+            home = _first_allowed(self, task)
+        if reason == "fork":
+            # A new task has no package affinity yet: the least loaded package, the parent's first among equals.
+            home_pkg = k.cpus[home].core
+            best, best_key = None, None
+            for pkg, cpus in self._queue_cpus.items():
+                allowed = [c for c in cpus if task.allowed(c)]
+                if not allowed:
+                    continue
+                key = (self.load(pkg), pkg != home_pkg, pkg)
+                if best_key is None or key < best_key:
+                    best, best_key = pkg, key
+            assert best is not None
+            cpus = [c for c in self._queue_cpus[best] if task.allowed(c)]
+            if home in cpus and k.is_idle(home):
+                return home
+            for c in cpus:
+                if k.is_idle(c):
+                    return c
+            return home if home in cpus else cpus[0]
+        # Wakeup: the task's last CPU if idle, else an idle sibling (package affinity), else the last CPU.
+        if k.is_idle(home):
+            return home
+        for s in k.cpus[home].siblings:
+            if task.allowed(s) and k.is_idle(s):
+                return s
+        return home
+
+    def tick(self, cpu: int) -> None:
+        k = self.kernel
+        assert k is not None
+        pkg = k.cpus[cpu].core
+        cpus = self._queue_cpus[pkg]
+        has_idle = any(k.is_idle(c) for c in cpus)
+        if (self._idle_iv[pkg] if has_idle else self._busy_iv[pkg]).due(k.now):
+            self.balance_package(pkg)
+
+    def idle(self, cpu: int) -> None:
+        k = self.kernel
+        assert k is not None
+        self.balance_package(k.cpus[cpu].core)
+
+    def balance_package(self, pkg: int) -> None:
+        """Passive balancing: pull a waiting task from a package with at least two more runnable tasks; else active
+        balancing: if this whole package is idle and another runs two or more tasks, push one of them here."""
+        k = self.kernel
+        assert k is not None
+        cpus = self._queue_cpus[pkg]
+        idle_cpus = [c for c in cpus if k.is_idle(c)]
+        mine = self.load(pkg)
+        busiest, most = None, 0
+        for p in self.queues:
+            if p == pkg:
+                continue
+            load = self.load(p)
+            if load > most:
+                busiest, most = p, load
+        if busiest is None or most - mine < 2:
+            return
+        dst = idle_cpus[0] if idle_cpus else cpus[0]
+        if self.queues[busiest] and self.pull(busiest, dst, allow_hot=bool(idle_cpus)):
+            return
+        if self.active_balance and len(idle_cpus) == len(cpus) and not self.queues[pkg]:
+            src_cpus = [c for c in self._queue_cpus[busiest] if not k.is_idle(c)]
+            if len(src_cpus) >= 2:
+                for src in reversed(src_cpus):
+                    task = k.current(src)
+                    for d in idle_cpus:
+                        if task is not None and task.allowed(d) and k.push_running(src, d):
+                            return
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "idle_interval_ms": self.idle_interval_ms,
+                "busy_interval_ms": self.busy_interval_ms, "active_balance": self.active_balance}
+
+
+class IdleCoreFirst(RunqueueScheduler):
+    """Today's placement: per-CPU runqueues; on fork and wakeup a fully idle core first (the task's own core first),
+    then an idle CPU (its last CPU, then its siblings, then any); balancing in an SMT domain (siblings) and a package
+    domain (cores as groups of capacity 1 + ``smt_gain`` per extra sibling), each with its interval and imbalance
+    percentage; an idle CPU balances every ``idle_interval_ms`` and pulls a running task from a core running two or
+    more (active balancing)."""
+
+    name = "idle_core_first"
+
+    def __init__(self, *, smt_interval_ms: float = 2.0, smt_imbalance_pct: int = 110,
+                 package_interval_ms: float = 4.0, package_imbalance_pct: int = 125, idle_interval_ms: float = 1.0,
+                 smt_gain: float = 0.1, cache_hot_ms: float = 0.5) -> None:
+        super().__init__(cache_hot_ms=cache_hot_ms)
+        self.smt_interval_ms = smt_interval_ms
+        self.smt_imbalance_pct = smt_imbalance_pct
+        self.package_interval_ms = package_interval_ms
+        self.package_imbalance_pct = package_imbalance_pct
+        self.idle_interval_ms = idle_interval_ms
+        self.smt_gain = smt_gain
+        self._smt_iv: list[Interval] = []
+        self._pkg_iv: list[Interval] = []
+        self._idle_iv: list[Interval] = []
+
+    def setup(self, kernel: "Kernel") -> None:
+        super().setup(kernel)
+        n = len(kernel.cpus)
+        self._smt_iv = [Interval(kernel.ms_to_cycles(self.smt_interval_ms)) for _ in range(n)]
+        self._pkg_iv = [Interval(kernel.ms_to_cycles(self.package_interval_ms)) for _ in range(n)]
+        self._idle_iv = [Interval(kernel.ms_to_cycles(self.idle_interval_ms)) for _ in range(n)]
+
+    def queue_key(self, cpu: int) -> int:
+        return cpu
+
+    def _core_idle(self, core_cpus: list[int]) -> bool:
+        k = self.kernel
+        assert k is not None
+        return all(k.is_idle(c) and not self.queues[c] for c in core_cpus)
+
+    def select_cpu(self, task: "Task", reason: str) -> int:
+        k = self.kernel
+        assert k is not None
+        home = _home_cpu(self, task, reason)
+        if not task.allowed(home):
+            home = _first_allowed(self, task)
+        cores = k.cores
+        start = k.cpus[home].core
+        # 1. A fully idle core, the task's own first, then the next ones in order.
+        for i in range(len(cores)):
+            core_cpus = cores[(start + i) % len(cores)]
+            if self._core_idle(core_cpus):
+                if home in core_cpus:
+                    return home
+                for c in core_cpus:
+                    if task.allowed(c):
+                        return c
+        # 2. An idle CPU: the home CPU, its siblings, then any.
+        for c in [home, *k.cpus[home].siblings, *range(len(k.cpus))]:
+            if task.allowed(c) and k.is_idle(c) and not self.queues[c]:
+                return c
+        if reason != "fork":
+            return home
+        allowed = [c for c in range(len(k.cpus)) if task.allowed(c)]
+        return min(allowed, key=lambda c: (self.load(c), c))
+
+    def tick(self, cpu: int) -> None:
+        k = self.kernel
+        assert k is not None
+        now = k.now
+        if k.is_idle(cpu):
+            if self._idle_iv[cpu].due(now):
+                self.balance(cpu, idle=True, smt=True, package=True)
+            return
+        smt = self._smt_iv[cpu].due(now)
+        package = self._pkg_iv[cpu].due(now)
+        if smt or package:
+            self.balance(cpu, idle=False, smt=smt, package=package)
+
+    def idle(self, cpu: int) -> None:
+        self.balance(cpu, idle=True, smt=True, package=True)
+
+    def balance(self, cpu: int, *, idle: bool, smt: bool, package: bool) -> None:
+        """SMT domain first (pull from a sibling), then the package domain (pull from the busiest core, or push a
+        running task here if this CPU is idle and that core runs two or more)."""
+        k = self.kernel
+        assert k is not None
+        mine = self.load(cpu)
+        if smt:
+            for s in k.cpus[cpu].siblings:
+                if self.queues[s]:
+                    theirs = self.load(s)
+                    if theirs * 100 > mine * self.smt_imbalance_pct and theirs - mine >= 2:
+                        if self.pull(s, cpu, allow_hot=idle):
+                            return
+        if not package:
+            return
+        local_core = k.cpus[cpu].core
+        capacity = 1.0 + self.smt_gain * (len(k.cores[local_core]) - 1)
+        local_nr = sum(self.load(c) for c in k.cores[local_core])
+        busiest, most = None, 0
+        for core, core_cpus in enumerate(k.cores):
+            if core == local_core:
+                continue
+            nr = sum(self.load(c) for c in core_cpus)
+            if nr > most:
+                busiest, most = core, nr
+        if busiest is None:
+            return
+        their_capacity = 1.0 + self.smt_gain * (len(k.cores[busiest]) - 1)
+        if not (most / their_capacity * 100 > local_nr / capacity * self.package_imbalance_pct and
+                most - local_nr >= 2):
+            return
+        for c in sorted(k.cores[busiest], key=lambda c: -self.load(c)):
+            if self.queues[c] and self.pull(c, cpu, allow_hot=idle):
+                return
+        if idle and k.is_idle(cpu):
+            running = [c for c in k.cores[busiest] if not k.is_idle(c)]
+            if len(running) >= 2:
+                for src in reversed(running):
+                    task = k.current(src)
+                    if task is not None and task.allowed(cpu) and k.push_running(src, cpu):
+                        return
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "smt_interval_ms": self.smt_interval_ms,
+                "smt_imbalance_pct": self.smt_imbalance_pct, "package_interval_ms": self.package_interval_ms,
+                "package_imbalance_pct": self.package_imbalance_pct, "idle_interval_ms": self.idle_interval_ms,
+                "smt_gain": self.smt_gain}
+
+
+SCHEDULERS = {cls.name: cls for cls in (Linux24, Linux25HT, IdleCoreFirst)}
+
+
+def make_scheduler(name: str, **params: Any) -> RunqueueScheduler:
+    """A built-in scheduler by name ('linux24', 'linux25ht', 'idle_core_first') with its parameters."""
+    try:
+        cls = SCHEDULERS[name]
+    except KeyError:
+        raise ValueError(f"unknown scheduler {name!r}; built in: {', '.join(SCHEDULERS)}") from None
+    return cls(**params)

@@ -1,0 +1,227 @@
+"""The scheduler interface the Kernel calls, and a base class with runqueues and balancing helpers.
+
+A scheduler decides *where* a runnable task waits and *which* task a logical CPU runs next; the Kernel does the
+mechanics (attach/detach, context-switch cost, time slices, accounting). The interface is small:
+
+- ``setup(kernel)``: once, before the first task; topology is in ``kernel.cpus`` / ``kernel.cores``.
+- ``enqueue(task, reason) -> cpu | None``: a task became runnable (``reason`` is ``"fork"``, ``"wakeup"``,
+  ``"preempt"`` or ``"yield"``); put it on a runqueue and return a logical CPU that should reschedule now (an idle
+  CPU, or one running a less important task), or None.
+- ``pick_next(cpu, prev) -> task | None``: the CPU reschedules; ``prev`` is the task it runs (None if idle). Return
+  ``prev`` to keep it, or take another task off a runqueue (the Kernel then requeues ``prev`` with ``"preempt"``).
+- ``has_waiting(cpu) -> bool``: a queued task could run on this CPU (the Kernel preempts at slice expiry only then).
+- ``tick(cpu)``: every timer tick on every CPU (passive load balancing lives here).
+- ``idle(cpu)``: the CPU just found nothing to run (idle balancing, active migration).
+- ``dequeue(task)``: take a queued task off its runqueue (used by the Kernel and by balancing).
+
+Balancing uses two Kernel services: ``kernel.kick(cpu)`` (reschedule that CPU soon) and
+``kernel.push_running(src, dst)`` (active migration of a running task to an idle CPU).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Hashable, Iterable
+
+if TYPE_CHECKING:
+    from .kernel import Kernel
+    from .tasks import Task
+
+
+class Scheduler:
+    """Base of every scheduler: the interface the Kernel calls (see the module doc)."""
+
+    name = "scheduler"
+
+    def __init__(self) -> None:
+        self.kernel: Kernel | None = None
+
+    def setup(self, kernel: "Kernel") -> None:
+        """Called once by the Kernel before anything runs."""
+        self.kernel = kernel
+
+    def enqueue(self, task: "Task", reason: str) -> int | None:
+        """Put a runnable task on a runqueue; return a CPU to reschedule now, or None."""
+        raise NotImplementedError
+
+    def dequeue(self, task: "Task") -> None:
+        """Take a queued task off its runqueue."""
+        raise NotImplementedError
+
+    def pick_next(self, cpu: int, prev: "Task | None") -> "Task | None":
+        """The task the CPU runs next: ``prev`` to keep it, a dequeued task, or None to idle."""
+        raise NotImplementedError
+
+    def has_waiting(self, cpu: int) -> bool:
+        """True if a queued task could run on the CPU."""
+        raise NotImplementedError
+
+    def tick(self, cpu: int) -> None:
+        """Timer tick on a CPU."""
+
+    def idle(self, cpu: int) -> None:
+        """The CPU found nothing to run."""
+
+    def describe(self) -> dict[str, Any]:
+        """Name and parameters, for results."""
+        return {"scheduler": self.name}
+
+
+class RunqueueScheduler(Scheduler):
+    """Runqueues keyed by ``queue_key(cpu)`` (a CPU, or a package for a shared runqueue), priority order (lower
+    ``priority`` first, FIFO among equals), wakeup preemption, and helpers for load balancing.
+
+    Subclasses define ``queue_key`` and ``select_cpu`` (placement on fork and wakeup) and their balancing in ``tick``
+    and ``idle``. ``cache_hot_ms``: a task that ran this recently is cache-hot; busy balancing leaves it where it is.
+    """
+
+    name = "runqueue"
+
+    def __init__(self, *, cache_hot_ms: float = 2.5) -> None:
+        super().__init__()
+        self.cache_hot_ms = cache_hot_ms
+        self.queues: dict[Hashable, list[Task]] = {}
+        self._seq = 0
+        self._cache_hot = 0
+        self._queue_cpus: dict[Hashable, list[int]] = {}
+
+    # --- to define in subclasses ---------------------------------------------------------------------------------
+    def queue_key(self, cpu: int) -> Hashable:
+        """The runqueue a CPU takes its tasks from."""
+        raise NotImplementedError
+
+    def select_cpu(self, task: "Task", reason: str) -> int:
+        """Where a forked or woken task should go (a logical CPU it is allowed on)."""
+        raise NotImplementedError
+
+    # --- the interface ---------------------------------------------------------------------------------------------
+    def setup(self, kernel: "Kernel") -> None:
+        super().setup(kernel)
+        self._cache_hot = kernel.ms_to_cycles(self.cache_hot_ms)
+        self.queues = {}
+        self._queue_cpus = {}
+        for c in range(len(kernel.cpus)):
+            key = self.queue_key(c)
+            self.queues.setdefault(key, [])
+            self._queue_cpus.setdefault(key, []).append(c)
+
+    def enqueue(self, task: "Task", reason: str) -> int | None:
+        k = self.kernel
+        assert k is not None
+        if reason in ("preempt", "yield") and task.last_cpu is not None and task.allowed(task.last_cpu):
+            cpu = task.last_cpu
+        else:
+            cpu = self.select_cpu(task, reason)
+        self._push(task, self.queue_key(cpu))
+        if reason in ("preempt", "yield"):
+            return None
+        return self.kick_target(task, cpu)
+
+    def kick_target(self, task: "Task", cpu: int) -> int | None:
+        """After queueing a woken/forked task for ``cpu``: that CPU if idle, an idle CPU sharing its runqueue, or a
+        CPU sharing the runqueue that runs a less important task (preemption); else None."""
+        k = self.kernel
+        assert k is not None
+        if k.is_idle(cpu):
+            return cpu
+        peers = self._queue_cpus[self.queue_key(cpu)]
+        for c in peers:
+            if c != cpu and task.allowed(c) and k.is_idle(c):
+                return c
+        victim, worst = None, task.priority
+        for c in [cpu] + [p for p in peers if p != cpu]:
+            cur = k.current(c)
+            if cur is not None and task.allowed(c) and cur.priority > worst:
+                victim, worst = c, cur.priority
+        return victim
+
+    def dequeue(self, task: "Task") -> None:
+        if task.rq is not None:
+            self.queues[task.rq].remove(task)
+            task.rq = None
+
+    def pick_next(self, cpu: int, prev: "Task | None") -> "Task | None":
+        best = self._best(self.queues[self.queue_key(cpu)], cpu)
+        if prev is not None and (best is None or best.priority > prev.priority):
+            return prev
+        if best is not None:
+            self.dequeue(best)
+        return best
+
+    def has_waiting(self, cpu: int) -> bool:
+        for t in self.queues[self.queue_key(cpu)]:
+            if t.affinity is None or cpu in t.affinity:
+                return True
+        return False
+
+    # --- helpers ---------------------------------------------------------------------------------------------------
+    def _push(self, task: "Task", key: Hashable) -> None:
+        self._seq += 1
+        task.seq = self._seq
+        task.rq = key
+        self.queues[key].append(task)
+
+    @staticmethod
+    def _best(queue: list["Task"], cpu: int) -> "Task | None":
+        best = None
+        for t in queue:
+            if (t.affinity is None or cpu in t.affinity) and (
+                best is None or (t.priority, t.seq) < (best.priority, best.seq)
+            ):
+                best = t
+        return best
+
+    def cpus_of(self, key: Hashable) -> list[int]:
+        """The CPUs that take tasks from runqueue ``key``."""
+        return self._queue_cpus[key]
+
+    def nr_running(self, cpus: Iterable[int]) -> int:
+        """Tasks running (or being switched in) on these CPUs."""
+        k = self.kernel
+        assert k is not None
+        return sum(1 for c in cpus if not k.is_idle(c))
+
+    def load(self, key: Hashable) -> int:
+        """Runnable tasks of a runqueue: queued plus running on its CPUs."""
+        return len(self.queues[key]) + self.nr_running(self._queue_cpus[key])
+
+    def cache_hot(self, task: "Task") -> bool:
+        """True if the task left a CPU less than cache_hot_ms ago."""
+        k = self.kernel
+        assert k is not None
+        return task.last_cpu is not None and k.now - task.last_ran < self._cache_hot
+
+    def pull(self, src_key: Hashable, dst_cpu: int, *, allow_hot: bool) -> "Task | None":
+        """Moves one queued task from runqueue ``src_key`` to ``dst_cpu``'s runqueue (the most recently queued
+        allowed one, which is the least cache-hot), kicking ``dst_cpu`` if it is idle. Returns the task or None."""
+        k = self.kernel
+        assert k is not None
+        queue = self.queues[src_key]
+        for t in reversed(queue):
+            if t.allowed(dst_cpu) and (allow_hot or not self.cache_hot(t)):
+                self.dequeue(t)
+                self._push(t, self.queue_key(dst_cpu))
+                k.log_decision(dst_cpu, "pull", t, f"from runqueue {src_key}")
+                if k.is_idle(dst_cpu):
+                    k.kick(dst_cpu)
+                return t
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        return {"scheduler": self.name, "cache_hot_ms": self.cache_hot_ms}
+
+
+class Interval:
+    """A periodic action's clock: ``due(now)`` is True (and re-arms) once per ``cycles``."""
+
+    __slots__ = ("cycles", "next")
+
+    def __init__(self, cycles: int) -> None:
+        self.cycles = max(1, cycles)
+        self.next = 0
+
+    def due(self, now: int) -> bool:
+        """True if the interval has elapsed since the last time it was due."""
+        if now >= self.next:
+            self.next = now + self.cycles
+            return True
+        return False

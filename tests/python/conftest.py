@@ -1,0 +1,34 @@
+"""Shared fixtures: the package from the source tree (python/, where in-tree builds put _core*.so) unless an installed
+smtlab is already importable, and small machine configs."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+try:
+    import smtlab  # noqa: F401
+except ImportError:
+    sys.path.insert(0, str(ROOT / "python"))
+    import smtlab  # noqa: F401
+
+
+@pytest.fixture
+def cfg_1x2():
+    """One core, two hardware threads (logical CPUs 0 and 1 are siblings)."""
+    return smtlab.load_config(None, {"system.cores": 1, "core.threads": 2})
+
+
+@pytest.fixture
+def cfg_2x2():
+    """Two packages of two hardware threads: CPUs 0,1 on core 0 and 2,3 on core 1."""
+    return smtlab.load_config(None, {"system.cores": 2, "core.threads": 2})
+
+
+@pytest.fixture
+def data_dir():
+    """tests/data."""
+    return ROOT / "tests" / "data"
