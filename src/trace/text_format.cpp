@@ -95,6 +95,15 @@ void parseMemRef(std::string_view key, std::string_view value, MemRef& ref, cons
 bool parseTextLine(std::string_view line, Instr& out, std::string_view name, std::uint64_t lineNo) {
   const LineContext ctx{name, lineNo};
   if (const std::size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+  // A binary file (a native trace with a damaged magic, say) is not a text trace: say so instead of quoting raw bytes,
+  // which would garble the one-line message (a NUL byte even cuts it short).
+  for (std::size_t k = 0; k < line.size(); ++k) {
+    const auto c = static_cast<unsigned char>(line[k]);
+    if ((c < 0x20 && !isSpace(line[k])) || c == 0x7f) {
+      ctx.fail(fmt::format("binary byte 0x{:02x} in column {}: not a text trace (nor a native one: no SMTLTRC\\x01 "
+                           "magic)", c, k + 1));
+    }
+  }
 
   // Tokens are separated by blanks; at most: pc, op and a bounded number of fields (duplicates are errors anyway).
   std::string_view tokens[16];

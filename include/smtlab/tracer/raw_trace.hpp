@@ -1,0 +1,91 @@
+// The raw stream of the QEMU tracer plugin (tools/qemu-tracer): which translated blocks a guest thread executed and
+// every load/store it made. RawTraceSource decodes it into trace records; docs/tracing.md gives the byte layout.
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "smtlab/trace/source.hpp"
+#include "smtlab/tracer/x86_decoder.hpp"
+
+namespace smtlab {
+
+struct RawDecodeOptions {
+  std::uint64_t skip = 0;        // drop the thread's first `skip` executed instructions
+  std::uint64_t maxRecords = 0;  // 0: all
+  bool collapseRep = false;      // one record per rep-prefixed string op, not one per iteration
+};
+
+// Block definitions (PREFIX.blocks), each instruction decoded once and shared by every block that holds it.
+class RawBlockTable {
+ public:
+  // Throws TraceError naming the file on a missing, truncated or corrupt file.
+  explicit RawBlockTable(const std::string& path);
+
+  struct Block {
+    Addr pc = 0;
+    std::uint32_t first = 0;  // index of its first instruction in blockInsns
+    std::uint32_t count = 0;
+  };
+  const Block* block(std::uint32_t id) const { return id < blocks_.size() && blocks_[id].count ? &blocks_[id] : nullptr; }
+  const X86Insn& insn(std::uint32_t blockInsnIndex) const { return insns_[blockInsns_[blockInsnIndex]]; }
+  std::size_t distinctInstructions() const { return insns_.size(); }
+
+ private:
+  std::vector<Block> blocks_;             // by block id
+  std::vector<std::uint32_t> blockInsns_;  // per block slot: index into insns_
+  std::vector<X86Insn> insns_;            // distinct instructions (pc + bytes)
+};
+
+// Reads one thread's raw stream (PREFIX.tK.raw) as trace records. A stream cut short by a killed program ends at its
+// last complete block; other damage is a TraceError naming the file and byte offset.
+class RawTraceSource : public TraceSource {
+ public:
+  RawTraceSource(std::shared_ptr<const RawBlockTable> blocks, std::string path, RawDecodeOptions options = {});
+  std::size_t read(std::span<Instr> out) override;
+  void rewind() override;
+  std::string describe() const override { return path_; }
+
+  std::uint64_t droppedAccesses() const { return droppedAccesses_; }  // beyond the record's 2 loads + 2 stores
+
+ private:
+  struct Access {
+    std::uint16_t index;
+    bool store;
+    std::uint8_t size;
+    Addr addr;
+  };
+  bool readBytes(void* dst, std::size_t n);  // false at a clean or truncated end
+  void advance();  // reads the accesses of current_ and the next block execution (next_)
+  void emitBlock(Addr nextPc, std::span<Instr> out, std::size_t& filled);
+  [[noreturn]] void fail(const std::string& what) const;
+
+  std::shared_ptr<const RawBlockTable> table_;
+  std::string path_;
+  RawDecodeOptions options_;
+  std::ifstream in_;
+  std::vector<char> inBuf_;
+  std::size_t bufPos_ = 0, bufEnd_ = 0;
+  std::uint64_t offset_ = 0;       // bytes read from the file
+  std::uint64_t entryOffset_ = 0;  // where the entry being decoded starts, for messages
+  std::uint64_t position_ = 0;   // dynamic index of the next instruction to decode
+  std::uint64_t emitted_ = 0;
+  std::uint64_t droppedAccesses_ = 0;
+  const RawBlockTable::Block* current_ = nullptr;  // block whose accesses are being gathered
+  const RawBlockTable::Block* next_ = nullptr;     // the block after it (read ahead to know the next pc)
+  std::vector<Access> accesses_;  // accesses of current_, in execution order
+  std::size_t accessPos_ = 0;
+  std::uint32_t emitFrom_ = 0;  // next instruction of current_ to emit (a batch may end inside a block)
+  Addr lastRepPc_ = 0;
+  bool lastWasRep_ = false;
+  bool ended_ = false;
+  bool started_ = false;
+};
+
+// Looks for PREFIX.tK.raw files, K = 0, 1, ... (stops at the first missing one).
+std::vector<std::string> rawThreadFiles(const std::string& prefix);
+
+}  // namespace smtlab

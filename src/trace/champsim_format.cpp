@@ -1,0 +1,204 @@
+#include "smtlab/trace/champsim_format.hpp"
+
+#include <cstring>
+#include <fstream>
+
+#include <boost/iostreams/filter/gzip.hpp>
+#include <boost/iostreams/filter/lzma.hpp>
+#include <boost/iostreams/filtering_stream.hpp>
+#include <fmt/format.h>
+
+#include "smtlab/common/error.hpp"
+
+namespace smtlab {
+namespace io = boost::iostreams;
+
+namespace {
+
+// ChampSim registers on smtlab's register file: n < 64 is rn, n >= 64 is f(n mod 64); the instruction pointer is not
+// a data dependency and is dropped.
+RegId mapChampSimReg(std::uint8_t n) {
+  if (n == 0 || n == kChampSimInstructionPointer) return kNoReg;
+  return n < kIntRegs ? intReg(n) : fpReg(n % kFpRegs);
+}
+
+void decodeRecord(const unsigned char* p, ChampSimRecord& r) {
+  auto u64 = [&](std::size_t off) {
+    std::uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | p[off + static_cast<std::size_t>(i)];
+    return v;
+  };
+  r.ip = u64(0);
+  r.isBranch = p[8];
+  r.branchTaken = p[9];
+  r.dstRegs = {p[10], p[11]};
+  r.srcRegs = {p[12], p[13], p[14], p[15]};
+  for (std::size_t i = 0; i < 2; ++i) r.dstMem[i] = u64(16 + 8 * i);
+  for (std::size_t i = 0; i < 4; ++i) r.srcMem[i] = u64(32 + 8 * i);
+}
+
+}  // namespace
+
+BranchKind champSimBranchKind(const ChampSimRecord& r) {
+  bool writesSp = false, writesIp = false, readsSp = false, readsFlags = false, readsIp = false, readsOther = false;
+  for (std::uint8_t d : r.dstRegs) {
+    writesSp |= d == kChampSimStackPointer;
+    writesIp |= d == kChampSimInstructionPointer;
+  }
+  for (std::uint8_t s : r.srcRegs) {
+    if (s == 0) continue;
+    if (s == kChampSimStackPointer) readsSp = true;
+    else if (s == kChampSimFlags) readsFlags = true;
+    else if (s == kChampSimInstructionPointer) readsIp = true;
+    else readsOther = true;
+  }
+  // The order and conditions are ChampSim's (instruction.h, ooo_model_instr constructor).
+  if (!writesIp) return BranchKind::None;
+  if (!readsSp && !readsFlags && !readsIp && !readsOther) return BranchKind::DirectJump;
+  if (!readsSp && !readsFlags && !readsIp && readsOther) return BranchKind::IndirectJump;
+  if (!readsSp && readsIp && !writesSp && (readsFlags || readsOther)) return BranchKind::Conditional;
+  if (readsSp && readsIp && writesSp && !readsFlags && !readsOther) return BranchKind::DirectCall;
+  if (readsSp && readsIp && writesSp && !readsFlags && readsOther) return BranchKind::IndirectCall;
+  if (readsSp && !readsIp && writesSp) return BranchKind::Return;
+  return BranchKind::Other;
+}
+
+Instr fromChampSim(const ChampSimRecord& r, std::uint64_t nextIp) {
+  Instr in;
+  in.pc = r.ip;
+  std::size_t k = 0;
+  for (std::uint8_t s : r.srcRegs) {
+    const RegId id = mapChampSimReg(s);
+    if (id != kNoReg && k < in.src.size()) in.src[k++] = id;
+  }
+  k = 0;
+  for (std::uint8_t d : r.dstRegs) {
+    const RegId id = mapChampSimReg(d);
+    if (id != kNoReg && k < in.dst.size()) in.dst[k++] = id;
+  }
+  k = 0;
+  for (std::uint64_t a : r.srcMem) {
+    if (a != 0 && k < in.loads.size()) in.loads[k++] = MemRef{a, 8};
+  }
+  k = 0;
+  for (std::uint64_t a : r.dstMem) {
+    if (a != 0 && k < in.stores.size()) in.stores[k++] = MemRef{a, 8};
+  }
+  in.branch = champSimBranchKind(r);
+  switch (in.branch) {
+    case BranchKind::None:
+      in.op = in.hasLoad() ? OpClass::Load : in.hasStore() ? OpClass::Store : OpClass::Int;
+      break;
+    case BranchKind::Conditional: in.op = OpClass::Branch; break;
+    case BranchKind::DirectJump: in.op = OpClass::Jump; break;
+    case BranchKind::IndirectJump: in.op = OpClass::IndirectJump; break;
+    case BranchKind::DirectCall:
+    case BranchKind::IndirectCall: in.op = OpClass::Call; break;
+    case BranchKind::Return: in.op = OpClass::Return; break;
+    case BranchKind::Other: in.op = OpClass::Jump; break;
+  }
+  in.taken = in.branch != BranchKind::None && r.branchTaken != 0;
+  if (in.taken) in.target = nextIp;
+  return in;
+}
+
+bool isChampSimTraceName(const std::string& path) { return path.find(".champsimtrace") != std::string::npos; }
+
+struct ChampSimTraceReader::Stream {
+  std::ifstream file;
+  io::filtering_istream in;
+};
+
+ChampSimTraceReader::ChampSimTraceReader(std::string path) : path_(std::move(path)) { rewind(); }
+ChampSimTraceReader::~ChampSimTraceReader() = default;
+
+void ChampSimTraceReader::fail(const std::string& what) const {
+  throw TraceError(fmt::format("{}: record {}: {}", path_, readIndex_, what));
+}
+
+void ChampSimTraceReader::rewind() {
+  stream_ = std::make_unique<Stream>();
+  stream_->file.open(path_, std::ios::binary);
+  if (!stream_->file) throw TraceError(fmt::format("cannot open ChampSim trace '{}'", path_));
+  unsigned char magic[6] = {};
+  stream_->file.read(reinterpret_cast<char*>(magic), sizeof magic);
+  stream_->file.clear();
+  stream_->file.seekg(0);
+  static constexpr unsigned char kXz[6] = {0xfd, '7', 'z', 'X', 'Z', 0x00};
+  if (std::memcmp(magic, kXz, 6) == 0) {
+    compression_ = "xz";
+    stream_->in.push(io::lzma_decompressor());
+  } else if (magic[0] == 0x1f && magic[1] == 0x8b) {
+    compression_ = "gzip";
+    stream_->in.push(io::gzip_decompressor());
+  } else {
+    compression_ = "";
+  }
+  stream_->in.push(stream_->file);
+  // Decompressor errors would otherwise only set badbit and look like the end of the trace.
+  stream_->in.exceptions(std::ios::badbit);
+  records_ = 0;
+  readIndex_ = 0;
+  // Read one record ahead (a taken branch's target is the next ip); this also reports a damaged start at open time.
+  havePending_ = readRecord(pending_);
+  done_ = !havePending_;
+}
+
+bool ChampSimTraceReader::readRecord(ChampSimRecord& r) {
+  unsigned char buf[kChampSimRecordSize];
+  std::size_t got = 0;
+  try {
+    stream_->in.read(reinterpret_cast<char*>(buf), kChampSimRecordSize);
+    got = static_cast<std::size_t>(stream_->in.gcount());
+  } catch (const std::exception& e) {
+    fail(fmt::format("corrupt {} data ({})", compression_.empty() ? "file" : compression_, e.what()));
+  }
+  if (got == 0) return false;
+  if (got < kChampSimRecordSize) fail(fmt::format("truncated ({} of {} bytes)", got, kChampSimRecordSize));
+  decodeRecord(buf, r);
+  ++readIndex_;
+  return true;
+}
+
+std::size_t ChampSimTraceReader::read(std::span<Instr> out) {
+  std::size_t n = 0;
+  if (done_) return 0;
+  ChampSimRecord next;
+  while (n < out.size()) {
+    const bool more = readRecord(next);
+    out[n++] = fromChampSim(pending_, more ? next.ip : 0);
+    ++records_;
+    if (!more) {
+      done_ = true;
+      break;
+    }
+    pending_ = next;
+  }
+  return n;
+}
+
+void writeChampSimTrace(const std::string& path, const std::vector<ChampSimRecord>& records) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file) throw TraceError(fmt::format("cannot create ChampSim trace '{}'", path));
+  io::filtering_ostream out;
+  if (path.size() >= 3 && path.compare(path.size() - 3, 3, ".xz") == 0) out.push(io::lzma_compressor());
+  out.push(file);
+  for (const ChampSimRecord& r : records) {
+    unsigned char buf[kChampSimRecordSize] = {};
+    auto put64 = [&](std::size_t off, std::uint64_t v) {
+      for (std::size_t i = 0; i < 8; ++i) buf[off + i] = static_cast<unsigned char>(v >> (8 * i));
+    };
+    put64(0, r.ip);
+    buf[8] = r.isBranch;
+    buf[9] = r.branchTaken;
+    std::memcpy(buf + 10, r.dstRegs.data(), 2);
+    std::memcpy(buf + 12, r.srcRegs.data(), 4);
+    for (std::size_t i = 0; i < 2; ++i) put64(16 + 8 * i, r.dstMem[i]);
+    for (std::size_t i = 0; i < 4; ++i) put64(32 + 8 * i, r.srcMem[i]);
+    out.write(reinterpret_cast<const char*>(buf), kChampSimRecordSize);
+  }
+  out.reset();
+  if (!file) throw TraceError(fmt::format("writing ChampSim trace '{}' failed", path));
+}
+
+}  // namespace smtlab

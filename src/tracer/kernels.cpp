@@ -1,0 +1,180 @@
+#include "smtlab/tracer/kernels.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "smtlab/common/error.hpp"
+#include "smtlab/trace/generators.hpp"
+#include "smtlab/trace/native_format.hpp"
+#include "smtlab/tracer/recorder.hpp"
+
+namespace smtlab {
+namespace fs = std::filesystem;
+
+namespace {
+
+#ifndef SMTLAB_KERNEL_SOURCE_DIR
+#define SMTLAB_KERNEL_SOURCE_DIR "workloads/kernels"
+#endif
+#ifndef SMTLAB_KERNEL_CACHE_DEFAULT
+#define SMTLAB_KERNEL_CACHE_DEFAULT "build/kernels"
+#endif
+
+// Traces are capped so that one kernel stays a few million instructions (seconds to trace, fractions to simulate).
+constexpr std::uint64_t kKernelMaxInstructions = 20000000;
+
+std::vector<KernelInfo> makeTable() {
+  std::vector<KernelInfo> t;
+  t.push_back({"sysbench_cpu", "sysbench_cpu.c", {"10000", "1"}, 0,
+               "gen:mix,load=0.05,store=0.02,branch=0.2,imul=0.1,dep=2,count=5m",
+               "sysbench cpu: primes up to 10000 by trial division"});
+  struct Aim { const char* name; const char* fallback; const char* what; };
+  const Aim aims[] = {
+      {"add_short", "gen:mix,load=0.05,store=0.05,branch=0.08,dep=2,count=2m", "AIM9 add, short"},
+      {"add_int", "gen:mix,load=0.05,store=0.05,branch=0.08,dep=2,count=2m", "AIM9 add, int"},
+      {"add_long", "gen:mix,load=0.05,store=0.05,branch=0.08,dep=2,count=2m", "AIM9 add, long"},
+      {"add_float", "gen:mix,load=0.05,store=0.05,branch=0.08,fp=0.5,dep=2,count=2m", "AIM9 add, float"},
+      {"add_double", "gen:mix,load=0.05,store=0.05,branch=0.08,fp=0.5,dep=2,count=2m", "AIM9 add, double"},
+      {"mul_short", "gen:mix,load=0.05,store=0.05,branch=0.08,imul=0.4,dep=2,count=2m", "AIM9 mul, short"},
+      {"mul_int", "gen:mix,load=0.05,store=0.05,branch=0.08,imul=0.4,dep=2,count=2m", "AIM9 mul, int"},
+      {"mul_long", "gen:mix,load=0.05,store=0.05,branch=0.08,imul=0.4,dep=2,count=2m", "AIM9 mul, long"},
+      {"mul_float", "gen:mix,load=0.05,store=0.05,branch=0.08,fp=0.5,dep=2,count=2m", "AIM9 mul, float"},
+      {"mul_double", "gen:mix,load=0.05,store=0.05,branch=0.08,fp=0.5,dep=2,count=2m", "AIM9 mul, double"},
+      {"div_short", "gen:chain,op=idiv,count=1m", "AIM9 div, short"},
+      {"div_int", "gen:chain,op=idiv,count=1m", "AIM9 div, int"},
+      {"div_long", "gen:chain,op=idiv,count=1m", "AIM9 div, long"},
+      {"div_float", "gen:chain,op=fdiv,count=1m", "AIM9 div, float"},
+      {"div_double", "gen:chain,op=fdiv,count=1m", "AIM9 div, double"},
+      {"call0", "gen:mix,load=0.15,store=0.15,branch=0.3,dep=3,count=2m", "AIM9 function call, 0 arguments"},
+      {"call1", "gen:mix,load=0.15,store=0.15,branch=0.3,dep=3,count=2m", "AIM9 function call, 1 argument"},
+      {"call2", "gen:mix,load=0.15,store=0.15,branch=0.3,dep=3,count=2m", "AIM9 function call, 2 arguments"},
+      {"call15", "gen:mix,load=0.25,store=0.25,branch=0.1,dep=3,count=2m", "AIM9 function call, 15 arguments"},
+      {"sieve", "gen:mix,load=0.2,store=0.2,branch=0.25,footprint=8k,hot=1,hot_kb=8,count=2m",
+       "AIM9 integer sieve (8192 flags)"},
+      {"memcpy", "gen:stream,footprint=16k,store_every=2,count=2m", "AIM9 memory copy (16 KiB)"},
+      {"string", "gen:mix,load=0.3,store=0.15,branch=0.2,footprint=4k,hot=1,hot_kb=4,count=2m",
+       "AIM9 string operations"},
+      {"sort", "gen:mix,load=0.3,store=0.1,branch=0.2,predictability=0.6,footprint=16k,hot=1,hot_kb=16,count=2m",
+       "AIM9 qsort of 4096 ints"},
+  };
+  for (const Aim& a : aims) t.push_back({fmt::format("aim9_{}", a.name), "aim9.c", {a.name, "200000"}, 0, a.fallback, a.what});
+  t.push_back({"chase", "chase.c", {"4096", "1000000"}, 0, "gen:chase,footprint=4m,work=2,count=3m",
+               "pointer chase over 4 MiB"});
+  t.push_back({"msgpass_send", "msgpass.c", {"10000"}, 0, "gen:mix,load=0.2,store=0.15,branch=0.2,count=2m",
+               "message-passing pair, sender (thread 0)"});
+  t.push_back({"msgpass_recv", "msgpass.c", {"10000"}, 1, "gen:mix,load=0.25,store=0.1,branch=0.2,count=2m",
+               "message-passing pair, receiver (thread 1)"});
+  return t;
+}
+
+int runCommand(const std::vector<std::string>& args) {
+  std::vector<std::string> copy = args;
+  std::vector<char*> argv;
+  for (auto& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    ::execvp(argv[0], argv.data());
+    std::_Exit(127);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+bool newer(const fs::path& a, const fs::path& b) {
+  std::error_code e1, e2;
+  const auto ta = fs::last_write_time(a, e1), tb = fs::last_write_time(b, e2);
+  return !e1 && !e2 && ta > tb;
+}
+
+}  // namespace
+
+const std::vector<KernelInfo>& kernels() {
+  static const std::vector<KernelInfo> table = makeTable();
+  return table;
+}
+
+std::string kernelCacheDir() {
+  if (const char* d = std::getenv("SMTLAB_KERNEL_CACHE"); d && *d) return d;
+  return SMTLAB_KERNEL_CACHE_DEFAULT;
+}
+
+std::string ensureKernelTrace(const KernelInfo& k) {
+  const fs::path dir = kernelCacheDir();
+  const fs::path source = fs::path(SMTLAB_KERNEL_SOURCE_DIR) / k.source;
+  const fs::path trace = dir / (k.name + ".trace");
+  if (fs::exists(trace) && !newer(source, trace)) return trace.string();
+  if (auto why = tracerUnavailableReason()) throw TraceError(fmt::format("kernel:{}: cannot trace: {}", k.name, *why));
+  if (!fs::exists(source)) throw TraceError(fmt::format("kernel:{}: source {} not found", k.name, source.string()));
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw TraceError(fmt::format("kernel:{}: cannot create cache directory {}: {}", k.name, dir.string(),
+                                       ec.message()));
+  // Private names while building, renamed at the end: concurrent users of the cache never see half a file.
+  const std::string tag = fmt::format("{}.tmp{}", k.name, ::getpid());
+  const fs::path binary = dir / tag;
+  const std::vector<std::string> cc = {"cc", "-O2", "-march=x86-64", "-mtune=generic", "-static", "-pthread",
+                                       "-o", binary.string(), source.string(), "-lm"};
+  if (runCommand(cc) != 0) {
+    throw TraceError(fmt::format("kernel:{}: compiling {} failed (is a C compiler with static libc installed?)",
+                                 k.name, source.string()));
+  }
+  RecordOptions o;
+  o.outPrefix = (dir / tag).string();
+  o.command = {binary.string()};
+  o.command.insert(o.command.end(), k.args.begin(), k.args.end());
+  o.maxInstructions = kKernelMaxInstructions;
+  o.quiet = true;
+  RecordResult r;
+  try {
+    r = recordProgram(o);
+  } catch (...) {
+    fs::remove(binary, ec);
+    throw;
+  }
+  fs::remove(binary, ec);
+  if (static_cast<std::size_t>(k.thread) >= r.threads.size()) {
+    throw TraceError(fmt::format("kernel:{}: the program ran {} thread(s), no thread {}", k.name, r.threads.size(),
+                                 k.thread));
+  }
+  fs::rename(r.threads[static_cast<std::size_t>(k.thread)].path, trace);
+  for (const auto& t : r.threads) fs::remove(t.path, ec);
+  fs::remove(r.manifest, ec);
+  return trace.string();
+}
+
+std::unique_ptr<TraceSource> openKernelTrace(const std::string& spec) {
+  const std::string name = spec.substr(spec.find(':') + 1);
+  const KernelInfo* k = nullptr;
+  for (const auto& info : kernels()) {
+    if (info.name == name) k = &info;
+  }
+  if (!k) {
+    std::string names;
+    for (const auto& info : kernels()) names += (names.empty() ? "" : " ") + info.name;
+    throw TraceError(fmt::format("'{}': unknown kernel '{}' (kernels: {})", spec, name, names));
+  }
+  const fs::path cached = fs::path(kernelCacheDir()) / (k->name + ".trace");
+  const bool canTrace = !tracerUnavailableReason();
+  if (canTrace) return std::make_unique<NativeTraceReader>(ensureKernelTrace(*k));
+  if (fs::exists(cached)) return std::make_unique<NativeTraceReader>(cached.string());
+  static bool noted = false;
+  if (!noted && !std::getenv("SMTLAB_QUIET_FALLBACK")) {
+    std::fprintf(stderr, "smtlab: kernel:%s: tracer unavailable (%s); using the look-alike %s\n", k->name.c_str(),
+                 tracerUnavailableReason()->c_str(), k->fallback.c_str());
+    noted = true;
+  }
+  return makeGenerator(k->fallback);
+}
+
+}  // namespace smtlab

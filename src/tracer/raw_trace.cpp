@@ -1,0 +1,239 @@
+#include "smtlab/tracer/raw_trace.hpp"
+
+#include <cstring>
+#include <filesystem>
+#include <string_view>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "smtlab/common/error.hpp"
+
+namespace smtlab {
+namespace {
+
+constexpr std::string_view kRawMagic{"SMTLRAW\1", 8};
+constexpr std::string_view kBlocksMagic{"SMTLBLK\1", 8};
+constexpr std::size_t kInBufSize = 1 << 20;
+constexpr std::uint32_t kPositionWord = 0x80000001u;
+
+std::uint32_t le32(const unsigned char* p) {
+  return std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 | std::uint32_t{p[3]} << 24;
+}
+std::uint64_t le64(const unsigned char* p) { return std::uint64_t{le32(p)} | std::uint64_t{le32(p + 4)} << 32; }
+
+}  // namespace
+
+RawBlockTable::RawBlockTable(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw TraceError(fmt::format("cannot open tracer block file '{}'", path));
+  std::vector<unsigned char> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (data.size() < kBlocksMagic.size() || std::memcmp(data.data(), kBlocksMagic.data(), kBlocksMagic.size()) != 0) {
+    throw TraceError(fmt::format("{}: not a tracer block file (bad magic)", path));
+  }
+  X86Decoder decoder;
+  std::unordered_map<std::string, std::uint32_t> cache;  // pc + bytes -> insns_ index
+  std::string key;
+  std::size_t pos = kBlocksMagic.size();
+  while (pos + 16 <= data.size()) {
+    const std::size_t recordStart = pos;
+    const std::uint32_t id = le32(&data[pos]);
+    const Addr pc = le64(&data[pos + 4]);
+    const std::uint32_t n = le32(&data[pos + 12]);
+    pos += 16;
+    if (n == 0 || n > 1023 || id >= (1u << 30)) {
+      throw TraceError(fmt::format("{}: byte {}: corrupt block definition (id {}, {} instructions)", path,
+                                   recordStart, id, n));
+    }
+    // A block definition cut short (the program was killed while it was written) ends the table.
+    bool complete = true;
+    const std::uint32_t first = static_cast<std::uint32_t>(blockInsns_.size());
+    Addr insnPc = pc;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      if (pos >= data.size() || pos + 1 + data[pos] > data.size()) {
+        complete = false;
+        break;
+      }
+      const std::uint8_t len = data[pos];
+      if (len == 0 || len > 16) throw TraceError(fmt::format("{}: byte {}: bad instruction length {}", path, pos, len));
+      key.assign(reinterpret_cast<const char*>(&insnPc), sizeof insnPc);
+      key.append(reinterpret_cast<const char*>(&data[pos + 1]), len);
+      auto [it, fresh] = cache.try_emplace(key, static_cast<std::uint32_t>(insns_.size()));
+      if (fresh) insns_.push_back(decoder.decode(insnPc, std::span<const std::uint8_t>(&data[pos + 1], len)));
+      blockInsns_.push_back(it->second);
+      insnPc += len;
+      pos += 1 + len;
+    }
+    if (!complete) {
+      blockInsns_.resize(first);
+      break;
+    }
+    if (id >= blocks_.size()) blocks_.resize(std::size_t{id} + 1);
+    blocks_[id] = Block{pc, first, n};
+  }
+}
+
+RawTraceSource::RawTraceSource(std::shared_ptr<const RawBlockTable> blocks, std::string path, RawDecodeOptions options)
+    : table_(std::move(blocks)), path_(std::move(path)), options_(options), inBuf_(kInBufSize) {
+  rewind();
+}
+
+void RawTraceSource::fail(const std::string& what) const {
+  throw TraceError(fmt::format("{}: byte {}: {}", path_, entryOffset_, what));
+}
+
+void RawTraceSource::rewind() {
+  in_ = std::ifstream(path_, std::ios::binary);
+  if (!in_) throw TraceError(fmt::format("cannot open raw trace '{}'", path_));
+  bufPos_ = bufEnd_ = 0;
+  offset_ = 0;
+  char magic[8];
+  if (!readBytes(magic, 8) || std::memcmp(magic, kRawMagic.data(), 8) != 0) {
+    throw TraceError(fmt::format("{}: not a raw tracer stream (bad magic)", path_));
+  }
+  position_ = emitted_ = droppedAccesses_ = 0;
+  current_ = next_ = nullptr;
+  accesses_.clear();
+  emitFrom_ = 0;
+  lastWasRep_ = false;
+  ended_ = false;
+  started_ = false;
+}
+
+bool RawTraceSource::readBytes(void* dst, std::size_t n) {
+  auto* out = static_cast<unsigned char*>(dst);
+  while (n > 0) {
+    if (bufPos_ == bufEnd_) {
+      in_.read(inBuf_.data(), static_cast<std::streamsize>(inBuf_.size()));
+      bufEnd_ = static_cast<std::size_t>(in_.gcount());
+      bufPos_ = 0;
+      if (bufEnd_ == 0) return false;
+    }
+    const std::size_t k = std::min(n, bufEnd_ - bufPos_);
+    std::memcpy(out, inBuf_.data() + bufPos_, k);
+    bufPos_ += k;
+    out += k;
+    n -= k;
+    offset_ += k;
+  }
+  return true;
+}
+
+// Reads entries up to the next block execution: memory accesses go to accesses_ (they belong to current_), the block
+// becomes next_. At the end of the stream next_ is null. A entry cut short ends the stream (killed program).
+void RawTraceSource::advance() {
+  next_ = nullptr;
+  unsigned char w[4], a[8];
+  while ((entryOffset_ = offset_, readBytes(w, 4))) {
+    const std::uint32_t word = le32(w);
+    if ((word & 1) == 0) {
+      next_ = table_->block(word >> 1);
+      if (!next_) fail(fmt::format("block {} is not defined in the block file", word >> 1));
+      return;
+    }
+    if (!readBytes(a, 8)) break;
+    if (word == kPositionWord) {
+      position_ = le64(a);
+      continue;
+    }
+    if (word & 0xffffc000u) fail(fmt::format("corrupt entry 0x{:08x}", word));
+    const auto index = static_cast<std::uint16_t>((word >> 4) & 1023);
+    if (!current_ || index >= current_->count) fail(fmt::format("memory access of instruction {} outside its block", index));
+    accesses_.push_back(Access{index, (word & 8) != 0, static_cast<std::uint8_t>(1u << ((word >> 1) & 3)), le64(a)});
+  }
+  ended_ = true;
+}
+
+std::size_t RawTraceSource::read(std::span<Instr> out) {
+  std::size_t filled = 0;
+  if (!started_) {
+    started_ = true;
+    advance();  // up to the first block (only a position entry may precede it)
+    if (!accesses_.empty()) fail("memory access before the first block");
+    current_ = next_;
+    if (current_) advance();
+  }
+  auto limitReached = [&] { return options_.maxRecords != 0 && emitted_ >= options_.maxRecords; };
+  while (filled < out.size() && current_ && !limitReached()) {
+    emitBlock(next_ ? next_->pc : 0, out, filled);
+    if (limitReached() || emitFrom_ < current_->count) break;  // done, or the batch is full inside this block
+    current_ = next_;
+    accesses_.clear();
+    accessPos_ = 0;
+    emitFrom_ = 0;
+    if (current_) advance();
+  }
+  return filled;
+}
+
+void RawTraceSource::emitBlock(Addr nextPc, std::span<Instr> out, std::size_t& filled) {
+  const RawBlockTable::Block& b = *current_;
+  for (; emitFrom_ < b.count && filled < out.size(); ++emitFrom_) {
+    if (options_.maxRecords && emitted_ >= options_.maxRecords) return;
+    const std::uint32_t i = emitFrom_;
+    const X86Insn& d = table_->insn(b.first + i);
+    Instr& r = out[filled];
+    r = Instr{};
+    // Memory accesses of this instruction; contiguous pieces of one wide access (QEMU splits 16/32-byte accesses
+    // into 8-byte ones) are merged back.
+    for (; accessPos_ < accesses_.size() && accesses_[accessPos_].index <= i; ++accessPos_) {
+      const Access& acc = accesses_[accessPos_];
+      if (acc.index != i) continue;
+      auto& slots = acc.store ? r.stores : r.loads;
+      bool placed = false;
+      for (MemRef& m : slots) {
+        if (m.valid() && m.addr + m.size == acc.addr && m.size + acc.size <= 255) {
+          m.size = static_cast<std::uint8_t>(m.size + acc.size);
+          placed = true;
+          break;
+        }
+        if (!m.valid()) {
+          m = MemRef{acc.addr, acc.size};
+          placed = true;
+          break;
+        }
+      }
+      if (!placed) ++droppedAccesses_;
+    }
+    const std::uint64_t dynIndex = position_++;
+    if (dynIndex < options_.skip) continue;
+    if (options_.collapseRep && d.isRep && lastWasRep_ && lastRepPc_ == d.pc) continue;
+    lastWasRep_ = d.isRep;
+    lastRepPc_ = d.pc;
+
+    r.pc = d.pc;
+    r.src = d.src;
+    r.dst = d.dst;
+    r.branch = d.branch;
+    r.op = d.op;
+    if (d.isMove) {
+      if (r.hasLoad()) r.op = OpClass::Load;
+      else if (r.hasStore()) r.op = OpClass::Store;
+    }
+    if (d.branch != BranchKind::None) {
+      const Addr next = i + 1 < b.count ? table_->insn(b.first + i + 1).pc : nextPc;
+      const Addr fallThrough = d.pc + d.length;
+      if (d.branch == BranchKind::Conditional) {
+        r.taken = next != 0 && next != fallThrough;
+        r.target = d.target;
+      } else {
+        r.taken = true;
+        r.target = d.target ? d.target : next;
+      }
+    }
+    ++filled;
+    ++emitted_;
+  }
+}
+
+std::vector<std::string> rawThreadFiles(const std::string& prefix) {
+  std::vector<std::string> files;
+  for (int k = 0;; ++k) {
+    std::string f = fmt::format("{}.t{}.raw", prefix, k);
+    if (!std::filesystem::exists(f)) break;
+    files.push_back(std::move(f));
+  }
+  return files;
+}
+
+}  // namespace smtlab

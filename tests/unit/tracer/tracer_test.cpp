@@ -1,0 +1,195 @@
+// The QEMU tracer end to end on a hand-written assembly program (snippet.S, no libc, so every executed instruction is
+// known): instruction count, register and branch decoding, --skip / --max-instructions, --collapse-rep, lossless
+// native <-> text round trip, threads of one process, and kernel:NAME. Skipped (with the reason) when qemu-x86_64, the
+// plugin, capstone or a C compiler is missing.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "smtlab/common/error.hpp"
+#include "smtlab/trace/native_format.hpp"
+#include "smtlab/trace/text_format.hpp"
+#include "smtlab/trace/vector_source.hpp"
+#include "smtlab/tracer/kernels.hpp"
+#include "smtlab/tracer/recorder.hpp"
+
+namespace smtlab {
+namespace {
+namespace fs = std::filesystem;
+
+fs::path scratchDir() {
+  static const fs::path dir = [] {
+    fs::path d = fs::temp_directory_path() / ("smtlab-tracer-test-" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+// Builds snippet.S once; empty when no compiler.
+std::string snippetBinary() {
+  static const std::string path = [] {
+    const fs::path bin = scratchDir() / "snippet";
+    const std::string cmd = "cc -nostdlib -static -o " + bin.string() + " " SMTLAB_SOURCE_DIR
+                            "/tests/unit/tracer/snippet.S >/dev/null 2>&1";
+    return std::system(cmd.c_str()) == 0 ? bin.string() : std::string();
+  }();
+  return path;
+}
+
+std::vector<Instr> record(const std::string& name, RecordOptions o) {
+  o.outPrefix = (scratchDir() / name).string();
+  o.quiet = true;
+  if (o.command.empty()) o.command = {snippetBinary()};
+  const RecordResult r = recordProgram(o);
+  NativeTraceReader reader(r.threads.at(0).path);
+  return readAll(reader);
+}
+
+class Tracer : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (auto why = tracerUnavailableReason()) GTEST_SKIP() << "tracer unavailable: " << *why;
+    if (snippetBinary().empty()) GTEST_SKIP() << "no C compiler (cc) to assemble snippet.S";
+  }
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    fs::remove_all(scratchDir(), ec);
+  }
+};
+
+// snippet.S: 4 set-up instructions, 1000 iterations of a 4-instruction loop, call + 2 in the function, 3 lea/mov,
+// rep movsb with rcx = 5 (QEMU executes it 6 times: 5 copies and the final rcx == 0 check), 3 for exit.
+// 4 + 4000 + 3 + 3 + 6 + 3 = 4019; no start-up or exit code runs outside the snippet.
+constexpr std::size_t kSnippetInstructions = 4019;
+constexpr std::size_t kLoopStart = 4, kCall = 4 + 4000;
+
+TEST_F(Tracer, ExactInstructionCountOfAKnownLoop) {
+  EXPECT_EQ(record("count", {}).size(), kSnippetInstructions);
+}
+
+TEST_F(Tracer, CollapseRepKeepsOneRecordPerStringOp) {
+  RecordOptions o;
+  o.collapseRep = true;
+  EXPECT_EQ(record("collapse", o).size(), kSnippetInstructions - 5);
+}
+
+TEST_F(Tracer, RegistersMemoryAndBranchesDecoded) {
+  const auto t = record("decode", {});
+  ASSERT_EQ(t.size(), kSnippetInstructions);
+  // xor %eax,%eax: no source; writes rax (r0) and the flags (r16).
+  EXPECT_EQ(t[1].src, (std::array<RegId, 4>{kNoReg, kNoReg, kNoReg, kNoReg}));
+  EXPECT_EQ(t[1].dst, (std::array<RegId, 2>{intReg(0), intReg(16)}));
+  // movdqu (%rsi),%xmm0: a load of 16 bytes (two 8-byte pieces merged) into f0, address from rsi (r6).
+  const Addr buf = t[3].loads[0].addr;
+  EXPECT_EQ(t[3].op, OpClass::Load);
+  EXPECT_EQ(t[3].loads[0].size, 16);
+  EXPECT_FALSE(t[3].loads[1].valid());
+  EXPECT_EQ(t[3].dst[0], fpReg(0));
+  EXPECT_EQ(t[3].src[0], intReg(6));
+  // add (%rsi),%rax: an ALU op with a load; reads rax and rsi.
+  const Instr& add = t[kLoopStart];
+  EXPECT_EQ(add.op, OpClass::Int);
+  EXPECT_EQ(add.loads[0], (MemRef{buf, 8}));
+  EXPECT_NE(std::find(add.src.begin(), add.src.end(), intReg(0)), add.src.end());
+  EXPECT_NE(std::find(add.src.begin(), add.src.end(), intReg(6)), add.src.end());
+  // mov %rax,8(%rsi): a store.
+  EXPECT_EQ(t[kLoopStart + 1].op, OpClass::Store);
+  EXPECT_EQ(t[kLoopStart + 1].stores[0], (MemRef{buf + 8, 8}));
+  // jnz: conditional, reads the flags, taken back to the loop 999 times, then not taken.
+  const Instr& jnz = t[kLoopStart + 3];
+  EXPECT_EQ(jnz.branch, BranchKind::Conditional);
+  EXPECT_EQ(jnz.src[0], intReg(16));
+  EXPECT_TRUE(jnz.taken);
+  EXPECT_EQ(jnz.target, add.pc);
+  const Instr& lastJnz = t[kCall - 1];
+  EXPECT_EQ(lastJnz.pc, jnz.pc);
+  EXPECT_FALSE(lastJnz.taken);
+  EXPECT_EQ(lastJnz.target, add.pc);
+  std::size_t takenCount = 0;
+  for (const Instr& in : t) takenCount += in.pc == jnz.pc && in.taken;
+  EXPECT_EQ(takenCount, 999u);
+  // call / imul / ret: a direct call (pushes the return address), the multiply class, a return to after the call.
+  const Instr& call = t[kCall];
+  EXPECT_EQ(call.branch, BranchKind::DirectCall);
+  EXPECT_EQ(call.target, t[kCall + 1].pc);
+  EXPECT_TRUE(call.stores[0].valid());
+  EXPECT_EQ(t[kCall + 1].op, OpClass::IMul);
+  EXPECT_EQ(t[kCall + 2].branch, BranchKind::Return);
+  EXPECT_EQ(t[kCall + 2].target, call.pc + 5);  // call rel32 is 5 bytes
+  EXPECT_EQ(t[kCall + 3].pc, call.pc + 5);
+  // rep movsb: 1-byte load and store per iteration.
+  EXPECT_EQ(t[kCall + 6].loads[0], (MemRef{buf, 1}));
+  EXPECT_EQ(t[kCall + 6].stores[0], (MemRef{buf + 64, 1}));
+  EXPECT_EQ(t[kCall + 7].loads[0], (MemRef{buf + 1, 1}));
+}
+
+TEST_F(Tracer, SkipAndMaxInstructions) {
+  const auto full = record("full", {});
+  RecordOptions o;
+  o.skip = 4;
+  o.maxInstructions = 10;
+  const auto part = record("part", o);
+  ASSERT_EQ(part.size(), 10u);
+  for (std::size_t i = 0; i < part.size(); ++i) EXPECT_EQ(part[i], full[4 + i]) << i;
+}
+
+TEST_F(Tracer, NativeTextRoundTripIsLossless) {
+  const auto t = record("roundtrip", {});
+  std::ostringstream text;
+  TextTraceWriter writer(text);
+  for (const Instr& in : t) writer.write(in);
+  writer.close();
+  EXPECT_EQ(parseTextTrace(text.str()), t);
+}
+
+TEST_F(Tracer, ThreadsOfOneProcess) {
+  const fs::path bin = scratchDir() / "msgpass";
+  const std::string cc = "cc -O2 -static -pthread -o " + bin.string() + " " SMTLAB_SOURCE_DIR
+                         "/workloads/kernels/msgpass.c >/dev/null 2>&1";
+  if (std::system(cc.c_str()) != 0) GTEST_SKIP() << "cannot build msgpass.c statically";
+  RecordOptions o;
+  o.outPrefix = (scratchDir() / "mp").string();
+  o.command = {bin.string(), "2000"};
+  o.quiet = true;
+  const RecordResult r = recordProgram(o);
+  ASSERT_EQ(r.threads.size(), 2u);
+  EXPECT_GT(r.threads[0].instructions, 2000u * 4);  // every message is at least a store, a load and a loop
+  EXPECT_GT(r.threads[1].instructions, 2000u * 4);
+  std::ifstream manifest(r.manifest);
+  std::string json((std::istreambuf_iterator<char>(manifest)), std::istreambuf_iterator<char>());
+  EXPECT_NE(json.find("\"asid\":" + std::to_string(r.asid)), std::string::npos) << json;
+  EXPECT_NE(json.find("mp.t1.trace"), std::string::npos) << json;
+}
+
+TEST_F(Tracer, KernelIsTracedOnceIntoTheCache) {
+  ::setenv("SMTLAB_KERNEL_CACHE", (scratchDir() / "kernels").c_str(), 1);
+  auto src = openTrace("kernel:aim9_call0");
+  const auto t = readAll(*src);
+  // aim9 call0 runs 200000 calls of f0; static glibc start-up and exit add a few hundred more.
+  std::size_t calls = 0;
+  for (const Instr& in : t) calls += in.branch == BranchKind::DirectCall;
+  EXPECT_GE(calls, 200000u);
+  EXPECT_LT(calls, 202000u);
+  EXPECT_TRUE(fs::exists(scratchDir() / "kernels" / "aim9_call0.trace"));
+  ::unsetenv("SMTLAB_KERNEL_CACHE");
+}
+
+TEST(TracerFallback, KernelWithoutTracerIsTheLookAlike) {
+  ::setenv("SMTLAB_QEMU", "/nonexistent/qemu-x86_64", 1);
+  ::setenv("SMTLAB_KERNEL_CACHE", "/nonexistent/smtlab-kernel-cache", 1);
+  ::setenv("SMTLAB_QUIET_FALLBACK", "1", 1);
+  ASSERT_TRUE(tracerUnavailableReason().has_value());
+  auto src = openTrace("kernel:chase");
+  EXPECT_EQ(src->describe().rfind("gen:chase", 0), 0u) << src->describe();
+  EXPECT_THROW(openTrace("kernel:nosuch"), TraceError);
+  ::unsetenv("SMTLAB_QEMU");
+  ::unsetenv("SMTLAB_KERNEL_CACHE");
+  ::unsetenv("SMTLAB_QUIET_FALLBACK");
+}
+
+}  // namespace
+}  // namespace smtlab

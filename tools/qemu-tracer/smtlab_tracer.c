@@ -1,0 +1,245 @@
+/*
+ * smtlab QEMU TCG plugin: records, per guest thread, which translated blocks execute and every load/store address
+ * and size, into a compact raw stream that smtlab's decoder (src/tracer/) turns into native smtlab traces.
+ * Instruction bytes are written once per translated block, into one shared blocks file.
+ *
+ * Copyright (C) 2025 the smtlab authors.
+ * SPDX-License-Identifier: GPL-2.0-or-later (it is built against QEMU's GPL-2.0-or-later qemu-plugin.h; see LICENSE).
+ *
+ * Usage: qemu-x86_64 -plugin libsmtlab_qemu_tracer.so,out=PREFIX[,skip=N][,max=N] PROGRAM ARGS...
+ * Files: PREFIX.blocks (block definitions), PREFIX.tK.raw (thread K, in order of creation, 0 = main thread).
+ * Stream layout: docs/tracing.md, "Raw stream".
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <qemu-plugin.h>
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+#define MAX_VCPUS 4096
+#define BUF_SIZE (1u << 20)
+#define RAW_MAGIC "SMTLRAW\1"
+#define BLK_MAGIC "SMTLBLK\1"
+
+typedef struct {
+  int fd;
+  unsigned char *buf;
+  size_t pos;
+  uint64_t count;     /* instructions executed by this thread */
+  int recording;      /* between skip and skip + max */
+  int done;
+  int seq;            /* thread number in order of creation */
+} Vcpu;
+
+static Vcpu *vcpus[MAX_VCPUS];
+static char *prefix;
+static uint64_t skip_count, max_count;
+static int blocks_fd = -1;
+static uint32_t next_tb_id;
+static int next_seq;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void die(const char *what) {
+  fprintf(stderr, "smtlab tracer: %s\n", what);
+  _exit(125);
+}
+
+static void write_all(int fd, const void *data, size_t n) {
+  const unsigned char *p = data;
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w <= 0) die("write failed (disk full?)");
+    p += w;
+    n -= (size_t)w;
+  }
+}
+
+static void flush(Vcpu *v) {
+  if (v->pos) write_all(v->fd, v->buf, v->pos);
+  v->pos = 0;
+}
+
+static inline void put32(Vcpu *v, uint32_t x) {
+  if (v->pos + 16 > BUF_SIZE) flush(v);
+  memcpy(v->buf + v->pos, &x, 4); /* x86-64 host: little-endian */
+  v->pos += 4;
+}
+
+static inline void put64(Vcpu *v, uint64_t x) {
+  memcpy(v->buf + v->pos, &x, 8);
+  v->pos += 8;
+}
+
+static void finish(void) {
+  for (int i = 0; i < MAX_VCPUS; ++i) {
+    if (vcpus[i] && vcpus[i]->fd >= 0) {
+      flush(vcpus[i]);
+      close(vcpus[i]->fd);
+      vcpus[i]->fd = -1;
+    }
+  }
+  if (blocks_fd >= 0) close(blocks_fd);
+  blocks_fd = -1;
+}
+
+static void vcpu_init(qemu_plugin_id_t id, unsigned int index) {
+  (void)id;
+  if (index >= MAX_VCPUS) die("too many guest threads");
+  pthread_mutex_lock(&lock);
+  Vcpu *v = vcpus[index];
+  if (!v) {
+    v = calloc(1, sizeof(Vcpu));
+    v->buf = malloc(BUF_SIZE);
+    if (!v || !v->buf) die("out of memory");
+    vcpus[index] = v;
+  } else if (v->fd >= 0) {
+    flush(v);
+    close(v->fd);
+  }
+  v->pos = 0;
+  v->count = 0;
+  v->recording = 0;
+  v->done = 0;
+  v->seq = next_seq++;
+  char path[4096];
+  snprintf(path, sizeof path, "%s.t%d.raw", prefix, v->seq);
+  v->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (v->fd < 0) die("cannot create the raw trace file");
+  pthread_mutex_unlock(&lock);
+  write_all(v->fd, RAW_MAGIC, 8);
+}
+
+static void vcpu_exit(qemu_plugin_id_t id, unsigned int index) {
+  (void)id;
+  pthread_mutex_lock(&lock);
+  Vcpu *v = index < MAX_VCPUS ? vcpus[index] : NULL;
+  if (v && v->fd >= 0) {
+    flush(v);
+    close(v->fd);
+    v->fd = -1;
+  }
+  pthread_mutex_unlock(&lock);
+}
+
+/* Entry words (u32, little-endian): bit 0 clear: a block executes, bits 1-31 its id; bit 0 set and bit 31 clear: a
+ * memory access, bits 1-2 log2(size), bit 3 store, bits 4-13 instruction index in the block, then u64 address;
+ * bit 0 and bit 31 set: position, then u64 instructions the thread executed before the next block. */
+static void tb_exec(unsigned int index, void *udata) {
+  Vcpu *v = vcpus[index];
+  uintptr_t u = (uintptr_t)udata;
+  uint64_t n = u & 1023, before = v->count;
+  v->count += n;
+  if (!v->recording) {
+    if (v->done || v->count <= skip_count) return;
+    v->recording = 1;
+    put32(v, 0x80000001u);
+    put64(v, before);
+  }
+  if (max_count && before >= skip_count + max_count) {
+    v->recording = 0;
+    v->done = 1;
+    if (v->seq == 0) { /* the main thread has enough: stop the program, every file is complete up to here */
+      pthread_mutex_lock(&lock);
+      finish();
+      _exit(0);
+    }
+    return;
+  }
+  put32(v, (uint32_t)(u >> 10) << 1);
+}
+
+static void mem_access(unsigned int index, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata) {
+  Vcpu *v = vcpus[index];
+  if (!v->recording) return;
+  uint32_t w = 1u | ((qemu_plugin_mem_size_shift(info) & 3u) << 1) | ((uint32_t)qemu_plugin_mem_is_store(info) << 3) |
+               ((uint32_t)(uintptr_t)udata << 4);
+  put32(v, w);
+  put64(v, vaddr);
+}
+
+/* Block definition: magic-less record u32 id, u64 pc, u32 instruction count, then per instruction u8 length and its
+ * bytes. Instructions of a block are contiguous, so their pcs follow from the lengths. */
+static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
+  (void)id;
+  size_t n = qemu_plugin_tb_n_insns(tb);
+  unsigned char rec[16 + 512 * 17];
+  pthread_mutex_lock(&lock);
+  uint32_t tb_id = next_tb_id++;
+  uint64_t pc = qemu_plugin_tb_vaddr(tb);
+  uint32_t n32 = (uint32_t)n;
+  size_t pos = 0;
+  memcpy(rec + pos, &tb_id, 4);
+  memcpy(rec + pos + 4, &pc, 8);
+  memcpy(rec + pos + 12, &n32, 4);
+  pos += 16;
+  for (size_t i = 0; i < n && i < 512; ++i) {
+    struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+    size_t len = qemu_plugin_insn_size(insn);
+    if (len > 16) len = 16;
+    rec[pos++] = (unsigned char)len;
+    memcpy(rec + pos, qemu_plugin_insn_data(insn), len);
+    pos += len;
+    qemu_plugin_register_vcpu_mem_cb(insn, mem_access, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW,
+                                     (void *)(uintptr_t)i);
+  }
+  if (blocks_fd >= 0) write_all(blocks_fd, rec, pos);
+  pthread_mutex_unlock(&lock);
+  if (n > 1023 || tb_id >= (1u << 30)) die("block too large or too many blocks");
+  qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS,
+                                       (void *)(((uintptr_t)tb_id << 10) | n));
+}
+
+static void at_exit(qemu_plugin_id_t id, void *p) {
+  (void)id;
+  (void)p;
+  pthread_mutex_lock(&lock);
+  finish();
+  pthread_mutex_unlock(&lock);
+}
+
+static int parse_u64(const char *s, uint64_t *out) {
+  char *end;
+  unsigned long long x = strtoull(s, &end, 10);
+  if (*s == '\0' || *end != '\0') return 0;
+  *out = x;
+  return 1;
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv) {
+  if (info->system_emulation) {
+    fprintf(stderr, "smtlab tracer: only user-mode emulation (qemu-x86_64) is supported\n");
+    return -1;
+  }
+  for (int i = 0; i < argc; ++i) {
+    if (strncmp(argv[i], "out=", 4) == 0) prefix = strdup(argv[i] + 4);
+    else if (strncmp(argv[i], "skip=", 5) == 0 && parse_u64(argv[i] + 5, &skip_count)) continue;
+    else if (strncmp(argv[i], "max=", 4) == 0 && parse_u64(argv[i] + 4, &max_count)) continue;
+    else {
+      fprintf(stderr, "smtlab tracer: bad argument '%s' (out=PREFIX, skip=N, max=N)\n", argv[i]);
+      return -1;
+    }
+  }
+  if (!prefix) {
+    fprintf(stderr, "smtlab tracer: give out=PREFIX\n");
+    return -1;
+  }
+  char path[4096];
+  snprintf(path, sizeof path, "%s.blocks", prefix);
+  blocks_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (blocks_fd < 0) {
+    fprintf(stderr, "smtlab tracer: cannot create %s\n", path);
+    return -1;
+  }
+  write_all(blocks_fd, BLK_MAGIC, 8);
+  qemu_plugin_register_vcpu_init_cb(id, vcpu_init);
+  qemu_plugin_register_vcpu_exit_cb(id, vcpu_exit);
+  qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
+  qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+  return 0;
+}
