@@ -9,13 +9,17 @@ PYTHON     ?= $(VENV)/bin/python
 CMAKE_ARGS ?=
 DEMO_ARGS  ?=
 BENCH_ARGS ?=
+# Hardening phases of `make test` (docs/hardening.md): the ASan+UBSan suites and a short fuzz run of each target.
+# HARDENING=0 skips both; FUZZ_SECONDS is the fuzzing time per target (targets run JOBS at a time).
+HARDENING    ?= 1
+FUZZ_SECONDS ?= 60
 
 SMTLAB := $(BUILD_DIR)/smtlab
 export VENV
 
 # Prerequisites run in the order written (bootstrap before build before test).
 .NOTPARALLEL:
-.PHONY: all bootstrap build test demo bench clean distclean
+.PHONY: all bootstrap build test demo bench clean distclean sanitize fuzz
 
 all: build
 
@@ -36,6 +40,17 @@ test: bootstrap build
 	  PYTHONPATH=$(CURDIR)/python$${PYTHONPATH:+:$$PYTHONPATH} $(PYTHON) -m pytest tests/python; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; else exit $$rc; fi; \
 	else echo "tests/python: no test files, pytest not run"; fi
+	@if [ "$(HARDENING)" != 0 ]; then JOBS=$(JOBS) bash scripts/sanitize.sh; \
+	else echo "HARDENING=0: sanitizer suites not run"; fi
+	@if [ "$(HARDENING)" != 0 ]; then JOBS=$(JOBS) bash scripts/fuzz.sh $(FUZZ_SECONDS); \
+	else echo "HARDENING=0: fuzzers not run"; fi
+
+# The hardening phases alone (they need only the bootstrap, not the Release build).
+sanitize: bootstrap
+	JOBS=$(JOBS) bash scripts/sanitize.sh
+
+fuzz: bootstrap
+	JOBS=$(JOBS) bash scripts/fuzz.sh $(FUZZ_SECONDS)
 
 demo: bootstrap build
 	./$(SMTLAB) demo $(DEMO_ARGS)
@@ -47,4 +62,4 @@ clean:
 	rm -rf $(BUILD_DIR)
 
 distclean: clean
-	rm -rf $(VENV) out
+	rm -rf $(VENV) out build-asan build-fuzz

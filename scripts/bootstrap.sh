@@ -18,7 +18,8 @@ fail() { echo "bootstrap: ERROR: $*" >&2; exit 1; }
 PACKAGES=(cmake ninja-build g++ pkg-config
   libboost1.81-dev libboost-iostreams1.81-dev libboost-program-options1.81-dev libboost-json1.81-dev
   libfmt-dev libgtest-dev libtomlplusplus-dev pybind11-dev libzstd-dev liblzma-dev
-  python3 python3-venv python3-dev)
+  python3 python3-venv python3-dev
+  clang libclang-rt-14-dev)  # clang and its runtime (libFuzzer, sanitizers) for scripts/fuzz.sh
 
 if command -v dpkg-query >/dev/null 2>&1; then
   missing=()
@@ -41,6 +42,31 @@ if command -v dpkg-query >/dev/null 2>&1; then
   fi
 else
   step "Debian packages: no dpkg-query (not Debian?); skipping, install the equivalents of: ${PACKAGES[*]}"
+fi
+
+# --- deb-src entry for QEMU's plugin header ----------------------------------------------------------------------------
+# qemu-plugin.h is only in Debian's qemu source package; tools/qemu-tracer fetches it with `apt-get source` at
+# configure time, which needs a deb-src entry for this release.
+if command -v apt-get >/dev/null 2>&1 && [[ -r /etc/os-release ]]; then
+  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+  srcfile=/etc/apt/sources.list.d/smtlab-deb-src.sources
+  if [[ -z "$codename" ]]; then
+    step "deb-src: unknown release; the tracer plugin needs SMTLAB_QEMU_PLUGIN_HEADER or a deb-src entry"
+  elif grep -rqs '^Types:.*deb-src\|^deb-src ' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    step "deb-src: present"
+  else
+    step "deb-src: adding $srcfile for $codename (qemu's plugin header)"
+    SUDO=()
+    if [[ $(id -u) -ne 0 ]]; then
+      command -v sudo >/dev/null 2>&1 || fail "not root and no sudo; add a deb-src entry for $codename as root"
+      SUDO=(sudo)
+    fi
+    printf '%s\n' "# Added by smtlab scripts/bootstrap.sh: source packages, for qemu's plugin header (tools/qemu-tracer)." \
+      "Types: deb-src" "URIs: http://deb.debian.org/debian" "Suites: $codename $codename-updates" "Components: main" \
+      "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" | "${SUDO[@]}" tee "$srcfile" >/dev/null \
+      || fail "could not write $srcfile"
+    "${SUDO[@]}" apt-get update -qq || fail "apt-get update failed after adding $srcfile"
+  fi
 fi
 
 # --- Python virtual environment ---------------------------------------------------------------------------------------

@@ -1,0 +1,25 @@
+# Hardening builds: SMTLAB_SANITIZE (ASan + UBSan on the library, the program and the gtest suites, build-asan/) and
+# SMTLAB_FUZZ (libFuzzer targets of tests/fuzz, clang only, build-fuzz/). docs/hardening.md says how to run them.
+# Included by the top-level CMakeLists.txt right after project(), or through -DCMAKE_PROJECT_INCLUDE=<this file>
+# (what scripts/sanitize.sh and scripts/fuzz.sh pass); the guard makes both at once harmless.
+include_guard(GLOBAL)
+
+option(SMTLAB_SANITIZE "Build everything with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
+option(SMTLAB_FUZZ "Build the libFuzzer targets in tests/fuzz (needs clang; implies the sanitizers)" OFF)
+
+if(SMTLAB_SANITIZE OR SMTLAB_FUZZ)
+  # UB is fatal (not just a report) so that a test or fuzz run that hits it fails; frame pointers give usable stacks.
+  add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g)
+  add_link_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined)
+endif()
+
+if(SMTLAB_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "SMTLAB_FUZZ needs clang (libFuzzer): configure with -DCMAKE_CXX_COMPILER=clang++ "
+                        "(Debian packages clang and libclang-rt-14-dev); scripts/fuzz.sh does this")
+  endif()
+  # Coverage instrumentation everywhere; the fuzzer's main() is linked only into the fuzz targets.
+  add_compile_options(-fsanitize=fuzzer-no-link)
+  # The fuzz targets link the layer object libraries, which exist only once the top-level file has run to its end.
+  cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL include ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_targets.cmake)
+endif()

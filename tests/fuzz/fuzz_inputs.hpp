@@ -1,0 +1,204 @@
+// What each fuzz target does with one input, shared by the libFuzzer targets (tests/fuzz/fuzz_*.cpp) and the gtest
+// that replays the seed corpora and the kept crash inputs (tests/unit/hardening). The contract under test: an input
+// is either accepted or rejected with an smtlab::Error; anything else (another exception, a sanitizer report, a
+// failed round trip, which throws FuzzOracleFailure) is a finding.
+#pragma once
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <span>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#if __has_include("smtlab/trace/champsim_format.hpp")
+#include "smtlab/trace/champsim_format.hpp"
+#define SMTLAB_FUZZ_HAVE_CHAMPSIM 1
+#endif
+#if __has_include("smtlab/tracer/raw_trace.hpp")
+#include "smtlab/tracer/raw_trace.hpp"
+#define SMTLAB_FUZZ_HAVE_TRACER 1
+#endif
+#include "smtlab/common/error.hpp"
+#include "smtlab/config/loader.hpp"
+#include "smtlab/trace/native_format.hpp"
+#include "smtlab/trace/text_format.hpp"
+
+namespace smtlab::fuzz {
+
+using Bytes = std::span<const std::uint8_t>;
+
+// A reader accepted an input but broke a documented property (e.g. write-then-read is not the identity). Not an
+// smtlab::Error on purpose: it must never pass as a clean rejection.
+class FuzzOracleFailure : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+// Bounds that keep one input fast: a few hundred bytes of zstd can expand to millions of records.
+inline constexpr std::size_t kMaxRecords = 1 << 16;
+inline constexpr std::size_t kBatch = 256;
+
+// A scratch file per process (libFuzzer's -fork and -jobs run separate processes), removed at exit. The readers and
+// the config loader take paths, so the input is written here first. /dev/shm keeps it off the disk when present.
+class ScratchFile {
+ public:
+  explicit ScratchFile(std::string_view suffix) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::is_directory("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path();
+    path_ = (dir / ("smtlab-fuzz-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++) +
+                    std::string(suffix)))
+                .string();
+  }
+  ~ScratchFile() { std::remove(path_.c_str()); }
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+
+  const std::string& write(Bytes data) const {
+    std::ofstream f(path_, std::ios::binary | std::ios::trunc);
+    f.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+    f.close();
+    if (!f) throw std::runtime_error("fuzz harness: cannot write scratch file " + path_);
+    return path_;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  static int& counter() {
+    static int n = 0;
+    return n;
+  }
+  std::string path_;
+};
+
+// Reads a whole source (at most kMaxRecords) into a vector.
+inline std::vector<Instr> readAll(TraceSource& source) {
+  std::vector<Instr> all;
+  Instr batch[kBatch];
+  while (all.size() < kMaxRecords) {
+    const std::size_t n = source.read(std::span<Instr>(batch, kBatch));
+    if (n == 0) break;
+    all.insert(all.end(), batch, batch + n);
+  }
+  return all;
+}
+
+inline std::string formatAll(const std::vector<Instr>& records) {
+  std::string text;
+  for (const Instr& r : records) text += formatTextLine(r) + "\n";
+  return text;
+}
+
+// Text trace: parse; if accepted, formatting and parsing again must reach a fixed point (the writer's only
+// normalisation is closing holes in register lists, so format(parse(format(parse(x)))) == format(parse(x))).
+inline void feedTextTrace(Bytes data) {
+  std::istringstream in(std::string(reinterpret_cast<const char*>(data.data()), data.size()));
+  TextTraceReader reader(in, "fuzz.txt");
+  const std::vector<Instr> first = readAll(reader);
+  const std::string text1 = formatAll(first);
+  std::istringstream again(text1);
+  TextTraceReader reader2(again, "fuzz-rewritten.txt");
+  const std::vector<Instr> second = readAll(reader2);
+  if (second.size() != first.size() || formatAll(second) != text1) {
+    throw FuzzOracleFailure("text trace: format(parse(x)) does not parse back to the same records");
+  }
+}
+
+// Native trace: read (through the file, as the program does); if accepted, rewind must give the same first batch,
+// and writing the records uncompressed then reading them back must give the same records.
+inline void feedNativeTrace(Bytes data) {
+  static const ScratchFile input(".smt");
+  static const ScratchFile output(".smt");
+  NativeTraceReader reader(input.write(data));
+  const std::vector<Instr> records = readAll(reader);
+  if (records.size() >= kMaxRecords) return;  // a decompression bomb: accepted as far as we looked
+  reader.rewind();
+  Instr batch[kBatch];
+  const std::size_t n = reader.read(std::span<Instr>(batch, kBatch));
+  if (n != std::min(records.size(), kBatch) || !std::equal(batch, batch + n, records.begin())) {
+    throw FuzzOracleFailure("native trace: rewind() does not give the same records again");
+  }
+  {
+    NativeTraceWriter writer(output.path(), Compression::None);
+    for (const Instr& r : records) writer.write(r);
+    writer.close();
+  }
+  NativeTraceReader back(output.path());
+  if (readAll(back) != records) throw FuzzOracleFailure("native trace: write-then-read is not the identity");
+}
+
+#ifdef SMTLAB_FUZZ_HAVE_CHAMPSIM
+// ChampSim trace: any input is either read or rejected with a TraceError.
+inline void feedChampSimTrace(Bytes data) {
+  static const ScratchFile input(".champsimtrace");
+  ChampSimTraceReader reader(input.write(data));
+  const std::vector<Instr> records = readAll(reader);
+  if (records.size() >= kMaxRecords) return;
+  reader.rewind();
+  Instr batch[kBatch];
+  const std::size_t n = reader.read(std::span<Instr>(batch, kBatch));
+  if (n != std::min(records.size(), kBatch) || !std::equal(batch, batch + n, records.begin())) {
+    throw FuzzOracleFailure("champsim trace: rewind() does not give the same records again");
+  }
+}
+#endif
+
+#ifdef SMTLAB_FUZZ_HAVE_TRACER
+// Tracer raw stream: the input holds both files of a traced thread, the block table (PREFIX.blocks) and the raw
+// stream (PREFIX.tK.raw): a 2-byte little-endian length L, L bytes of block table, then the stream.
+inline void feedTracerRaw(Bytes data) {
+  static const ScratchFile blocks(".blocks");
+  static const ScratchFile raw(".t0.raw");
+  if (data.size() < 2) return;
+  const std::size_t len = std::min<std::size_t>(data[0] | (std::size_t{data[1]} << 8), data.size() - 2);
+  auto table = std::make_shared<const RawBlockTable>(blocks.write(data.subspan(2, len)));
+  RawTraceSource source(table, raw.write(data.subspan(2 + len)));
+  const std::vector<Instr> records = readAll(source);
+  if (records.size() >= kMaxRecords) return;
+  source.rewind();
+  if (readAll(source) != records) throw FuzzOracleFailure("tracer raw stream: rewind() gives different records");
+}
+#endif
+
+// Config: an input starting with "!" is a list of `--set` overrides (one key=value per line) applied to the
+// defaults, then validated; any other input is a TOML file for loadConfig. If accepted, the TOML the config prints
+// must load back to the same config (docs/config.md).
+inline void feedConfig(Bytes data) {
+  static const ScratchFile input(".toml");
+  static const ScratchFile output(".toml");
+  const std::string_view text(reinterpret_cast<const char*>(data.data()), data.size());
+  Config config;
+  if (!text.empty() && text.front() == '!') {
+    std::string_view rest = text.substr(1);
+    while (!rest.empty()) {
+      const auto nl = rest.find('\n');
+      const std::string_view line = rest.substr(0, nl);
+      rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+      if (!line.empty()) applyOverride(config, line, "--set");
+    }
+    validateConfig(config);
+  } else {
+    config = loadConfig(input.write(data));
+  }
+  const std::string toml = configToToml(config);
+  output.write(Bytes(reinterpret_cast<const std::uint8_t*>(toml.data()), toml.size()));
+  Config back;
+  try {
+    back = loadConfig(output.path());
+  } catch (const Error& e) {
+    throw FuzzOracleFailure(std::string("config: the printed TOML does not load back: ") + e.what());
+  }
+  if (configToJson(back) != configToJson(config)) {
+    throw FuzzOracleFailure("config: the printed TOML loads back to a different config");
+  }
+}
+
+}  // namespace smtlab::fuzz
