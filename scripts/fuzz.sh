@@ -26,7 +26,7 @@ start=$SECONDS
 if [[ ! -f "$BUILD/build.ninja" ]]; then
   # Warnings are not errors here: clang warns about things g++ (the compiler of record) does not.
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$CXX_FUZZ" \
-    -DCMAKE_PROJECT_INCLUDE="$PWD/cmake/hardening.cmake" -DSMTLAB_FUZZ=ON -DSMTLAB_BUILD_TESTS=OFF \
+    -DCMAKE_PROJECT_INCLUDE="$PWD/cmake/hardening.cmake" -DSMTLAB_FUZZ=ON -DSMTLAB_BUILD_TESTS=OFF -DSMTLAB_BUILD_PYTHON=OFF \
     -DSMTLAB_WERROR=OFF >/dev/null
 fi
 cmake --build "$BUILD" --target fuzz_all -j"$JOBS"

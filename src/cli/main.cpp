@@ -22,6 +22,7 @@ commands:
   trace   make and inspect traces: gen, head, info, convert (smtlab trace --help)
   config  show or check a configuration (smtlab config --help)
   demo    Hyper-Threading off vs on for generated thread pairs on the netburst preset
+  sweep   run a parameter sweep described in a TOML file, locally or on Dask (smtlab sweep --help)
 
 Trace arguments are files (native .smt, text) or generator specs such as gen:mix or gen:chase,footprint=64m.
 Configs are files or preset names in configs/ (netburst, broadwell, modern).
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
     if (command == "trace") return smtlab::cli::traceCommand(args);
     if (command == "config") return smtlab::cli::configCommand(args);
     if (command == "demo") return smtlab::cli::demoCommand(args);
+    if (command == "sweep") return smtlab::cli::sweepCommand(args);
     std::fputs(fmt::format("smtlab: unknown command '{}' (try smtlab --help)\n", command).c_str(), stderr);
     return 1;
   } catch (const smtlab::Error& e) {

@@ -1,0 +1,332 @@
+"""What a sweep is: a base config, axes of overrides, workloads and seeds, expanded into runs with content keys.
+
+Nothing here simulates. Expansion loads every config point (so a bad key fails before any run starts) and gives each
+run and each single-thread baseline a key: a hash of everything the result depends on (the effective config, the
+traces or scenario, the seed, the instruction budget), which is what makes results cacheable and resumable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import itertools
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import smtlab
+
+#: Bumped when the stored result of a run changes meaning, so an old store is not silently reused.
+STORE_VERSION = 1
+
+#: How single-thread baselines are run: "threads1" sets core.threads=1 (Hyper-Threading off, the program owns the
+#: whole core); "alone" keeps the config and runs the program without a sibling (partitions recombine on halt).
+BASELINE_MODES = ("threads1", "alone", "none")
+
+
+class SweepError(smtlab.Error):
+    """A sweep description that is wrong (not a config key: those raise :class:`smtlab.ConfigError`)."""
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no spaces: equal values give equal text, so equal hashes."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=_json_default)
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    return repr(value)
+
+
+def digest(value: Any, length: int = 16) -> str:
+    return hashlib.sha256(canonical_json(value).encode()).hexdigest()[:length]
+
+
+def config_key(config: smtlab.Config) -> str:
+    """A short hash of an effective config: two override sets that give the same machine share it."""
+    return digest(config.to_dict())
+
+
+def seeded_spec(spec: str, seed: int | None) -> str:
+    """A generator spec with the run's seed, unless it names its own (``gen:mix`` -> ``gen:mix,seed=3``)."""
+    if seed is None or not spec.startswith("gen:"):
+        return spec
+    params = spec.split(",")[1:]
+    if any(p.strip().startswith("seed=") for p in params):
+        return spec
+    return f"{spec},seed={seed}"
+
+
+def resolve_scenario(ref: Callable[..., Any] | str) -> Callable[..., Any]:
+    """A scenario function from itself or from ``"package.module:function"``."""
+    if callable(ref):
+        return ref
+    module, sep, name = ref.partition(":")
+    if not sep or not module or not name:
+        raise SweepError(f"scenario '{ref}': expected 'package.module:function'")
+    try:
+        obj: Any = importlib.import_module(module)
+        for part in name.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as e:
+        raise SweepError(f"scenario '{ref}': cannot import it ({e})") from None
+    if not callable(obj):
+        raise SweepError(f"scenario '{ref}' is not callable")
+    return obj
+
+
+def scenario_name(ref: Callable[..., Any] | str) -> str:
+    """``module:qualname`` of a scenario: what identifies it in a run key."""
+    if isinstance(ref, str):
+        return ref
+    return f"{getattr(ref, '__module__', '?')}:{getattr(ref, '__qualname__', repr(ref))}"
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What runs on the machine: trace specs, one per logical CPU from CPU 0, or an OS scenario.
+
+    A scenario is a picklable function (or ``"module:function"``) called as
+    ``fn(config, seed=seed, max_instructions=n, **params)``; it returns a dict of results. Scalars become columns;
+    a list ``"ipc"`` becomes per-thread columns, and with a list ``"ipc_alone"`` the speedup metrics are computed.
+    """
+
+    name: str
+    traces: tuple[str, ...] = ()
+    scenario: Callable[..., Any] | str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if bool(self.traces) == (self.scenario is not None):
+            raise SweepError(f"workload '{self.name}': give either traces or a scenario")
+        object.__setattr__(self, "traces", tuple(self.traces))
+        object.__setattr__(self, "params", dict(self.params))
+
+    @staticmethod
+    def of(value: Workload | Sequence[str] | str | Callable[..., Any], name: str | None = None) -> Workload:
+        """A workload from a tuple of trace specs, one spec, a scenario function or ``"module:function"``."""
+        if isinstance(value, Workload):
+            return value
+        if isinstance(value, str):
+            if ":" in value and not value.startswith(("gen:", "kernel:")) and "/" not in value:
+                return Workload(name or value.rpartition(":")[2], scenario=value)
+            return Workload(name or value, traces=(value,))
+        if callable(value):
+            return Workload(name or getattr(value, "__name__", "scenario"), scenario=value)
+        traces = tuple(value)
+        if not traces or not all(isinstance(t, str) for t in traces):
+            raise SweepError(f"workload {value!r}: expected trace specs (strings)")
+        return Workload(name or "+".join(traces), traces=traces)
+
+    def identity(self) -> dict[str, Any]:
+        """What a run's result depends on (the name is only a label)."""
+        if self.scenario is not None:
+            return {"scenario": scenario_name(self.scenario), "params": dict(self.params)}
+        return {"traces": list(self.traces)}
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One simulation, as sent to a worker: a pure function of these fields."""
+
+    key: str
+    kind: str  # "run" or "baseline"
+    config: smtlab.Config
+    traces: tuple[str, ...] = ()
+    scenario: Callable[..., Any] | str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    seed: int | None = None
+    max_instructions: int = 0
+    warmup: int = 0
+
+
+@dataclass(frozen=True)
+class Run:
+    """One row of the result table: a point of the axes, a workload and a seed, and the baselines it needs."""
+
+    index: int
+    point: Mapping[str, Any]
+    workload: Workload
+    seed: int | None
+    spec: RunSpec
+    config_key: str
+    baseline_keys: tuple[str, ...] = ()  # one per thread; empty for scenarios or baseline="none"
+    baseline_config_key: str | None = None
+
+
+def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested TOML tables to dotted keys: {"core": {"rob": {"entries": [..]}}} -> {"core.rob.entries": [..]}."""
+    out: dict[str, Any] = {}
+    for k, v in table.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            out.update(_flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def expand_points(
+    axes: Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Any]] | None,
+    points: Sequence[Mapping[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """The config points: each explicit point (or one empty point) times the cross product of the axes."""
+    if axes is not None and not isinstance(axes, Mapping):  # a list of explicit points given as `axes`
+        points = list(points or []) + list(axes)
+        axes = None
+    grid: list[dict[str, Any]] = [{}]
+    if axes:
+        flat = _flatten(axes)
+        for key, values in flat.items():
+            if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+                raise SweepError(f"axis '{key}': expected a list of values, got {values!r}")
+            if not list(values):
+                raise SweepError(f"axis '{key}': no values")
+        keys = list(flat)
+        grid = [dict(zip(keys, combo)) for combo in itertools.product(*(list(flat[k]) for k in keys))]
+    explicit = [_flatten(p) for p in points] if points else [{}]
+    return [{**p, **g} for p in explicit for g in grid]
+
+
+class Sweep:
+    """A parameter sweep: base config x axes x workloads x seeds.
+
+    >>> sw = Sweep("netburst", axes={"core.fetch_policy": ["round_robin", "icount"]},
+    ...            workloads=[("gen:mix", "gen:branchy")], max_instructions=20_000)
+    >>> df = sw.run("out/fetch", workers=2)                      # doctest: +SKIP
+
+    ``axes`` is a dict key -> values (cross product) or a list of explicit points (dicts); ``points`` adds explicit
+    points that the axes grid is crossed with. ``overrides`` apply to every point first. ``seeds``: each seed sets the
+    config's ``seed`` and the ``seed`` of every generator spec that does not name its own; ``None`` changes nothing.
+    """
+
+    def __init__(
+        self,
+        config: str | None = None,
+        axes: Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Any]] | None = None,
+        workloads: Iterable[Any] | Mapping[str, Any] = (),
+        *,
+        points: Sequence[Mapping[str, Any]] | None = None,
+        overrides: Mapping[str, Any] | None = None,
+        seeds: Sequence[int | None] | int | None = None,
+        max_instructions: int = 0,
+        warmup: int = 0,
+        baseline: str = "threads1",
+        name: str = "sweep",
+    ) -> None:
+        if baseline not in BASELINE_MODES:
+            raise SweepError(f"baseline '{baseline}': expected one of {', '.join(BASELINE_MODES)}")
+        if isinstance(max_instructions, bool) or not isinstance(max_instructions, int) or max_instructions < 0:
+            raise SweepError(f"max_instructions must be a non-negative integer, got {max_instructions!r}")
+        if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+            raise SweepError(f"warmup must be a non-negative integer, got {warmup!r}")
+        self.config = config
+        self.overrides = _flatten(overrides or {})
+        self.points = expand_points(axes, points)
+        if isinstance(workloads, Mapping):
+            self.workloads = [Workload.of(v, name=k) for k, v in workloads.items()]
+        else:
+            self.workloads = [Workload.of(w) for w in workloads]
+        if not self.workloads:
+            raise SweepError("a sweep needs at least one workload")
+        names = [w.name for w in self.workloads]
+        if len(set(names)) != len(names):
+            dup = sorted({n for n in names if names.count(n) > 1})
+            raise SweepError(f"workload names must be unique: {', '.join(dup)} given twice")
+        if seeds is None or isinstance(seeds, int):
+            seeds = [seeds]
+        self.seeds = list(seeds)
+        self.max_instructions = max_instructions
+        self.warmup = warmup
+        self.baseline = baseline
+        self.name = name
+        self.result: Any = None  # the SweepResult of the last run()
+
+    @property
+    def axis_keys(self) -> list[str]:
+        """Every key that varies over the points, in first-seen order: the axis columns of the table."""
+        keys: dict[str, None] = {}
+        for p in self.points:
+            keys.update(dict.fromkeys(p))
+        return list(keys)
+
+    def _load(self, where: str, overrides: Mapping[str, Any]) -> smtlab.Config:
+        try:
+            return smtlab.load_config(self.config, overrides)
+        except smtlab.ConfigError as e:
+            raise smtlab.ConfigError(f"sweep '{self.name}' {where}: {e}") from None
+
+    def expand(self) -> tuple[list[Run], dict[str, RunSpec]]:
+        """Every run and every distinct baseline. Loads and validates each config point and trace spec first, so a
+        bad axis key or value raises (naming the key) before anything is simulated."""
+        runs: list[Run] = []
+        baselines: dict[str, RunSpec] = {}
+        opened: set[str] = set()
+        common = {"v": STORE_VERSION, "smtlab": smtlab.__version__}
+        for pi, point in enumerate(self.points):
+            label = ", ".join(f"{k}={v!r}" for k, v in point.items()) or "base config"
+            for seed in self.seeds:
+                overrides = dict(self.overrides)
+                overrides.update(point)
+                if seed is not None:
+                    overrides["seed"] = seed
+                cfg = self._load(f"point {pi} ({label})", overrides)
+                ckey = config_key(cfg)
+                base_cfg: smtlab.Config | None = None
+                base_ckey: str | None = None
+                if self.baseline != "none":
+                    base_over = dict(overrides)
+                    if self.baseline == "threads1":
+                        base_over["core.threads"] = 1
+                    base_cfg = self._load(f"point {pi} ({label}) single-thread baseline", base_over)
+                    base_ckey = config_key(base_cfg)
+                for wl in self.workloads:
+                    traces = tuple(seeded_spec(t, seed) for t in wl.traces)
+                    for t in traces:
+                        if t not in opened:
+                            try:
+                                smtlab.Source(t)
+                            except smtlab.Error as e:
+                                raise SweepError(f"sweep '{self.name}' workload '{wl.name}': {e}") from None
+                            opened.add(t)
+                    if traces and len(traces) > cfg.logical_cpus:
+                        raise SweepError(
+                            f"sweep '{self.name}' workload '{wl.name}' at point {pi} ({label}): {len(traces)} traces "
+                            f"but the machine has {cfg.logical_cpus} logical CPUs"
+                        )
+                    if wl.scenario is not None:
+                        resolve_scenario(wl.scenario)  # fails now, not in every worker
+                    ident = {**common, "kind": "run", "config": ckey, "workload": wl.identity(), "traces": traces,
+                             "seed": seed, "max_instructions": self.max_instructions, "warmup": self.warmup}
+                    spec = RunSpec(digest(ident), "run", cfg, traces, wl.scenario, dict(wl.params), seed,
+                                   self.max_instructions, self.warmup)
+                    bkeys: list[str] = []
+                    if traces and base_cfg is not None:
+                        for t in traces:
+                            bident = {**common, "kind": "baseline", "config": base_ckey, "traces": [t],
+                                      "max_instructions": self.max_instructions, "warmup": self.warmup}
+                            bkey = digest(bident)
+                            baselines.setdefault(bkey, RunSpec(bkey, "baseline", base_cfg, (t,), None, {}, seed,
+                                                               self.max_instructions, self.warmup))
+                            bkeys.append(bkey)
+                    runs.append(Run(len(runs), dict(point), wl, seed, spec, ckey, tuple(bkeys), base_ckey))
+        return runs, baselines
+
+    def validate(self) -> int:
+        """Checks every point, baseline config and trace spec; returns the number of runs."""
+        return len(self.expand()[0])
+
+    def run(self, out: str | None = None, **kwargs: Any) -> "Any":
+        """Executes the sweep; see :func:`smtlab.sweep.execute.run_sweep` for the arguments. Returns the table."""
+        from .execute import run_sweep
+
+        return run_sweep(self, out, **kwargs).table
+
+    def __repr__(self) -> str:
+        return (f"Sweep({self.name!r}, config={self.config!r}, {len(self.points)} points x {len(self.workloads)} "
+                f"workloads x {len(self.seeds)} seeds)")
