@@ -19,9 +19,10 @@ usage: smtlab COMMAND [ARGS...]
 
 commands:
   run     simulate traces on logical CPUs and report IPC, CPI stacks, occupancy (smtlab run --help)
-  trace   make and inspect traces: gen, head, info, convert (smtlab trace --help)
+  trace   make and inspect traces: gen, head, info, convert, record, kernels (smtlab trace --help)
   config  show or check a configuration (smtlab config --help)
   demo    Hyper-Threading off vs on for generated thread pairs on the netburst preset
+  study   rerun the reference study (HT on/off on netburst, sysbench energy on broadwell) (smtlab study --help)
   sweep   run a parameter sweep described in a TOML file, locally or on Dask (smtlab sweep --help)
 
 Trace arguments are files (native .smt, text) or generator specs such as gen:mix or gen:chase,footprint=64m.
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
     if (command == "config") return smtlab::cli::configCommand(args);
     if (command == "demo") return smtlab::cli::demoCommand(args);
     if (command == "sweep") return smtlab::cli::sweepCommand(args);
+    if (command == "study") return smtlab::cli::studyCommand(args);
     std::fputs(fmt::format("smtlab: unknown command '{}' (try smtlab --help)\n", command).c_str(), stderr);
     return 1;
   } catch (const smtlab::Error& e) {
