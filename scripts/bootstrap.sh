@@ -19,7 +19,8 @@ PACKAGES=(cmake ninja-build g++ pkg-config
   libboost1.81-dev libboost-iostreams1.81-dev libboost-program-options1.81-dev libboost-json1.81-dev
   libfmt-dev libgtest-dev libtomlplusplus-dev pybind11-dev libzstd-dev liblzma-dev
   python3 python3-venv python3-dev
-  clang libclang-rt-14-dev)  # clang and its runtime (libFuzzer, sanitizers) for scripts/fuzz.sh
+  clang libclang-rt-14-dev  # clang and its runtime (libFuzzer, sanitizers) for scripts/fuzz.sh
+  gcc qemu-user libcapstone-dev)  # the tracer: QEMU runs programs with our plugin, capstone decodes (docs/tracing.md)
 
 if command -v dpkg-query >/dev/null 2>&1; then
   missing=()
