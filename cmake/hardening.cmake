@@ -9,8 +9,10 @@ option(SMTLAB_FUZZ "Build the libFuzzer targets in tests/fuzz (needs clang; impl
 
 if(SMTLAB_SANITIZE OR SMTLAB_FUZZ)
   # UB is fatal (not just a report) so that a test or fuzz run that hits it fails; frame pointers give usable stacks.
-  add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g)
-  add_link_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined)
+  # C++ only: the C code is the QEMU tracer plugin, which QEMU (not sanitized) loads, so it must stay plain.
+  set(smtlab_sanitize_flags -fsanitize=address,undefined -fno-sanitize-recover=undefined)
+  add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:${smtlab_sanitize_flags};-fno-omit-frame-pointer;-g>")
+  add_link_options("$<$<LINK_LANGUAGE:CXX>:${smtlab_sanitize_flags}>")
 endif()
 
 if(SMTLAB_FUZZ)
@@ -19,7 +21,7 @@ if(SMTLAB_FUZZ)
                         "(Debian packages clang and libclang-rt-14-dev); scripts/fuzz.sh does this")
   endif()
   # Coverage instrumentation everywhere; the fuzzer's main() is linked only into the fuzz targets.
-  add_compile_options(-fsanitize=fuzzer-no-link)
+  add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fsanitize=fuzzer-no-link>)
   # The fuzz targets link the layer object libraries, which exist only once the top-level file has run to its end.
   cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL include ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_targets.cmake)
 endif()

@@ -35,6 +35,7 @@ RawBlockTable::RawBlockTable(const std::string& path) {
   std::unordered_map<std::string, std::uint32_t> cache;  // pc + bytes -> insns_ index
   std::string key;
   std::size_t pos = kBlocksMagic.size();
+  std::uint32_t defined = 0;
   while (pos + 16 <= data.size()) {
     const std::size_t recordStart = pos;
     const std::uint32_t id = le32(&data[pos]);
@@ -45,6 +46,14 @@ RawBlockTable::RawBlockTable(const std::string& path) {
       throw TraceError(fmt::format("{}: byte {}: corrupt block definition (id {}, {} instructions)", path,
                                    recordStart, id, n));
     }
+    // The plugin numbers blocks 0, 1, 2, ... as QEMU translates them and writes each definition as it numbers it
+    // (threads may interleave a few), so an id far beyond the definitions read so far is corruption; accepting it
+    // would size the table by a garbage id.
+    if (id > 2 * defined + 4096) {
+      throw TraceError(fmt::format("{}: byte {}: corrupt block definition (id {} after only {} blocks)", path,
+                                   recordStart, id, defined));
+    }
+    ++defined;
     // A block definition cut short (the program was killed while it was written) ends the table.
     bool complete = true;
     const std::uint32_t first = static_cast<std::uint32_t>(blockInsns_.size());

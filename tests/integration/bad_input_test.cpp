@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -110,7 +111,9 @@ class BadInput : public ::testing::Test {
   }
 
   // `smtlab run` on one trace: the way a user meets a bad trace.
-  ProgramResult runTrace(const std::string& trace) const { return run({"run", "-c", "netburst", trace, "-n", "100", "-q"}); }
+  ProgramResult runTrace(const std::string& trace) const {
+    return run({"run", "-c", "netburst", trace, "-n", "100", "-q"});
+  }
 
   fs::path dir_;
 };
@@ -125,7 +128,9 @@ void expectOneLineError(const ProgramResult& r, const std::string& name, const s
   EXPECT_EQ(line.rfind("smtlab ", 0), 0u) << line;
   EXPECT_NE(line.find(": error: "), std::string::npos) << line;
   EXPECT_NE(line.find(name), std::string::npos) << "the message does not name " << name << ": " << line;
-  for (const std::string& f : fragments) EXPECT_NE(line.find(f), std::string::npos) << "missing '" << f << "': " << line;
+  for (const std::string& f : fragments) {
+    EXPECT_NE(line.find(f), std::string::npos) << "missing '" << f << "': " << line;
+  }
   for (char c : line) EXPECT_TRUE(c == '\t' || static_cast<unsigned char>(c) >= 0x20) << "control byte in: " << line;
 }
 
@@ -136,6 +141,9 @@ struct TextCase {
   const char* line;
   const char* expect;  // what the message must say after "t.txt:3: "
 };
+
+// ctest lists parameterised tests with their parameter printed; a label reads better than the struct's bytes.
+void PrintTo(const TextCase& c, std::ostream* os) { *os << c.label; }
 
 class BadTextTrace : public BadInput, public ::testing::WithParamInterface<TextCase> {};
 
@@ -318,6 +326,8 @@ struct ConfigCase {
   std::vector<std::string> expect;  // after "c.toml"
 };
 
+void PrintTo(const ConfigCase& c, std::ostream* os) { *os << c.label; }
+
 class BadConfig : public BadInput, public ::testing::WithParamInterface<ConfigCase> {};
 
 TEST_P(BadConfig, CheckNamesFileAndKey) {
@@ -346,7 +356,8 @@ INSTANTIATE_TEST_SUITE_P(
                    {"c.toml:1: ", "key 'core.rob.entries' must be an integer, got float 1.5"}},
         ConfigCase{"bad_choice", "core.rob.sharing = \"half\"\n",
                    {"c.toml:1: ", "key 'core.rob.sharing' must be one of", "got \"half\""}},
-        ConfigCase{"out_of_range", "core.threads = 0\n", {"c.toml:1: ", "key 'core.threads' = 0 is out of range [1, 8]"}},
+        ConfigCase{"out_of_range", "core.threads = 0\n",
+                   {"c.toml:1: ", "key 'core.threads' = 0 is out of range [1, 8]"}},
         ConfigCase{"more_threads_than_supported", "core.threads = 9\n",
                    {"c.toml:1: ", "key 'core.threads' = 9 is out of range [1, 8]"}},
         ConfigCase{"partition_below_one_entry_per_thread",
