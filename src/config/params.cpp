@@ -63,6 +63,12 @@ void visitFu(V& v, const std::string& prefix, FuConfig& f, std::string_view what
   v(prefix + ".latency", f.latency, std::string(latencyDoc), 0, 10000);
   v(prefix + ".pipelined", f.pipelined,
     fmt::format("{}: true = a unit takes a new uop every cycle, false = busy for `latency` cycles", what));
+  v(prefix + ".interval", f.interval,
+    fmt::format("{}: cycles a unit is busy per uop; 0 = from `pipelined` (1, or `latency`)", what), 0, 10000);
+  v(prefix + ".thread_interval", f.thread_interval,
+    fmt::format("{}: min cycles between two uops of ONE thread on these units (a microcode sequence it cannot "
+                "overlap; the sibling can); 0 = no limit", what),
+    0, 10000);
 }
 
 template <class V>

@@ -53,7 +53,8 @@ Core::Core(CoreId id, const Config& config, MemorySystem& memory)
   for (int k = 0; k < kFuKinds; ++k) {
     fus_[k].count = fu[k]->count;
     fus_[k].latency = fu[k]->latency;
-    fus_[k].pipelined = fu[k]->pipelined;
+    fus_[k].interval = fu[k]->interval != 0 ? fu[k]->interval : (fu[k]->pipelined ? 1 : std::max(1u, fu[k]->latency));
+    fus_[k].threadInterval = fu[k]->thread_interval;
     fus_[k].busyUntil.assign(fu[k]->count, Cycle{0});
   }
 
@@ -320,10 +321,13 @@ Cycle Core::computeNextWake(Cycle now) const {
   };
   if (!waiting_.empty()) consider(waiting_.front().readyAt);
   if (!ready_.empty()) {
-    // Ready instructions wait for an unpipelined unit (a divider) to free up.
+    // Ready instructions wait for a busy unit (a divider) or their thread's turn on a microcoded unit.
     for (const auto& fu : fus_) {
-      if (!fu.pipelined) {
+      if (fu.interval > 1) {
         for (Cycle c : fu.busyUntil) consider(c);
+      }
+      if (fu.threadInterval > 0) {
+        for (std::uint32_t t = 0; t < threadCount_; ++t) consider(fu.threadNext[t]);
       }
     }
     consider(now + 1);

@@ -44,22 +44,24 @@ void Core::pushWaiting(const WaitEntry& e) {
   std::push_heap(waiting_.begin(), waiting_.end(), [](const WaitEntry& a, const WaitEntry& b) { return laterReady(a, b); });
 }
 
-bool Core::fuAvailable(FuKind fu, Cycle now) const {
+bool Core::fuAvailable(FuKind fu, std::uint32_t thread, Cycle now) const {
   if (fu == FuKind::None) return true;
   const FuState& f = fus_[static_cast<int>(fu)];
   if (f.usedThisCycle >= f.count) return false;
-  if (f.pipelined) return true;
+  if (f.threadInterval > 0 && f.threadNext[thread] > now) return false;
+  if (f.interval <= 1) return true;
   return std::any_of(f.busyUntil.begin(), f.busyUntil.end(), [&](Cycle c) { return c <= now; });
 }
 
-void Core::fuTake(FuKind fu, Cycle now) {
+void Core::fuTake(FuKind fu, std::uint32_t thread, Cycle now) {
   if (fu == FuKind::None) return;
   FuState& f = fus_[static_cast<int>(fu)];
   ++f.usedThisCycle;
-  if (!f.pipelined) {
+  if (f.threadInterval > 0) f.threadNext[thread] = now + f.threadInterval;
+  if (f.interval > 1) {
     for (Cycle& c : f.busyUntil) {
       if (c <= now) {
-        c = now + f.latency;
+        c = now + f.interval;
         break;
       }
     }
@@ -89,11 +91,11 @@ bool Core::issueStage(Cycle now) {
     if (issued < issueWidth_) {
       const bool needLoadPort = u->hasLoad && u->fu != FuKind::Load;
       const bool needStorePort = u->hasStore && u->fu != FuKind::Store;
-      if (fuAvailable(u->fu, now) && (!needLoadPort || fuAvailable(FuKind::Load, now)) &&
-          (!needStorePort || fuAvailable(FuKind::Store, now))) {
-        fuTake(u->fu, now);
-        if (needLoadPort) fuTake(FuKind::Load, now);
-        if (needStorePort) fuTake(FuKind::Store, now);
+      if (fuAvailable(u->fu, e.thread, now) && (!needLoadPort || fuAvailable(FuKind::Load, e.thread, now)) &&
+          (!needStorePort || fuAvailable(FuKind::Store, e.thread, now))) {
+        fuTake(u->fu, e.thread, now);
+        if (needLoadPort) fuTake(FuKind::Load, e.thread, now);
+        if (needStorePort) fuTake(FuKind::Store, e.thread, now);
         issueOne(*u, e.thread, now);
         ++issued;
         continue;

@@ -36,6 +36,12 @@ struct FuConfig {
   std::uint32_t count = 1;
   std::uint32_t latency = 1;
   bool pipelined = true;  // false: a unit is busy for `latency` cycles per operation
+  // Cycles a unit stays busy per operation; 0 = derived (1 if pipelined, else latency). A microcoded operation keeps
+  // its unit for fewer cycles than its result takes.
+  std::uint32_t interval = 0;
+  // Cycles one thread must wait between two of its own operations on this unit class (0 = no limit): a microcode
+  // sequence one thread cannot overlap with its next, while the sibling's can.
+  std::uint32_t thread_interval = 0;
 };
 
 struct FuSetConfig {

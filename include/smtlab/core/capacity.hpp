@@ -27,7 +27,8 @@ class SharedCapacity {
   // Can `thread` take `n` more entries?
   CapacityVerdict check(std::uint32_t thread, std::uint32_t n = 1) const {
     if (used_[thread] + n > limit_[thread]) {
-      return sharing_ == Sharing::Shared ? CapacityVerdict::StructureFull : CapacityVerdict::PartitionFull;
+      // A share as large as the structure (shared, or a partition recombined for a lone thread) is the structure.
+      return limit_[thread] >= total_ ? CapacityVerdict::StructureFull : CapacityVerdict::PartitionFull;
     }
     if (usedTotal_ + n > total_) return CapacityVerdict::StructureFull;
     return CapacityVerdict::Ok;

@@ -70,9 +70,11 @@ class Core {
   struct FuState {
     std::uint32_t count = 1;
     std::uint32_t latency = 1;
-    bool pipelined = true;
+    std::uint32_t interval = 1;        // cycles a unit is busy per operation
+    std::uint32_t threadInterval = 0;  // cycles between two operations of one thread (0 = no limit)
     std::uint32_t usedThisCycle = 0;
-    std::vector<Cycle> busyUntil;  // per unit, for unpipelined units
+    std::vector<Cycle> busyUntil;      // per unit, when interval > 1
+    std::array<Cycle, kMaxThreads> threadNext{};  // per thread, when threadInterval > 0
   };
   struct WaitEntry {
     Cycle readyAt;
@@ -108,8 +110,8 @@ class Core {
   void account(Cycle now);
   CpiCause classify(const ThreadContext& th, Cycle now) const;
   Cycle computeNextWake(Cycle now) const;
-  bool fuAvailable(FuKind fu, Cycle now) const;
-  void fuTake(FuKind fu, Cycle now);
+  bool fuAvailable(FuKind fu, std::uint32_t thread, Cycle now) const;
+  void fuTake(FuKind fu, std::uint32_t thread, Cycle now);
 
   const CoreId id_;
   const std::uint32_t threadCount_;
