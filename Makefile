@@ -12,7 +12,7 @@ BENCH_ARGS ?=
 # Hardening phases of `make test` (docs/hardening.md): the ASan+UBSan suites and a short fuzz run of each target.
 # HARDENING=0 skips both; FUZZ_SECONDS is the fuzzing time per target (targets run JOBS at a time).
 HARDENING    ?= 1
-FUZZ_SECONDS ?= 60
+FUZZ_SECONDS ?= 30
 
 SMTLAB := $(BUILD_DIR)/smtlab
 export VENV
