@@ -2,6 +2,7 @@
 // bits (power-of-two masks), and a replacement policy chosen at compile time.
 #pragma once
 
+#include <bit>
 #include <concepts>
 #include <cstdint>
 #include <vector>
@@ -25,7 +26,11 @@ class SetAssocTags {
 
   // sets must be a power of two (the owner validates its config before constructing).
   SetAssocTags(std::uint32_t sets, std::uint32_t ways)
-      : setMask_(sets - 1), ways_(ways), tags_(std::size_t{sets} * ways, kInvalid), filled_(sets, 0), policy_(sets, ways) {}
+      : setMask_(sets - 1), ways_(ways), tags_(std::size_t{sets} * ways, kInvalid), filled_(sets, 0), policy_(sets, ways) {
+    // Highly associative arrays (a fully associative TLB) also keep a hash index, so a lookup is not a scan of
+    // every way; small sets are faster to scan.
+    if (ways_ > kScanWays) index_.assign(std::bit_ceil(std::size_t{sets} * ways * 4), kEmpty);
+  }
 
   std::uint32_t sets() const { return setMask_ + 1; }
   std::uint32_t ways() const { return ways_; }
@@ -33,6 +38,12 @@ class SetAssocTags {
 
   // Entry holding `key`, or kNotFound. Does not update the replacement state.
   std::uint32_t find(std::uint64_t key) const {
+    if (!index_.empty()) {
+      for (std::size_t i = slotOf(key);; i = (i + 1) & (index_.size() - 1)) {
+        if (index_[i] == kEmpty) return kNotFound;
+        if (tags_[index_[i]] == key) return index_[i];
+      }
+    }
     const std::uint32_t base = static_cast<std::uint32_t>(key & setMask_) * ways_;
     const std::uint64_t* t = tags_.data() + base;
     for (std::uint32_t w = 0; w < ways_; ++w) {
@@ -51,7 +62,9 @@ class SetAssocTags {
     const std::uint32_t way = filled_[set] < ways_ ? filled_[set]++ : policy_.victim(set);
     const std::uint32_t entry = base + way;
     const std::uint64_t old = tags_[entry];
+    if (!index_.empty() && old != kInvalid) indexErase(old);
     tags_[entry] = key;
+    if (!index_.empty()) indexInsert(key, entry);
     policy_.onInsert(entry);
     return Insertion{entry, old != kInvalid, old};
   }
@@ -59,10 +72,38 @@ class SetAssocTags {
   std::uint64_t key(std::uint32_t entry) const { return tags_[entry]; }
 
  private:
+  static constexpr std::uint32_t kScanWays = 16;
+  static constexpr std::uint32_t kEmpty = ~std::uint32_t{0};
+
+  std::size_t slotOf(std::uint64_t key) const {
+    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> 20) & (index_.size() - 1);
+  }
+  void indexInsert(std::uint64_t key, std::uint32_t entry) {
+    std::size_t i = slotOf(key);
+    while (index_[i] != kEmpty) i = (i + 1) & (index_.size() - 1);
+    index_[i] = entry;
+  }
+  // Linear probing with backward-shift deletion: no tombstones, so lookups stay short.
+  void indexErase(std::uint64_t key) {
+    const std::size_t mask = index_.size() - 1;
+    std::size_t i = slotOf(key);
+    while (tags_[index_[i]] != key) i = (i + 1) & mask;
+    for (std::size_t j = (i + 1) & mask; index_[j] != kEmpty; j = (j + 1) & mask) {
+      const std::size_t home = slotOf(tags_[index_[j]]);
+      // Move j back into the hole at i if its home is not in the cyclic range (i, j].
+      if (((j - home) & mask) >= ((j - i) & mask)) {
+        index_[i] = index_[j];
+        i = j;
+      }
+    }
+    index_[i] = kEmpty;
+  }
+
   std::uint64_t setMask_;
   std::uint32_t ways_;
   std::vector<std::uint64_t> tags_;
   std::vector<std::uint32_t> filled_;  // valid ways per set (always the lowest ones)
+  std::vector<std::uint32_t> index_;   // key hash -> entry, only when ways_ > kScanWays
   Policy policy_;
 };
 
