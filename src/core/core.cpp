@@ -83,6 +83,10 @@ bool Core::hasWork() const {
 
 void Core::tick(Cycle now) {
   flushAccounting(now);
+  if (activeDirty_) {
+    activeDirty_ = false;
+    activeSetChanged(now);
+  }
   if (now != fuCycle_) {
     for (auto& fu : fus_) fu.usedThisCycle = 0;
     fuCycle_ = now;
@@ -132,7 +136,7 @@ void Core::attach(std::uint32_t t, std::shared_ptr<TraceCursor> cursor, Asid asi
   th.missDone.clear();
   th.state = ThreadState::Running;
   if (lastRetire_ < now) lastRetire_ = now;
-  activeSetChanged(now);
+  activeDirty_ = true;  // applied at the next tick, so a detach and an attach in one cycle are one change
   nextWake_ = now;
 }
 
@@ -144,7 +148,7 @@ std::shared_ptr<TraceCursor> Core::detach(std::uint32_t t, Cycle now) {
   auto cursor = std::move(th.cursorOwner);
   th.cursor = nullptr;
   th.state = ThreadState::Idle;
-  activeSetChanged(now);
+  activeDirty_ = true;  // applied at the next tick, so a detach and an attach in one cycle are one change
   nextWake_ = now;
   return cursor;
 }
@@ -155,7 +159,7 @@ void Core::restartFinished(std::uint32_t t, Cycle now) {
   th.cursor->restart();
   th.state = ThreadState::Running;
   th.fetchResumeAt = now;
-  activeSetChanged(now);
+  activeDirty_ = true;  // applied at the next tick, so a detach and an attach in one cycle are one change
   nextWake_ = now;
 }
 
@@ -165,7 +169,7 @@ void Core::finishIfDone(std::uint32_t t, Cycle now) {
   if (!th.cursor->finished()) return;
   th.state = ThreadState::Finished;
   events_.push_back({CoreEventKind::SourceEnded, t, 0, now});
-  activeSetChanged(now + 1);
+  activeDirty_ = true;  // applied at the next tick
 }
 
 void Core::activeSetChanged(Cycle now) {
@@ -174,11 +178,13 @@ void Core::activeSetChanged(Cycle now) {
     if (threads_[t].state == ThreadState::Running) mask |= 1u << t;
   }
   if (mask == activeMask_) return;
-  // Changing between single- and multi-threaded partitioning drains the pipeline (Pentium 4: "around 100 clocks").
-  const bool bothNonEmpty = activeMask_ != 0 && mask != 0;
+  // Changing how many threads share the partitions drains the pipeline (Pentium 4: "around 100 clocks"). Starting
+  // from an idle core, stopping the last thread, or one thread replacing another in the same cycle does not.
+  const int before = std::popcount(activeMask_);
+  const int after = std::popcount(mask);
   activeMask_ = mask;
   for (auto& q : queues_) q.setActive(mask);
-  if (threadCount_ > 1 && recombine_ && bothNonEmpty && recombineCycles_ > 0) {
+  if (threadCount_ > 1 && recombine_ && before != 0 && after != 0 && before != after && recombineCycles_ > 0) {
     drainUntil_ = std::max(drainUntil_, now + recombineCycles_);
     drainToShares_ = true;
     ++drains_;

@@ -44,7 +44,8 @@ def test_instructions_conserved_across_thousands_of_switches(cfg_1x2, kernel_pat
     in-flight work. Every task retires exactly its length, every source exactly its count, and the machine's count
     is their sum plus the kernel path."""
     lengths = [150_000, 200_000, 250_000, 300_000, 350_000]
-    k = kernel(cfg_1x2, Linux24(**FAST), tick_cycles=1500, time_slice_cycles=1500, switch_cycles=200,
+    # Tasks stay on their CPU's queue (no wake-to-idle placement), so every slice end is a preemption.
+    k = kernel(cfg_1x2, Linux24(wake_idle=False, **FAST), tick_cycles=1500, time_slice_cycles=1500, switch_cycles=200,
                kernel_path=kernel_path, switch_instructions=150)
     tasks = [k.spawn(Task(f"t{i}", [Compute(n)], source=f"gen:mix,count=0,seed={i}")) for i, n in enumerate(lengths)]
     k.run()
@@ -185,7 +186,8 @@ def test_block_wake_fifo_order_and_pending_messages(cfg_1x2):
         yield Block(ch)
         woken.append("late")
 
-    k = kernel(cfg_1x2, Linux24(**FAST), log=True)
+    # Woken tasks queue on their own CPU, so they also run in the order they were woken.
+    k = kernel(cfg_1x2, Linux24(wake_idle=False, **FAST), log=True)
     for name, delay in (("a", 1000), ("b", 20_000), ("c", 40_000)):
         k.spawn(Task(name, lambda n=name, d=delay: waiter(n, d), source=f"gen:alu,count=0,seed={len(name)}"))
     k.spawn(Task("sender", sender, source="gen:alu,count=0,seed=7"))

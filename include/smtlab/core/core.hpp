@@ -139,7 +139,8 @@ class Core {
   std::uint32_t retireTurn_ = 0;
   std::uint32_t activeMask_ = 0;
   Cycle drainUntil_{0};
-  mutable bool drainToShares_ = false;  // a drain also waits until every thread is within its new share
+  mutable bool drainToShares_ = false;
+  bool activeDirty_ = false;  // the set of running threads may have changed since the last tick  // a drain also waits until every thread is within its new share
   Cycle nextWake_{0};
   Cycle accountedUpTo_{0};
   Cycle lastRetire_{0};

@@ -52,13 +52,17 @@ class Linux24(RunqueueScheduler):
 
     ``idle_interval_ms``: an idle CPU looks for waiting tasks this often (and when it goes idle); ``busy_interval_ms``:
     a busy CPU pulls from a CPU with at least two more runnable tasks this often (cache-hot tasks stay).
+    ``wake_idle``: 2.4's ``reschedule_idle()``: a woken or forked task whose CPU is busy goes to an idle logical CPU
+    at once. 2.4 takes the one idle longest, which says nothing about topology; the model draws one at random
+    (seeded) among the idle ones, sibling or not, which is what makes 2.4 double tasks up on a package.
     """
 
     name = "linux24"
 
     def __init__(self, *, idle_interval_ms: float = 1.0, busy_interval_ms: float = 200.0,
-                 cache_hot_ms: float = 2.5) -> None:
+                 cache_hot_ms: float = 2.5, wake_idle: bool = True) -> None:
         super().__init__(cache_hot_ms=cache_hot_ms)
+        self.wake_idle = wake_idle
         self.idle_interval_ms = idle_interval_ms
         self.busy_interval_ms = busy_interval_ms
         self._idle_iv: list[Interval] = []
@@ -75,7 +79,15 @@ class Linux24(RunqueueScheduler):
 
     def select_cpu(self, task: "Task", reason: str) -> int:
         home = _home_cpu(self, task, reason)
-        return home if task.allowed(home) else _first_allowed(self, task)
+        if not task.allowed(home):
+            home = _first_allowed(self, task)
+        k = self.kernel
+        assert k is not None
+        if self.wake_idle and reason in ("wakeup", "fork") and not k.is_idle(home):
+            idle = [c for c in range(len(k.cpus)) if c != home and task.allowed(c) and k.is_idle(c)]
+            if idle:
+                return k.rng.choice(idle)
+        return home
 
     def tick(self, cpu: int) -> None:
         k = self.kernel
@@ -106,7 +118,7 @@ class Linux24(RunqueueScheduler):
             self.pull(busiest, cpu, allow_hot=idle)
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "idle_interval_ms": self.idle_interval_ms,
+        return {**super().describe(), "wake_idle": self.wake_idle, "idle_interval_ms": self.idle_interval_ms,
                 "busy_interval_ms": self.busy_interval_ms}
 
 
