@@ -1,0 +1,109 @@
+"""Helpers shared by the study's sections: parallel jobs, published data, speed-ups, geometric means, markdown."""
+
+from __future__ import annotations
+
+import math
+import os
+import pathlib
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, Callable, Iterable, Sequence
+
+import pandas as pd
+
+#: data/reference/ of the source tree (the published tables, copied from shared/reference with their source named).
+REFERENCE_DIR = pathlib.Path(__file__).resolve().parents[3] / "data" / "reference"
+
+
+def read_reference(name: str) -> pd.DataFrame:
+    """A published table (CSV with '#' source comments) from data/reference/."""
+    return pd.read_csv(REFERENCE_DIR / name, comment="#")
+
+
+def kernel_cache_env() -> None:
+    """Points SMTLAB_KERNEL_CACHE at a build tree's traced kernels when it is unset and the compiled default has
+    none (the kernel:aim9_* traces; without them the tracer's look-alikes stand in, and the report says so)."""
+    if os.environ.get("SMTLAB_KERNEL_CACHE"):
+        return
+    root = REFERENCE_DIR.parents[1]
+    found = sorted((p.parent for p in root.glob("build*/kernels/aim9_add_int.trace")),
+                   key=lambda p: (p.parent.name != "build", -p.stat().st_mtime))
+    if found:
+        os.environ["SMTLAB_KERNEL_CACHE"] = str(found[0])
+
+
+def _call(job: tuple[Callable[..., dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+    fn, kwargs = job
+    return fn(**kwargs)
+
+
+def run_jobs(fn: Callable[..., dict[str, Any]], params: Sequence[dict[str, Any]], workers: int, progress: bool,
+             desc: str) -> list[dict[str, Any]]:
+    """``fn(**p)`` for every ``p``, on ``workers`` processes (each job a pure function returning a plain dict), in
+    the order of ``params``. Longest-looking jobs are not reordered: results keep the input order."""
+    jobs = [(fn, p) for p in params]
+    bar: Any = None
+    if progress:
+        try:
+            from tqdm import tqdm
+            bar = tqdm(total=len(jobs), desc=desc, leave=False)
+        except ImportError:  # pragma: no cover
+            bar = None
+    results: list[dict[str, Any]] = []
+    if workers <= 1:
+        for j in jobs:
+            results.append(_call(j))
+            if bar is not None:
+                bar.update(1)
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            for r in pool.map(_call, jobs):
+                results.append(r)
+                if bar is not None:
+                    bar.update(1)
+    if bar is not None:
+        bar.close()
+    return results
+
+
+def speedup_pct(noht: float, ht: float, lower_is_better: bool = False) -> float:
+    """HT speed-up in percent: ht/noht - 1 for rates, noht/ht - 1 for latencies (the article's convention)."""
+    if noht <= 0 or ht <= 0:
+        return float("nan")
+    return 100.0 * ((noht / ht) if lower_is_better else (ht / noht)) - 100.0
+
+
+def geomean(values: Iterable[float]) -> float:
+    v = [x for x in values if x > 0]
+    return math.exp(sum(math.log(x) for x in v) / len(v)) if v else float("nan")
+
+
+def fmt(x: Any, digits: int = 2) -> str:
+    if isinstance(x, float):
+        if math.isnan(x):
+            return "-"
+        if abs(x) >= 1000:
+            return f"{x:,.0f}"
+        return f"{x:.{digits}f}"
+    return str(x)
+
+
+def markdown_table(df: pd.DataFrame, digits: int = 2) -> str:
+    """A DataFrame as a GitHub markdown table (pandas' to_markdown needs tabulate, which is not a dependency)."""
+    cols = list(df.columns)
+    lines = ["| " + " | ".join(str(c) for c in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for _, row in df.iterrows():
+        lines.append("| " + " | ".join(fmt(row[c], digits) for c in cols) + " |")
+    return "\n".join(lines)
+
+
+def text_table(df: pd.DataFrame, digits: int = 2) -> str:
+    """A DataFrame as aligned text for the terminal."""
+    cells = [[str(c) for c in df.columns]] + [[fmt(row[c], digits) for c in df.columns] for _, row in df.iterrows()]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(df.columns))]
+    return "\n".join("  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in cells)
+
+
+def stack_line(stack: dict[str, float]) -> str:
+    """The largest CPI-stack parts as text."""
+    parts = sorted(((v, k) for k, v in stack.items() if v >= 0.01), reverse=True)
+    return ", ".join(f"{k} {v:.2f}" for v, k in parts[:5])

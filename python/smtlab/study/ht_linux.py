@@ -1,0 +1,364 @@
+"""The "Hyper-Threading speeds Linux" sections of the study: LMbench, AIM9, chat, dbench, tbench on the netburst
+preset (one package; HT off = core.threads 1, on = 2) under the model's Linux24 and Linux25HT, and the 2-package x
+2-thread scheduler experiment. Each ``run_*`` function follows the Section contract (section.py)."""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Any
+
+import pandas as pd
+
+from ..workloads import aim9, chat, fileserver, lmbench, two_package
+from ..workloads.base import KERNELS
+from .common import geomean, markdown_table, read_reference, run_jobs, speedup_pct, stack_line
+from .section import Section
+
+#: Speed-up band (percent) within which a single-threaded row counts as "did not move".
+FLAT_PCT = 2.0
+
+
+# --- job functions (top level: they run in worker processes) ---------------------------------------------------------
+def _lmbench_job(key: str, ht: bool, scheduler: str, quick: bool) -> dict[str, Any]:
+    return lmbench.run(key, ht, scheduler, quick)
+
+
+def _aim9_job(key: str, ht: bool, scheduler: str, quick: bool) -> dict[str, Any]:
+    return aim9.run(key, ht, scheduler, quick)
+
+
+def _mt_job(workload: str, param: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float) -> dict[str, Any]:
+    if workload == "chat":
+        return chat.run(param, ht, scheduler, warm_ms, window_ms)
+    return fileserver.run(workload, param, ht, scheduler, warm_ms, window_ms)
+
+
+def _two_package_job(experiment: str, scheduler: str, seed: int, instructions: int) -> dict[str, Any]:
+    return two_package.run(experiment, scheduler, seed, instructions)
+
+
+# --- explanation helpers ---------------------------------------------------------------------------------------------
+def _stack_delta(off: dict[str, Any], on: dict[str, Any]) -> str:
+    """Which CPI-stack parts grew (per instruction, per logical CPU) from HT off to HT on."""
+    d = {k: on["stack"].get(k, 0.0) - off["stack"].get(k, 0.0) for k in set(off["stack"]) | set(on["stack"])}
+    grew = sorted(((v, k) for k, v in d.items() if v >= 0.005), reverse=True)
+    return ", ".join(f"{k} {v:+.2f}" for v, k in grew[:4]) or "none"
+
+
+def _single_thread_paragraph(rows: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
+    same = sum(1 for off, on in rows if off["work_cycles"] == on["work_cycles"] and off["instructions"] ==
+               on["instructions"])
+    drains = sum(on["partition_drains"] for _, on in rows)
+    return (f"Why the single-threaded rows do not move: with HT on the second logical CPU has nothing to run, so the "
+            f"kernel halts it (HLT) and the core recombines its partitioned queues (ROB 126, load 48 and store 24 "
+            f"buffers, uop queue) for the one running thread. {same} of {len(rows)} single-task runs took exactly "
+            f"the same cycles with HT on as off, and their measured parts saw {drains} partition drains in all: "
+            f"the halted sibling costs nothing, as on the real Xeon.")
+
+
+# --- LMbench ---------------------------------------------------------------------------------------------------------
+_PROC_ROWS = ("pipe_latency", "process_fork_exit", "process_fork_execve", "process_fork_sh_c")
+
+
+def run_lmbench(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool) -> Section:
+    pub = read_reference("ht_linux_lmbench_2419.csv").set_index("kernel_function")
+    params = []
+    for t in lmbench.TESTS:
+        params += [dict(key=t.key, ht=False, scheduler="linux24", quick=quick),
+                   dict(key=t.key, ht=True, scheduler="linux24", quick=quick),
+                   dict(key=t.key, ht=True, scheduler="linux25ht", quick=quick)]
+    res = run_jobs(_lmbench_job, params, workers, progress, "lmbench")
+    rows, by = [], {}
+    for i, t in enumerate(lmbench.TESTS):
+        off, on24, on25 = res[3 * i:3 * i + 3]
+        by[t.key] = (off, on24, on25)
+        p = pub.loc[t.key]
+        rows.append({"kernel function": t.label, "pub noht us": float(p.noht_us), "pub ht us": float(p.ht_us),
+                     "pub speed-up %": speedup_pct(p.noht_us, p.ht_us, True),
+                     "model noht us": off["us"], "model ht us": on24["us"],
+                     "model speed-up %": speedup_pct(off["us"], on24["us"], True),
+                     "model ht us (2.5-like wakeup)": on25["us"],
+                     "model speed-up % (2.5-like)": speedup_pct(off["us"], on25["us"], True)})
+    df = pd.DataFrame(rows)
+    single = [r for r, t in zip(rows, lmbench.TESTS) if t.key not in _PROC_ROWS]
+    proc = {r["kernel function"]: r for r, t in zip(rows, lmbench.TESTS) if t.key in _PROC_ROWS}
+    flat = all(abs(r["model speed-up %"]) <= FLAT_PCT and abs(r["model speed-up % (2.5-like)"]) <= FLAT_PCT
+               for r in single)
+    pipe = rows[[t.key for t in lmbench.TESTS].index("pipe_latency")]
+    pipe_neg = -10.0 <= pipe["model speed-up % (2.5-like)"] < 0.0
+    fork_neg = all(-10.0 <= proc[lbl]["model speed-up % (2.5-like)"] < 0.0 for lbl in proc if "fork" in lbl)
+    checks = {"single_thread_rows_flat": flat, "pipe_row_slightly_negative": pipe_neg,
+              "fork_rows_slightly_negative": fork_neg}
+    off, _, on25 = by["pipe_latency"]
+    poff, _, pon = by["process_fork_exit"]
+    ops = max(1, on25.get("iters", 1))
+    md = [markdown_table(df), "",
+          "Model columns: HT off and HT on under the model's Linux24 (the table's kernel, 2.4.19), and HT on under "
+          "Linux25HT, whose wake-up (the task's last CPU if idle, else an idle sibling) is what the real 2.4.19 did "
+          "for these two-task tests through reschedule_idle(); the model's Linux24 instead queues a woken task on "
+          "its last CPU and lets an idle CPU pull it only at a tick, so its pipe and fork runs mostly stay on one "
+          "logical CPU. Speed-up = HT-off latency / HT-on latency - 1 (negative: slower with HT).", "",
+          _single_thread_paragraph([(by[t.key][0], by[t.key][1]) for t in lmbench.TESTS
+                                    if t.key not in _PROC_ROWS]), "",
+          f"Why the pipe gets slower: with the 2.5-like wake-up the two processes sit on sibling logical CPUs and "
+          f"each token hop wakes one and halts the other. Per round trip the model counted "
+          f"{on25['partition_drains'] / ops:.1f} partition drains (every change between one and two running threads "
+          f"drains the pipeline for 100 cycles, the ST/MT mode switch) and two cross-CPU wake-ups, each paying the "
+          f"reschedule IPI's interrupt path on the target CPU (kpaths `ipi`). The CPI stack moved by "
+          f"{_stack_delta(off, on25)} (cycles per instruction, HT on minus off). Against that, the woken process's "
+          f"context switch overlaps with the waker's last instructions; the net is "
+          f"{speedup_pct(off['us'], on25['us'], True):+.1f}% (published -1%).", "",
+          f"Fork: the child is placed on the idle sibling and runs its copy-on-write faults and exit while the "
+          f"parent finishes fork and enters wait; the drains ({pon['partition_drains']} over the measured forks) "
+          f"and IPIs are a small part of a ~{poff['us']:.0f} us operation, and the overlap cancels them: the "
+          f"model's fork rows stay within about 1% of HT off, not the published -2..-6%."]
+    notes = []
+    if not fork_neg:
+        notes.append("LMbench fork rows: the model does not reproduce the published 2-6% slowdown. Its only HT costs "
+                     "for fork are partition drains and IPIs (a few thousand cycles per fork of ~300k); the real "
+                     "slowdown probably also came from effects the model lacks: the latency of waking a halted "
+                     "logical CPU (APIC delivery, leaving HLT), TLB flushes, and the halved per-thread queues "
+                     "while parent and child overlap in kernel code that the real kernel serialises on locks.")
+    if not pipe_neg:
+        notes.append(f"LMbench pipe latency: model {pipe['model speed-up % (2.5-like)']:+.1f}% with the 2.5-like "
+                     "wake-up, outside the slightly-negative band.")
+    notes.append("LMbench absolute latencies come from the documented kernel-path instruction counts "
+                 "(workloads/kpaths.py), not from fitting; compare the speed-up columns.")
+    return Section("lmbench", "Table 1: LMbench latencies, Linux 2.4.19, HT off vs on (1 package)", df,
+                   "\n".join(md), [], checks, notes)
+
+
+# --- AIM9 ------------------------------------------------------------------------------------------------------------
+def run_aim9(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool) -> Section:
+    pub = read_reference("ht_linux_aim9_2419.csv").set_index("test")
+    params = []
+    for t in aim9.TESTS:
+        params += [dict(key=t.key, ht=False, scheduler="linux24", quick=quick),
+                   dict(key=t.key, ht=True, scheduler="linux24", quick=quick),
+                   dict(key=t.key, ht=True, scheduler="linux25ht", quick=quick)]
+    res = run_jobs(_aim9_job, params, workers, progress, "aim9")
+    rows, by = [], {}
+    for i, t in enumerate(aim9.TESTS):
+        off, on24, on25 = res[3 * i:3 * i + 3]
+        by[t.key] = (off, on24, on25)
+        p = pub.loc[t.key]
+        rows.append({"test": t.key, "description": p.description, "pub noht": float(p.noht), "pub ht": float(p.ht),
+                     "pub speed-up %": speedup_pct(p.noht, p.ht),
+                     "model noht": off["ops_per_s"], "model ht": on24["ops_per_s"],
+                     "model speed-up %": speedup_pct(off["ops_per_s"], on24["ops_per_s"]),
+                     "model speed-up % (2.5-like)": speedup_pct(off["ops_per_s"], on25["ops_per_s"])})
+    df = pd.DataFrame(rows)
+    cpu_rows = [r for r, t in zip(rows, aim9.TESTS) if t.kind != "fs"]
+    flat = all(abs(r["model speed-up %"]) <= FLAT_PCT and abs(r["model speed-up % (2.5-like)"]) <= FLAT_PCT
+               for r in cpu_rows)
+    fs = [r for r, t in zip(rows, aim9.TESTS) if t.kind == "fs"]
+    traces = sorted({by[t.key][0]["trace"] for t in aim9.TESTS if t.kind == "cpu"})
+    lookalike = [x for x in traces if not x.endswith(".trace")]
+    cre = by["creat-clo"]
+    md = [markdown_table(df.drop(columns=["description"])), "",
+          "Rows are AIM9's; the CPU rows run the user loops of workloads/kernels/aim9.c (kernel:aim9_* traces), so "
+          "absolute rates follow those loops, not AIM's. creat-clo and link_test run their system calls plus the "
+          "write-back daemon (kupdated) that the dirtied metadata wakes every "
+          f"{aim9.WRITEBACK_BATCH} operations; the sync tests wait for the disk model.", "",
+          _single_thread_paragraph([(by[t.key][0], by[t.key][1]) for t in aim9.TESTS if t.kind != "fs"]), "",
+          f"creat-clo and link_test are the two rows with a second task: the write-back daemon. With HT off it "
+          f"preempts the benchmark; under the 2.5-like wake-up it runs on the idle sibling instead "
+          f"({cre[2]['partition_drains']} partition drains, busy fraction {cre[2]['busy_fraction']:.2f} of both "
+          f"logical CPUs) and the benchmark gains "
+          f"{', '.join(_fs_gain(r) for r in fs)} (published +8%, +9%). "
+          f"Under the model's Linux24 the daemon is woken onto its last CPU, the benchmark's, so nothing moves."]
+    notes = ["AIM9 sieve: published +60% with HT, a single-threaded loop; the model gives 0% because nothing else runs "
+             "and the halted sibling costs nothing. The article gives no reason; a mechanism outside the model "
+             "(e.g. timer or interrupt handling moving to the other logical CPU) would be needed.",
+             "AIM9 sync disk rows: published -35..-38% with HT; in the model the benchmark waits for the disk model "
+             "with both logical CPUs halted, identically with HT off and on (0%). The real slowdown's cause (the "
+             "I/O completion path with HT) is not in the model."]
+    if lookalike:
+        notes.append(f"AIM9: kernel traces not available, generator look-alikes used: {', '.join(lookalike)}")
+    return Section("aim9", "Table 2: AIM9, Linux 2.4.19, HT off vs on (1 package)", df, "\n".join(md), [],
+                   {"single_thread_rows_flat": flat}, notes)
+
+
+def _fs_gain(r: dict[str, Any]) -> str:
+    return f"{r['test']} {r['model speed-up % (2.5-like)']:+.0f}%"
+
+
+# --- chat, dbench, tbench --------------------------------------------------------------------------------------------
+_MT = {"chat": ("rooms", [20, 30, 40, 50], [20], "messages/s"),
+       "dbench": ("clients", [20, 30, 60, 90, 120], [20], "MB/s"),
+       "tbench": ("clients", [20, 30, 60, 90, 120], [20], "MB/s")}
+_FIG = {"chat": 1, "dbench": 2, "tbench": 3}
+
+
+def _mt_windows(workload: str, quick: bool) -> tuple[float, float]:
+    # The warm-up lets the model's Linux24 spread the tasks (its idle CPU pulls one waiting task at a time) and
+    # fills the caches; 120 tbench clients are 240 cold processes.
+    if quick:
+        return (2.0, 2.0)
+    return (4.0, 6.0) if workload == "chat" else (5.0, 5.0)
+
+
+def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers: int, progress: bool) -> Section:
+    pname, full, short, unit = _MT[workload]
+    values = short if quick else full
+    warm, window = _mt_windows(workload, quick)
+    pub = read_reference("ht_linux_multithreaded.csv")
+    pub = pub[pub.workload == workload]
+    params = [dict(workload=workload, param=v, ht=ht, scheduler=s, warm_ms=warm, window_ms=window)
+              for s in KERNELS.values() for v in values for ht in (False, True)]
+    res = run_jobs(_mt_job, params, workers, progress, workload)
+    get = {(r["scheduler"], r["param"], r["ht"]): r for r in res}
+    rows = []
+    for kern, sched in KERNELS.items():
+        for v in values:
+            p = pub[(pub.kernel.astype(str) == kern) & (pub.param.astype(float) == float(v))].iloc[0]
+            off, on = get[(sched, v, False)], get[(sched, v, True)]
+            rows.append({"kernel": kern, pname: v, "pub noht": float(p.noht), "pub ht": float(p.ht),
+                         "pub speed-up %": speedup_pct(p.noht, p.ht), "model noht": off["throughput"],
+                         "model ht": on["throughput"], "model speed-up %": speedup_pct(off["throughput"],
+                                                                                      on["throughput"])})
+        sub = [r for r in rows if r["kernel"] == kern and r[pname] != "geomean"]
+        g = {c: geomean(r[c] for r in sub) for c in ("pub noht", "pub ht", "model noht", "model ht")}
+        rows.append({"kernel": kern, pname: "geomean", **g, "pub speed-up %": speedup_pct(g["pub noht"], g["pub ht"]),
+                     "model speed-up %": speedup_pct(g["model noht"], g["model ht"])})
+    df = pd.DataFrame(rows)
+    gm = {kern: df[(df.kernel == kern) & (df[pname] == "geomean")].iloc[0] for kern in KERNELS}
+    checks = {"ht_speedup_in_10_60_band": all(10.0 <= gm[k]["model speed-up %"] <= 60.0 for k in KERNELS)}
+    if workload == "chat":
+        checks["kernel25_at_least_kernel24"] = gm["2.5.32"]["model speed-up %"] >= gm["2.4.19"]["model speed-up %"]
+    md = [markdown_table(df), "", f"Throughput in {unit}; geometric means over the {pname} values as the article "
+          f"computes them (the speed-up of the geomean row is the ratio of the two geomeans). Model: a window of "
+          f"{window:g} simulated ms after {warm:g} ms of warm-up per point.", ""]
+    for kern, sched in KERNELS.items():
+        offs = [get[(sched, v, False)] for v in values]
+        ons = [get[(sched, v, True)] for v in values]
+        cpi_off = sum(r["cpi"] for r in offs) / len(offs)
+        cpi_on = sum(r["cpi"] for r in ons) / len(ons)
+        busy = sum(r["busy_fraction"] for r in ons) / len(ons)
+        drains = sum(r["partition_drains"] / window for r in ons) / len(ons)
+        occ_off = sum(r["occupancy"]["rob"] for r in offs) / len(offs)
+        occ_on = sum(r["occupancy"]["rob"] for r in ons) / len(ons)
+        md.append(f"**{kern} ({sched})**: with HT on both logical CPUs were busy {100 * busy:.0f}% of the time "
+                  f"(the rest: halted, nothing runnable on that CPU). Each logical CPU ran at CPI {cpi_on:.2f} "
+                  f"against {cpi_off:.2f} alone, so the core retired about {2 * busy * cpi_off / cpi_on:.2f}x the "
+                  f"instructions per cycle of one thread. What the threads fought over (CPI-stack growth, HT on "
+                  f"minus off, averaged over the points): {_stack_delta(_avg(offs), _avg(ons))}; the mean ROB "
+                  f"occupancy per thread fell from {occ_off:.0f} to {occ_on:.0f} entries (63 each when both run). "
+                  f"Partition drains: {drains:.0f} per ms. HT-on CPI stack: {stack_line(_avg(ons)['stack'])}.")
+        md.append("")
+    notes = []
+    for kern in KERNELS:
+        s = gm[kern]["model speed-up %"]
+        if not 10.0 <= s <= 60.0:
+            notes.append(f"{workload} {kern}: model geomean speed-up {s:+.1f}% is outside the 10-60% band.")
+    if workload == "chat" and not checks["kernel25_at_least_kernel24"]:
+        notes.append("chat: the model's Linux25HT gains less from HT than its Linux24 (published: 45% vs 24%). In the "
+                     "model the published 2.5 advantage would have to come from the shared runqueue keeping both "
+                     "siblings busy; the model's Linux24 already reaches high busy fractions after its warm-up, so "
+                     "the difference is left to second-order effects (batching of messages, cache affinity).")
+    for kern, sched in KERNELS.items():
+        vals = {round(get[(sched, v, ht)]["throughput"], 6) for v in values for ht in (False,)}
+        if len(values) > 1 and len(vals) == 1:
+            notes.append(f"{workload} {kern}: the model's HT-off throughput is the same for every {pname} value. "
+                         + ("The window lies inside the start-up transient: every sender starts at once and the "
+                            "first pass through the runqueue (800-2000 client senders) outlasts the window, so "
+                            "only the first rooms' tasks run in it." if workload == "chat" else
+                            "All tasks share one address space (kernel code and data), so per-operation costs do "
+                            "not grow with the client count; only the disk misses (above ~100 clients) differ."))
+    figs = [_plot_mt(workload, df, pname, unit, out_dir)]
+    return Section(workload, f"Figure {_FIG[workload]} / Tables 4-7: {workload}, HT off vs on, 2.4.19 and 2.5.32",
+                   df, "\n".join(md), [f for f in figs if f is not None], checks, notes)
+
+
+def _avg(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    keys = runs[0]["stack"].keys()
+    return {"stack": {k: sum(r["stack"][k] for r in runs) / len(runs) for k in keys}}
+
+
+def _plot_mt(workload: str, df: pd.DataFrame, pname: str, unit: str, out_dir: pathlib.Path) -> pathlib.Path | None:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover
+        return None
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for ax, kern in zip(axes, KERNELS):
+        sub = df[(df.kernel == kern) & (df[pname] != "geomean")]
+        x = range(len(sub))
+        # Each series normalised to its own HT-off geometric mean: published and model rates are in different units.
+        pn, mn = geomean(sub["pub noht"]), geomean(sub["model noht"])
+        w = 0.2
+        ax.bar([i - 1.5 * w for i in x], sub["pub noht"] / pn, w, label="published HT off", color="#9ecae1")
+        ax.bar([i - 0.5 * w for i in x], sub["pub ht"] / pn, w, label="published HT on", color="#3182bd")
+        ax.bar([i + 0.5 * w for i in x], sub["model noht"] / mn, w, label="model HT off", color="#fdae6b")
+        ax.bar([i + 1.5 * w for i in x], sub["model ht"] / mn, w, label="model HT on", color="#e6550d")
+        ax.set_xticks(list(x), [str(v) for v in sub[pname]])
+        ax.set_xlabel(pname)
+        ax.set_title(f"{workload}, Linux {kern}")
+        ax.axhline(1.0, color="grey", lw=0.5)
+    axes[0].set_ylabel(f"{unit} / geomean of HT off")
+    axes[1].legend(fontsize=8, loc="lower right")
+    fig.suptitle(f"Figure {_FIG[workload]}: effect of Hyper-Threading on {workload} (published vs model)")
+    fig.tight_layout()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"figure{_FIG[workload]}_{workload}.png"
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
+def run_chat(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool) -> Section:
+    return run_multithreaded("chat", out_dir, quick, workers, progress)
+
+
+def run_dbench(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool) -> Section:
+    return run_multithreaded("dbench", out_dir, quick, workers, progress)
+
+
+def run_tbench(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool) -> Section:
+    return run_multithreaded("tbench", out_dir, quick, workers, progress)
+
+
+# --- 2 packages x 2 threads ------------------------------------------------------------------------------------------
+def run_two_package(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool) -> Section:
+    seeds = range(2) if quick else range(5)
+    instructions = 1_500_000 if quick else 3_000_000
+    params = [dict(experiment=e, scheduler=s, seed=seed, instructions=instructions)
+              for e in ("cpu_pair", "make_j2") for seed in seeds for s in KERNELS.values()]
+    res = run_jobs(_two_package_job, params, workers, progress, "two_package")
+    get = {(r["experiment"], r["seed"], r["scheduler"]): r for r in res}
+    rows = []
+    for e in ("cpu_pair", "make_j2"):
+        for seed in seeds:
+            a, b = get[(e, seed, "linux24")], get[(e, seed, "linux25ht")]
+            rows.append({"experiment": e, "seed": seed, "Linux24 ms": a["makespan_ms"],
+                         "Linux25HT ms": b["makespan_ms"],
+                         "HT-aware gain %": 100.0 * (a["makespan_ms"] / b["makespan_ms"] - 1.0),
+                         "Linux24 one-package share": max(a["core_instructions"]) / max(1, sum(a["core_instructions"])),
+                         "Linux25HT one-package share": max(b["core_instructions"]) /
+                         max(1, sum(b["core_instructions"]))})
+    df = pd.DataFrame(rows)
+    never_worse = all(r["Linux25HT ms"] <= r["Linux24 ms"] * 1.005 for r in rows)
+    worst = min(r["HT-aware gain %"] for r in rows)
+    pair = df[df.experiment == "cpu_pair"]
+    md = [markdown_table(df, 3), "",
+          "netburst with system.cores=2, core.threads=2 (2 packages x 2 logical CPUs). `cpu_pair`: two CPU-bound "
+          f"tasks of {instructions:,} instructions forked by a shell; `make_j2`: 6 compile jobs (seeded lengths "
+          "50-100% of that, each reading its source first) kept two at a time by make. The 'one-package share' is "
+          "the fraction of all instructions retired by the busier package (0.5: the work was spread; 1.0: both "
+          "tasks shared one package's siblings while the other package idled).", "",
+          f"Linux24 treats the four logical CPUs as equals: the second task is queued on its parent's CPU and "
+          f"whichever idle CPU balances first at a tick takes it, a sibling as readily as the other package "
+          f"(one-package share {pair['Linux24 one-package share'].mean():.2f} on average for cpu_pair); two tasks "
+          f"on siblings then split one core's resources. Linux25HT forks onto the least-loaded package and "
+          f"actively migrates a running task to a fully idle package (share "
+          f"{pair['Linux25HT one-package share'].mean():.2f}). The HT-aware scheduler was never worse: worst "
+          f"case {worst:+.1f}% over {len(rows)} seeded runs."]
+    return Section("two_package", "2 packages x 2 threads: HT-aware vs HT-unaware scheduling", df, "\n".join(md), [],
+                   {"ht_aware_never_worse": never_worse}, [] if never_worse else
+                   [f"two_package: Linux25HT was slower than Linux24 in some seeded run (worst {worst:+.1f}%)."])
+
+
+SECTIONS = {"lmbench": run_lmbench, "aim9": run_aim9, "chat": run_chat, "dbench": run_dbench, "tbench": run_tbench,
+            "two_package": run_two_package}

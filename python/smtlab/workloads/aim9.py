@@ -1,0 +1,162 @@
+"""AIM Suite IX subset (the reference study's Table 2) as task models.
+
+CPU tests run the user code of workloads/kernels/aim9.c (``kernel:aim9_*`` traces of the real compiled loops; the
+tracer's generator look-alikes stand in when no trace can be made). A test is one task computing a window of its
+trace after a warm-up; operations per second = the instructions retired in the window x (operations the whole
+trace performs / its instructions) / simulated seconds. File-system tests are loops of system calls (kpaths) plus
+the kernel's write-back daemon (kupdated / bdflush), a second task woken every few dirtied metadata blocks that
+writes them back: with HT on it can run on the idle sibling. Sync disk tests write 1 KiB, fsync, and wait for the
+disk model (disk.py) to complete the data and inode writes.
+
+Scaled down: AIM9 runs each test for a fixed 2 s (ops counted); here a window of 0.2-1 M instructions for the CPU
+tests (the loops are regular, so a window gives the steady rate) and a few dozen operations for the file-system
+tests. Units follow the published rows (thousands of additions per second etc.), but the model's loops are
+aim9.c's, not AIM's, so absolute rates differ; the HT speed-up is what is compared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from .. import Source
+from ..os import IO, Block, Compute, Send, Task
+from .base import counters, machine_summary, make_kernel
+from .disk import Disk
+from .kpaths import WakeChannel, after_wake, kernel, mark_waker, syscall, task_spec
+
+
+@dataclass(frozen=True)
+class Aim9Test:
+    """One row of Table 2. CPU tests: ``trace`` and the operations (in the row's unit) its whole run performs."""
+
+    key: str
+    kind: str  # 'cpu' | 'fs' | 'sync'
+    trace: str = ""
+    ops: float = 0.0  # in the row's unit, for the whole trace
+    calls: tuple[str, ...] = ()  # fs / sync: the system calls of one operation
+
+
+_ITER = 200_000  # aim9.c's default iteration count (the traces run it)
+TESTS: list[Aim9Test] = [
+    *(Aim9Test(f"add_{t}", "cpu", f"kernel:aim9_add_{t}", _ITER * 4 / 1000) for t in
+      ("double", "float", "long", "int", "short")),
+    Aim9Test("creat-clo", "fs", calls=("creat", "close")),
+    Aim9Test("link_test", "fs", calls=("link", "unlink")),
+    Aim9Test("sync_disk_rw", "sync"),
+    Aim9Test("sync_disk_wrt", "sync"),
+    Aim9Test("sync_disk_cp", "sync"),
+    *(Aim9Test(f"div_{t}", "cpu", f"kernel:aim9_div_{t}", _ITER * 2 / 1000) for t in
+      ("double", "float", "long", "int", "short")),
+    Aim9Test("fun_cal", "cpu", "kernel:aim9_call0", _ITER),
+    Aim9Test("fun_cal1", "cpu", "kernel:aim9_call1", _ITER),
+    Aim9Test("fun_cal2", "cpu", "kernel:aim9_call2", _ITER),
+    Aim9Test("fun_cal15", "cpu", "kernel:aim9_call15", _ITER),
+    Aim9Test("sieve", "cpu", "kernel:aim9_sieve", _ITER // 20000 + 1),
+    *(Aim9Test(f"mul_{t}", "cpu", f"kernel:aim9_mul_{t}", _ITER * 4 / 1000) for t in
+      ("double", "float", "long", "int", "short")),
+    Aim9Test("string_rtns", "cpu", "kernel:aim9_string", _ITER // 20 + 1),
+    Aim9Test("mem_rtns_2", "cpu", "kernel:aim9_memcpy", 2 * (_ITER // 2000 + 1)),
+    Aim9Test("sort_rtns_1", "cpu", "kernel:aim9_sort", _ITER // 60000 + 1),
+]
+BY_KEY = {t.key: t for t in TESTS}
+
+#: Metadata blocks dirtied per creat/close or link/unlink pair before the write-back daemon is woken.
+WRITEBACK_BATCH = 8
+
+
+def _cpu_test(test: Aim9Test, k: Any, window: int, warm: int, rec: dict[str, Any]) -> list[Task]:
+    def program() -> Iterator[Any]:
+        yield Compute(warm, source=test.trace, loop=True)
+        rec["t0"], rec["snap"] = k.now, counters(k)
+        yield Compute(window, source=test.trace, loop=True)
+        rec["t1"] = k.now
+        rec["summary"] = machine_summary(k, rec["snap"])
+        rec["ops"] = window * test.ops / rec["length"]
+    src = Source(test.trace)
+    rec["length"] = src.length or window
+    rec["trace_name"] = src.name
+    return [Task(test.key, program)]
+
+
+def _fs_test(test: Aim9Test, k: Any, n_ops: int, warm_ops: int, rec: dict[str, Any]) -> list[Task]:
+    dirty = WakeChannel("kupdated")
+    holder: dict[str, Task] = {}
+    state = {"stop": False}
+
+    def bench() -> Iterator[Any]:
+        me = holder["bench"]
+        for i in range(warm_ops + n_ops):
+            if i == warm_ops:
+                rec["t0"], rec["snap"] = k.now, counters(k)
+            yield Compute(40)
+            for c in test.calls:
+                yield from syscall(c)
+            if (i + 1) % WRITEBACK_BATCH == 0:
+                mark_waker(dirty, me)
+                yield Send(dirty)
+        rec["t1"] = k.now
+        rec["summary"] = machine_summary(k, rec["snap"])
+        rec["ops"] = n_ops
+        state["stop"] = True
+        yield Send(dirty)
+
+    def daemon() -> Iterator[Any]:
+        me = holder["daemon"]
+        while True:
+            yield Block(dirty)
+            if state["stop"]:
+                return
+            yield from after_wake(dirty, me)
+            yield kernel("writeback", WRITEBACK_BATCH * len(test.calls))
+
+    holder["bench"] = Task(test.key, bench, source=task_spec(1, 128))
+    # More important than the benchmark (a woken kernel daemon preempts a CPU hog, as 2.4's goodness() did).
+    holder["daemon"] = Task("kupdated", daemon, source=task_spec(5, 128), daemon=True, priority=-1)
+    return [holder["daemon"], holder["bench"]]
+
+
+def _sync_test(test: Aim9Test, k: Any, n_ops: int, warm_ops: int, rec: dict[str, Any]) -> list[Task]:
+    disk = Disk(k.freq_ghz)
+    sequential = test.key != "sync_disk_rw"
+    copy = test.key == "sync_disk_cp"
+
+    def bench() -> Iterator[Any]:
+        for i in range(warm_ops + n_ops):
+            if i == warm_ops:
+                rec["t0"], rec["snap"] = k.now, counters(k)
+            yield Compute(40)
+            if copy:  # read 1 KiB from the source file (page cache hit)
+                yield from syscall("read")
+                yield kernel("copy_kb")
+            yield from syscall("fs_write")
+            yield kernel("copy_kb")
+            yield from syscall("fsync")
+            yield IO(cycles=disk.request(k.now, 1.0, sequential))  # the data block
+            yield IO(cycles=disk.request(k.now, 1.0, False))  # the inode
+        rec["t1"] = k.now
+        rec["summary"] = machine_summary(k, rec["snap"])
+        rec["ops"] = n_ops
+
+    return [Task(test.key, bench, source=task_spec(1, 128))]
+
+
+def run(key: str, ht: bool, scheduler: str = "linux24", quick: bool = False, seed: int = 0) -> dict[str, Any]:
+    """Runs one AIM9 test; returns operations per second (in the row's unit) and the machine statistics."""
+    test = BY_KEY[key]
+    k = make_kernel(ht, scheduler, seed=seed)
+    rec: dict[str, Any] = {}
+    if test.kind == "cpu":
+        tasks = _cpu_test(test, k, 100_000 if quick else 800_000, 30_000 if quick else 200_000, rec)
+    elif test.kind == "fs":
+        tasks = _fs_test(test, k, 32 if quick else 200, 16, rec)
+    else:
+        tasks = _sync_test(test, k, 4 if quick else 12, 1, rec)
+    for t in tasks:
+        k.spawn(t)
+    k.run()
+    seconds = (rec["t1"] - rec["t0"]) / (k.freq_ghz * 1e9)
+    out = {"key": key, "ht": ht, "scheduler": scheduler, "ops_per_s": rec["ops"] / seconds,
+           "trace": rec.get("trace_name", ""), "host_seconds": k.host_seconds, **rec["summary"]}
+    k.machine.close()
+    return out

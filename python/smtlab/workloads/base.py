@@ -1,0 +1,100 @@
+"""What every workload model shares: the simulated system (netburst preset, HT off/on, a Linux-like kernel) and the
+statistics the study explains its tables with."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import load_config
+from ..os import Kernel, make_scheduler
+from .kpaths import SWITCH_INSTRUCTIONS, SWITCH_SPEC
+
+#: Scheduler names of the two kernels of the reference study.
+KERNELS = {"2.4.19": "linux24", "2.5.32": "linux25ht"}
+
+#: User-mode code of the micro-benchmarks' loops (LMbench's timing loop, the shell's own work): a small integer
+#: program over a few KiB.
+USER_SPEC = ("gen:mix,load=0.25,store=0.10,branch=0.15,imul=0.01,dep=4,footprint=64k,hot=0.9,hot_kb=8,"
+             "predictability=0.95,body=1024,count=0,seed={seed}")
+
+
+def user_spec(seed: int = 1) -> str:
+    """A user-mode integer program (see USER_SPEC) with its own seed."""
+    return USER_SPEC.format(seed=seed)
+
+
+def make_kernel(ht: bool, scheduler: str, *, cores: int = 1, seed: int = 0, preset: str = "netburst",
+                hz: float = 1000.0, time_slice_ms: float = 10.0, log: bool = False,
+                overrides: dict[str, Any] | None = None) -> Kernel:
+    """A kernel on the preset with HT off (``core.threads=1``) or on (2), ``cores`` packages, and the context-switch
+    path run as kernel code (kpaths.SWITCH_SPEC, 1500 instructions) so that a switch contends for the core like the
+    real schedule() + switch_to. HZ is 1000 for both kernels: the model's Linux24 pulls work to an idle CPU only at
+    ticks (real 2.4 also did it at wakeup, with reschedule_idle), so a 100 Hz tick would leave the sibling idle for
+    10 ms at a time and understate 2.4's HT gain."""
+    cfg = load_config(preset, {"core.threads": 2 if ht else 1, "system.cores": cores, **(overrides or {})})
+    return Kernel(cfg, make_scheduler(scheduler), hz=hz, time_slice_ms=time_slice_ms, kernel_path=SWITCH_SPEC,
+                  switch_instructions=SWITCH_INSTRUCTIONS, seed=seed, log=log)
+
+
+_STACK_GROUPS = {
+    "base": ("base",),
+    "memory": ("mem_l1", "mem_l2", "mem_llc", "mem_dram"),
+    "branch": ("branch_mispredict",),
+    "frontend": ("frontend",),
+    "execute": ("execute",),
+    "partition": ("rob_partition", "iq_partition", "lq_partition", "sq_partition"),
+    "full": ("rob_full", "iq_full", "lq_full", "sq_full"),
+    "drain": ("drain",),
+    "sibling": ("sibling_retire",),
+    "pause": ("pause",),
+}
+
+
+def counters(k: Kernel) -> dict[str, float]:
+    """A flat snapshot of the machine's cumulative counters (instructions, cycles with work, CPI-stack cycles by
+    group, partition drains, L1D / L2 misses) and the kernel's busy / idle CPU cycles, for differences between two
+    points of a run (Machine.reset_stats would also reset the retire counts the kernel's accounting relies on)."""
+    k._flush_accounting()
+    st = k.machine.stats()
+    out: dict[str, float] = {g: 0.0 for g in _STACK_GROUPS}
+    out.update(instructions=0, work_cycles=0, cycles=st["cycles"])
+    for c in st["logical_cpus"]:
+        out["instructions"] += c["instructions"]
+        out["work_cycles"] += c["cycles"]
+        for g, names in _STACK_GROUPS.items():
+            out[g] += sum(c["cpi_stack_cycles"].get(n, 0) for n in names)
+    cores = st["cores"]
+    out["partition_drains"] = sum(x["partition_drains"] for x in cores)
+    out["l1d_misses"] = sum(x["l1d"]["misses"] for x in cores)
+    out["l2_misses"] = sum(x["l2"]["misses"] for x in cores)
+    out["busy"] = sum(c.busy_cycles + c.switch_cycles for c in k.cpus)
+    out["idle"] = sum(c.idle_cycles for c in k.cpus)
+    out["kernel_instructions"] = sum(c.kernel_instructions for c in k.cpus)
+    out["occupancy"] = {q: [c["occupancy"][q]["mean"] for c in st["logical_cpus"] if c["cycles"] > 0]
+                        for q in ("rob", "iq", "lq", "uop_queue")}  # type: ignore[assignment]
+    return out
+
+
+def machine_summary(k: Kernel, since: dict[str, float] | None = None) -> dict[str, Any]:
+    """Statistics of the machine behind ``k`` from the snapshot ``since`` (default: the start) to now: instructions,
+    cycles with work, CPI and its stack summed over logical CPUs (cycles per instruction by cause, grouped),
+    partition drains, L1D / L2 misses per kilo-instruction, the fraction of logical-CPU time that was busy, and the
+    mean ROB / IQ / load-queue occupancy per logical CPU over the whole run (means cannot be differenced)."""
+    now = counters(k)
+    base = since or {}
+    d = {key: now[key] - base.get(key, 0.0) for key in now if key != "occupancy"}
+    instr = d["instructions"] or 1.0
+    busy, idle = d["busy"], d["idle"]
+    occ = now["occupancy"]  # type: ignore[index]
+    return {
+        "instructions": int(d["instructions"]),
+        "work_cycles": int(d["work_cycles"]),
+        "cpi": d["work_cycles"] / instr,
+        "stack": {g: d[g] / instr for g in _STACK_GROUPS},
+        "partition_drains": int(d["partition_drains"]),
+        "l1d_mpki": 1000.0 * d["l1d_misses"] / instr,
+        "l2_mpki": 1000.0 * d["l2_misses"] / instr,
+        "busy_fraction": busy / (busy + idle) if busy + idle else 0.0,
+        "kernel_instructions": int(d["kernel_instructions"]),
+        "occupancy": {q: (sum(v) / len(v) if v else 0.0) for q, v in occ.items()},  # type: ignore[union-attr]
+    }

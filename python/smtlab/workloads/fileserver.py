@@ -1,0 +1,156 @@
+"""dbench and tbench (the reference study's Tables 5-6 and Figures 2-3) as task models.
+
+dbench: N client processes replay a file-server operation mix (the NetBench trace's open / read / write / lock /
+unlock / stat / close / rename / unlink / create / find / flush calls), drawn per client from a seeded random stream
+with fixed proportions. Each operation is a system call (kpaths ``vfs_op``), reads and writes add the copy of 4 KiB
+(4 x ``copy_kb``). Reads miss the page cache with the probability that the clients' files (21 MiB each) do not fit
+in the 2 GiB of RAM left for it, and then wait for the disk model; written data is written back by a daemon
+(bdflush) in the background, which also occupies the disk. Throughput: MB read + written per simulated second.
+
+tbench: the same client loop with no file system: each client process sends a request over a loopback TCP socket to
+its own server process (tbench_srv), which decodes it (``smb_op``) and replies with the data (4 KiB); the client
+waits for the reply. Throughput: MB of replies per simulated second.
+
+Both: every process has its own instruction stream (seed), but all run in ONE address space (``SHARED_ASID``): their
+time is mostly kernel paths, whose code and data every process shares on a real system, and a stream cannot be split
+into a private user part and a shared kernel part without switching sources (see kpaths). Cross-CPU wake-ups pay a
+reschedule IPI.
+Scaled down: the real runs replay 90,000 operations per client; here a window of a few simulated milliseconds after a
+warm-up, which at 20-120 clients is a few hundred to a few thousand operations.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Iterator
+
+from ..os import IO, Block, Send, Task
+from .base import counters, machine_summary, make_kernel
+from .disk import Disk
+from .kpaths import WakeChannel, after_wake, kernel, mark_waker, syscall, task_spec, user
+
+#: dbench's operation mix: (name, share, KiB moved, is a write).
+DBENCH_MIX = [("read", 0.30, 4, False), ("write", 0.22, 4, True), ("open", 0.10, 0, False),
+              ("close", 0.10, 0, False), ("stat", 0.12, 0, False), ("lock", 0.06, 0, False),
+              ("find", 0.05, 0, False), ("unlink", 0.02, 0, False), ("rename", 0.01, 0, False),
+              ("create", 0.02, 0, True)]
+CLIENT_MIB = 21.0
+CACHE_MIB = 2048.0
+CLIENT_WORK = 1500  # user instructions per operation (parse the next line of client.txt)
+SHARED_ASID = 1  # see the module doc
+
+
+def _miss_probability(clients: int) -> float:
+    return max(0.0, 1.0 - CACHE_MIB / (clients * CLIENT_MIB))
+
+
+def build_dbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list[Task]:
+    disk = Disk(k.freq_ghz)
+    p_miss = _miss_probability(clients)
+    flush = WakeChannel("bdflush")
+    holder: dict[Any, Task] = {}
+    stats["bytes"] = 0
+    names = [m[0] for m in DBENCH_MIX]
+    weights = [m[1] for m in DBENCH_MIX]
+    tasks: list[Task] = []
+    for c in range(clients):
+        rng = random.Random(seed * 1000 + c)
+
+        def client(c: int = c, rng: random.Random = rng) -> Iterator[Any]:
+            me = holder[c]
+            writes = 0
+            while True:
+                op = rng.choices(range(len(names)), weights)[0]
+                _, _, kib, is_write = DBENCH_MIX[op]
+                yield user(CLIENT_WORK)
+                yield from syscall("vfs_op")
+                if kib:
+                    yield kernel("copy_kb", kib)
+                    if not is_write and rng.random() < p_miss:
+                        yield IO(cycles=disk.request(k.now, kib))
+                    stats["bytes"] += kib * 1024
+                if is_write:
+                    writes += 1
+                    if writes % 16 == 0:
+                        mark_waker(flush, me)
+                        yield Send(flush)
+
+        holder[c] = Task(f"dbench_{c}", client, source=task_spec(2000 + c, 64), asid=SHARED_ASID)
+        tasks.append(holder[c])
+
+    def bdflush() -> Iterator[Any]:
+        me = holder["flush"]
+        while True:
+            yield Block(flush)
+            yield from after_wake(flush, me)
+            n = 1 + flush.pending
+            flush.received += flush.pending
+            flush.pending = 0
+            yield kernel("writeback", 16 * n)
+            yield IO(cycles=disk.request(k.now, 64.0 * n, sequential=True))
+
+    holder["flush"] = Task("bdflush", bdflush, source=task_spec(1999, 64), priority=-1, asid=SHARED_ASID)
+    tasks.append(holder["flush"])
+    for t in tasks:
+        t.daemon = True
+    return tasks
+
+
+def build_tbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list[Task]:
+    holder: dict[Any, Task] = {}
+    stats["bytes"] = 0
+    tasks: list[Task] = []
+    for c in range(clients):
+        req, rep = WakeChannel(f"req{c}"), WakeChannel(f"rep{c}")
+
+        def client(c: int = c, req: WakeChannel = req, rep: WakeChannel = rep) -> Iterator[Any]:
+            me = holder[("c", c)]
+            while True:
+                yield user(CLIENT_WORK)
+                yield from syscall("tcp_send")
+                mark_waker(req, me)
+                yield Send(req)
+                yield Block(rep)
+                yield from after_wake(rep, me)
+                yield from syscall("tcp_recv")
+                yield kernel("copy_kb", 4)
+                stats["bytes"] += 4096
+
+        def server(c: int = c, req: WakeChannel = req, rep: WakeChannel = rep) -> Iterator[Any]:
+            me = holder[("s", c)]
+            while True:
+                yield Block(req)
+                yield from after_wake(req, me)
+                yield from syscall("tcp_recv")
+                yield kernel("smb_op")
+                yield from syscall("tcp_send")
+                yield kernel("copy_kb", 4)
+                mark_waker(rep, me)
+                yield Send(rep)
+
+        holder[("c", c)] = Task(f"tbench_{c}", client, source=task_spec(3000 + c, 64), daemon=True,
+                                asid=SHARED_ASID)
+        holder[("s", c)] = Task(f"tbench_srv_{c}", server, source=task_spec(4000 + c, 64), daemon=True,
+                                asid=SHARED_ASID)
+        tasks += [holder[("s", c)], holder[("c", c)]]
+    return tasks
+
+
+def run(workload: str, clients: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float,
+        seed: int = 0) -> dict[str, Any]:
+    """MB/s over the window (``workload`` 'dbench' or 'tbench') and the machine statistics of the window."""
+    k = make_kernel(ht, scheduler, seed=seed)
+    stats: dict[str, Any] = {}
+    builder = build_dbench if workload == "dbench" else build_tbench
+    for t in builder(k, clients, stats, seed):
+        k.spawn(t)
+    t_warm = k.ms_to_cycles(warm_ms)
+    k.run(until=t_warm)
+    snap, b0, t0 = counters(k), stats["bytes"], k.now
+    k.run(until=t_warm + k.ms_to_cycles(window_ms))
+    seconds = (k.now - t0) / (k.freq_ghz * 1e9)
+    out = {"workload": workload, "param": clients, "ht": ht, "scheduler": scheduler,
+           "throughput": (stats["bytes"] - b0) / seconds / 1e6, "host_seconds": k.host_seconds,
+           **machine_summary(k, snap)}
+    k.machine.close()
+    return out

@@ -1,0 +1,155 @@
+"""Kernel-mode code paths as trace segments with documented instruction counts.
+
+The model sees no real kernel: a system call is a *trap* (the int 0x80 / iret privilege change) followed by a *path*
+(the kernel function's work), each a documented number of instructions. Each count below is chosen from the size of
+the Linux 2.4 code path it stands for (how many functions, loops over fds or path components, pages touched); none
+is fitted to a published latency. The same counts serve both HT settings, so they cannot create an HT effect by
+themselves.
+
+Every task runs ONE instruction stream (its ``source``, see ``task_spec``): a synthetic program with a kernel-like
+mix (about 28 % loads, 14 % stores, 17 % branches, 94 % predictable, short dependency chains, a hot 8 KiB inside a
+larger footprint), and its user code and kernel paths are consecutive stretches of it. Switching trace sources
+inside a task would detach and re-attach the thread, which the core counts as the thread going idle and coming
+back: with a busy sibling that is a partition drain (100 cycles) per switch, an artefact a real trap does not have.
+So kernel paths do not get streams of their own; the cost is that all paths of a task share one footprint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..os import Channel, Compute
+
+#: The trap: int 0x80 and iret. NetBurst's microcoded privilege changes cost several hundred cycles (the reason Linux
+#: 2.5 moved to sysenter); modelled as this many instructions of the task's stream (about 600 cycles at the kernel
+#: mix's CPI of ~1.3; chosen, not measured).
+TRAP_INSTRUCTIONS = 450
+
+
+def task_spec(seed: int, footprint_kb: int = 64) -> str:
+    """The instruction stream of one task (user code and kernel paths alike), with its own seed."""
+    return (f"gen:mix,load=0.28,store=0.14,branch=0.17,imul=0.01,dep=3,footprint={footprint_kb}k,hot=0.9,hot_kb=8,"
+            f"predictability=0.94,body=2048,count=0,seed={seed}")
+
+
+@dataclass(frozen=True)
+class KernelPath:
+    """One kernel code path: ``instructions`` per call (``footprint_kb``: what it walks, for the docs)."""
+
+    name: str
+    instructions: int
+    footprint_kb: int
+    doc: str
+
+
+_TABLE = [
+    # name, instructions per call, footprint KiB, what it stands for
+    ("null", 120, 16, "getppid: entry checks, read current->p_pptr->pid, exit work check"),
+    ("read", 700, 32, "read(2) of one byte from /dev/zero: fget, rw checks, read_zero, clear_user, fput"),
+    ("write", 550, 32, "write(2) of one byte to /dev/null: fget, rw checks, write_null, fput"),
+    ("stat", 4000, 96, "stat(2): getname, path walk over 3-4 components through the dcache, cp_old_stat"),
+    ("fstat", 700, 32, "fstat(2): fget, cp_old_stat, fput"),
+    ("open", 5500, 96, "open(2): getname, path walk, get_empty_filp, dentry_open, fd install"),
+    ("close", 900, 32, "close(2): fd table update, fput, dput"),
+    ("select10", 4500, 48, "select(2) on 10 file descriptors: copy fd sets, poll each file (~400 each), copy back"),
+    ("select10_tcp", 4800, 64, "select(2) on 10 TCP sockets: tcp_poll per socket"),
+    ("sigaction", 450, 16, "rt_sigaction: copy the handler in and out, lock the signal table"),
+    ("kill", 900, 24, "kill(2) to self: find the task, send_signal, queue it"),
+    ("sigdeliver", 1500, 32, "do_signal: build the signal frame on the user stack, set up the handler"),
+    ("sigreturn", 900, 24, "sigreturn: restore registers from the frame"),
+    ("pipe_write", 1400, 48, "pipe_write of one word: lock the inode, copy, wake the reader"),
+    ("pipe_read", 1200, 48, "pipe_read: wait queue, copy to user"),
+    ("fork", 60000, 512, "do_fork of a small process: copy mm (page tables, vmas), files, signal handlers, task struct"),
+    ("page_fault", 1500, 64, "a copy-on-write or zero-fill page fault: find the vma, allocate, copy or clear 4 KiB"),
+    ("exit", 30000, 384, "do_exit: tear down the mm (free page tables and pages), close files, notify the parent"),
+    ("wait", 3000, 48, "wait4: find the zombie child, collect its statistics, release the task struct"),
+    ("execve", 250000, 768, "execve of a small static binary: open, read headers, flush the old mm, map segments"),
+    ("creat", 7000, 128, "creat(2): path walk, allocate an inode, add a directory entry (journal metadata)"),
+    ("link", 6000, 128, "link(2): two path walks, add a directory entry, bump the link count"),
+    ("unlink", 6500, 128, "unlink(2): path walk, remove the entry, free the inode when the last link goes"),
+    ("fs_write", 3500, 128, "write(2) of 1 KiB to a file: page cache lookup, copy, mark buffers dirty"),
+    ("fsync", 4000, 96, "fsync(2): submit the dirty buffers of one file to the block layer"),
+    ("writeback", 2500, 128, "bdflush/kupdated work per dirtied metadata block: build and submit the buffer"),
+    ("tcp_send", 3500, 128, "send(2) of a small message on a loopback TCP socket: tcp_sendmsg, the loopback "
+                            "device, the receiver's tcp_v4_rcv and socket wake-up"),
+    ("tcp_recv", 2000, 96, "recv(2): tcp_recvmsg, copy to user, window update"),
+    ("tcp_msg", 250, 16, "per extra small message carried by one send or recv call (copy 100 bytes, skb "
+                         "bookkeeping): chat's calls move several queued messages at once"),
+    ("smb_op", 2500, 128, "the file-server's request decode and reply build per SMB operation (tbench's "
+                          "stand-in for smbd, in user mode)"),
+    ("vfs_op", 3000, 128, "one metadata file operation (open / close / stat / lock / rename ...) with page cache "
+                          "and dcache hits"),
+    ("copy_kb", 600, 256, "copying one KiB between a user buffer and the page cache (rep movs, 16 lines)"),
+]
+
+PATHS: dict[str, KernelPath] = {n: KernelPath(n, i, f, d) for n, i, f, d in _TABLE}
+
+
+def trap() -> Compute:
+    """The int 0x80 / iret privilege change of one system call (instructions of the task's own stream)."""
+    return Compute(TRAP_INSTRUCTIONS)
+
+
+def kernel(name: str, scale: float = 1.0) -> Compute:
+    """``scale`` times the named path's instructions (at least one), from the task's own stream."""
+    return Compute(max(1, round(PATHS[name].instructions * scale)))
+
+
+def syscall(name: str, scale: float = 1.0) -> list[Compute]:
+    """A whole system call: the trap and the path, as one step."""
+    return [Compute(TRAP_INSTRUCTIONS + max(1, round(PATHS[name].instructions * scale)))]
+
+
+def user(n: int) -> Compute:
+    """``n`` instructions of user code (the task's own stream)."""
+    return Compute(n)
+
+
+#: The context-switch path the study's kernels run (Kernel(kernel_path=..., switch_instructions=...)): schedule(),
+#: switch_mm (a CR3 write that flushes the TLB) and switch_to, about 1500 instructions in 2.4.
+SWITCH_SPEC = ("gen:mix,load=0.28,store=0.14,branch=0.17,imul=0.01,dep=3,footprint=32k,hot=0.9,hot_kb=8,"
+               "predictability=0.94,body=2048,count=0,seed=97")
+SWITCH_INSTRUCTIONS = 1500
+
+
+def table_markdown() -> str:
+    """The path table for the docs and the report."""
+    lines = ["| path | instructions | walks about | stands for |", "|---|---:|---:|---|"]
+    for p in PATHS.values():
+        lines.append(f"| `{p.name}` | {p.instructions} | {p.footprint_kb} KiB | {p.doc} |")
+    lines.append(f"| trap (int 0x80 + iret) | {TRAP_INSTRUCTIONS} | - | added to every system call |")
+    return "\n".join(lines)
+
+
+# A wake-up that crosses logical CPUs (the woken task lands on another CPU than its waker's) costs the target CPU a
+# reschedule inter-processor interrupt: interrupt entry and exit (the same microcoded privilege change as a trap)
+# and the handler, about 300 instructions (ack the local APIC, set need_resched). One logical CPU never pays it, so
+# it is an HT-on cost by construction of the hardware, not a fitted penalty. The APIC delivery latency and the exit
+# from HLT are not modelled.
+_TABLE_IPI = ("ipi", 300, 16, "reschedule IPI handler: ack the local APIC, set need_resched")
+PATHS[_TABLE_IPI[0]] = KernelPath(*_TABLE_IPI)
+
+
+class WakeChannel(Channel):
+    """A Channel that remembers the logical CPU of its last waker (for the IPI cost of ``after_wake``)."""
+
+    __slots__ = ("waker_cpu",)
+
+    def __init__(self, name: str = "channel") -> None:
+        super().__init__(name)
+        self.waker_cpu: int | None = None
+
+
+def mark_waker(channel: Any, me: Any) -> None:
+    """Remember the CPU of the task about to wake a waiter of ``channel`` (call just before ``Send``)."""
+    channel.waker_cpu = me.cpu
+
+
+def after_wake(channel: Any, me: Any) -> list[Compute]:
+    """Steps to run right after ``Block(channel)`` returns: the reschedule IPI's path if the waker ran on another
+    logical CPU than the one ``me`` was woken on."""
+    waker = getattr(channel, "waker_cpu", None)
+    if waker is not None and me.cpu is not None and waker != me.cpu:
+        return [Compute(TRAP_INSTRUCTIONS + PATHS["ipi"].instructions)]
+    return []

@@ -1,0 +1,208 @@
+"""LMbench latency subset (the reference study's Table 1) as task models.
+
+Each test is one process (two for the pipe test, a parent and a child per iteration for the process tests) looping
+over a body of user code and system calls (kpaths: trap + kernel path). The time per operation is measured between
+two points of the loop, after a warm-up of both iterations and simulated time, and reported in microseconds at the
+preset's clock (``system.freq_ghz``). What is modelled: the instruction stream of each process (user loop, traps and
+kernel paths as documented instruction counts), context switches as kernel code (Kernel ``kernel_path``), blocking and wake-up through the OS layer,
+the placement decisions of the scheduler, and everything the core does with them (HT partitions, halt and
+recombination drains). What is not: the real kernel's code (counts in kpaths are documented estimates), inter-
+processor interrupts (the model wakes a halted sibling for free), TLB flushes on address-space switches, interrupts.
+
+Scaled down: LMbench repeats each operation until the timing is stable (~100 ms per test); here 40-400 iterations
+(quick: fewer), after a warm-up of at least ``warm_ms`` of simulated time so that the tick-driven balancer of the
+model's Linux24 has placed the pipe test's second process (it pulls waiting tasks to an idle CPU only at ticks).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+from ..os import Block, Channel, Compute, Send, Spawn, Task
+from .base import counters, machine_summary, make_kernel
+from .kpaths import WakeChannel, after_wake, kernel, mark_waker, syscall, task_spec, trap
+
+_USER_LOOP = 50  # instructions of LMbench's own loop and call overhead per operation
+
+
+def _user(n: int = _USER_LOOP) -> Compute:
+    return Compute(n)
+
+
+def _simple(*names: str) -> Callable[[], list[Any]]:
+    def body() -> list[Any]:
+        steps: list[Any] = [_user()]
+        for n in names:
+            steps += syscall(n)
+        return steps
+    return body
+
+
+def _signal_overhead() -> list[Any]:
+    # kill(getpid(), SIGUSR1): the trap and kill path, delivery on the way out (frame set-up), the handler in user
+    # mode, and sigreturn.
+    return [_user(), *syscall("kill"), kernel("sigdeliver"), _user(30), *syscall("sigreturn")]
+
+
+@dataclass(frozen=True)
+class LmbenchTest:
+    """One row of Table 1: ``key`` as in the published CSV, ``kind`` 'loop' | 'pipe' | 'proc'."""
+
+    key: str
+    label: str
+    kind: str
+    iters: int  # measured iterations (default mode)
+    quick_iters: int
+    body: Callable[[], list[Any]] | None = None
+    child: str = ""  # proc tests: 'exit' | 'execve' | 'sh'
+
+
+TESTS: list[LmbenchTest] = [
+    LmbenchTest("simple_syscall", "Simple syscall", "loop", 400, 30, _simple("null")),
+    LmbenchTest("simple_read", "Simple read", "loop", 400, 30, _simple("read")),
+    LmbenchTest("simple_write", "Simple write", "loop", 400, 30, _simple("write")),
+    LmbenchTest("simple_stat", "Simple stat", "loop", 200, 20, _simple("stat")),
+    LmbenchTest("simple_fstat", "Simple fstat", "loop", 400, 30, _simple("fstat")),
+    LmbenchTest("simple_open_close", "Simple open/close", "loop", 200, 20, _simple("open", "close")),
+    LmbenchTest("select_10_fds", "Select on 10 fd's", "loop", 200, 20, _simple("select10")),
+    LmbenchTest("select_10_tcp_fds", "Select on 10 tcp fd's", "loop", 200, 20, _simple("select10_tcp")),
+    LmbenchTest("signal_handler_installation", "Signal handler installation", "loop", 400, 30,
+                _simple("sigaction")),
+    LmbenchTest("signal_handler_overhead", "Signal handler overhead", "loop", 200, 20, _signal_overhead),
+    LmbenchTest("pipe_latency", "Pipe latency", "pipe", 300, 40),
+    LmbenchTest("process_fork_exit", "Process fork+exit", "proc", 16, 3, child="exit"),
+    LmbenchTest("process_fork_execve", "Process fork+execve", "proc", 8, 2, child="execve"),
+    LmbenchTest("process_fork_sh_c", "Process fork+/bin/sh -c", "proc", 4, 1, child="sh"),
+]
+BY_KEY = {t.key: t for t in TESTS}
+
+
+def _faults(n: int) -> list[Compute]:
+    return [kernel("page_fault", n)]  # n faults' worth of the fault path in one step (same instructions)
+
+
+def _child_task(kind: str, done: WakeChannel, start: WakeChannel) -> Task:
+    """The forked child: copy-on-write faults, [exec the shell and / or lmbench's hello], exit, wake the parent."""
+    holder: dict[str, Task] = {}
+
+    def program() -> Iterator[Any]:
+        me = holder["task"]
+        yield from after_wake(start, me)  # placed on another CPU than its parent's: woken there by an IPI
+        yield from _faults(2)  # copy-on-write of the stack and the libc data page on return from fork
+        if kind in ("execve", "sh"):
+            if kind == "sh":
+                # /bin/sh -c prog: exec the shell (a larger image), its start-up, then it execs prog itself.
+                yield from syscall("execve", 1.3)
+                yield from _faults(80)
+                yield Compute(300_000)
+            yield from syscall("execve")
+            yield from _faults(30)
+            yield Compute(20_000)  # lmbench's hello: start-up and one write
+        yield from syscall("exit")
+        mark_waker(done, me)
+        yield Send(done)  # the parent's wait4 wakes (SIGCHLD)
+
+    holder["task"] = Task(f"child_{kind}", program, source=task_spec(11, 256))
+    return holder["task"]
+
+
+def _measured(k: Any, rec: dict[str, Any], iters: int, warm_iters: int, warm_ms: float,
+              body: Callable[[], Iterator[Any]]) -> Iterator[Any]:
+    """Runs ``body`` until warm (both ``warm_iters`` and ``warm_ms``), then ``iters`` measured times."""
+    warm_cycles = k.ms_to_cycles(warm_ms)
+    i = 0
+    while i < warm_iters or k.now < warm_cycles:
+        yield from body()
+        i += 1
+    rec["t0"] = k.now
+    rec["snap"] = counters(k)
+    for _ in range(iters):
+        yield from body()
+    rec["t1"] = k.now
+    rec["iters"] = iters
+    rec["summary"] = machine_summary(k, rec["snap"])
+
+
+def build(test: LmbenchTest, k: Any, iters: int, warm_iters: int, warm_ms: float, rec: dict[str, Any]) -> list[Task]:
+    """The tasks of one test on kernel ``k``; ``rec`` receives t0 / t1 (cycles) and iters."""
+    if test.kind == "loop":
+        def loop_body() -> Iterator[Any]:
+            yield from test.body()  # type: ignore[misc]
+        return [Task(test.key, lambda: _measured(k, rec, iters, warm_iters, warm_ms, loop_body), source=task_spec(1))]
+    if test.kind == "pipe":
+        to_child, to_parent = WakeChannel("pipe1"), WakeChannel("pipe2")
+        me: dict[str, Task] = {}
+        state = {"stop": False}
+
+        def ping() -> Iterator[Any]:
+            yield _user()
+            yield from syscall("pipe_write")
+            mark_waker(to_child, me["parent"])
+            yield Send(to_child)
+            yield trap()
+            yield Block(to_parent)
+            yield from after_wake(to_parent, me["parent"])
+            yield kernel("pipe_read")
+
+        def parent() -> Iterator[Any]:
+            yield Spawn(me["child"])
+            yield from _measured(k, rec, iters, warm_iters, warm_ms, ping)
+            state["stop"] = True
+            yield Send(to_child)
+
+        def child() -> Iterator[Any]:
+            while True:
+                yield trap()
+                yield Block(to_child)
+                if state["stop"]:
+                    return
+                yield from after_wake(to_child, me["child"])
+                yield kernel("pipe_read")
+                yield _user()
+                yield from syscall("pipe_write")
+                mark_waker(to_parent, me["child"])
+                yield Send(to_parent)
+
+        me["parent"] = Task("pipe_parent", parent, source=task_spec(1))
+        me["child"] = Task("pipe_child", child, source=task_spec(2))
+        return [me["parent"]]
+    # proc: fork, the child runs (and execs), exits; the parent waits for it.
+    holder: dict[str, Task] = {}
+
+    def fork_once() -> Iterator[Any]:
+        me = holder["parent"]
+        done = WakeChannel("wait")
+        start = WakeChannel("fork")  # the child's first wake-up comes from its parent's CPU
+        yield _user()
+        yield from syscall("fork")
+        mark_waker(start, me)
+        yield Spawn(_child_task(test.child, done, start))
+        yield from _faults(2)  # the parent's own copy-on-write faults on return
+        yield trap()
+        yield Block(done)
+        yield from after_wake(done, me)
+        yield kernel("wait")
+
+    holder["parent"] = Task(test.key, lambda: _measured(k, rec, iters, warm_iters, warm_ms, fork_once),
+                            source=task_spec(1, 256))
+    return [holder["parent"]]
+
+
+def run(key: str, ht: bool, scheduler: str = "linux24", quick: bool = False, seed: int = 0) -> dict[str, Any]:
+    """Runs one LMbench test; returns microseconds per operation and the machine statistics of the measured part."""
+    test = BY_KEY[key]
+    k = make_kernel(ht, scheduler, seed=seed)
+    iters = test.quick_iters if quick else test.iters
+    warm_iters = 1 if test.kind == "proc" else 10
+    warm_ms = (1.2 if quick else 2.0) if test.kind == "pipe" else 0.0
+    rec: dict[str, Any] = {}
+    for t in build(test, k, iters, warm_iters, warm_ms, rec):
+        k.spawn(t)
+    k.run()
+    us = (rec["t1"] - rec["t0"]) / rec["iters"] / (k.freq_ghz * 1000.0)
+    tf = k.task_frame()
+    out = {"key": key, "ht": ht, "scheduler": scheduler, "us": us, "iters": iters,
+           "migrations": int(tf["migrations"].sum()), "host_seconds": k.host_seconds, **rec["summary"]}
+    k.machine.close()
+    return out
