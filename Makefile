@@ -52,8 +52,10 @@ sanitize: bootstrap
 fuzz: bootstrap
 	JOBS=$(JOBS) bash scripts/fuzz.sh $(FUZZ_SECONDS)
 
+# The main job: the reference study (docs/study.md), tables on stdout, report, CSV and figures in out/.
+# DEMO_ARGS=--quick for the one-minute version.
 demo: bootstrap build
-	./$(SMTLAB) demo $(DEMO_ARGS)
+	./$(SMTLAB) study -o out $(DEMO_ARGS)
 
 bench: bootstrap build
 	$(PYTHON) bench/bench.py $(SMTLAB) $(BENCH_ARGS)

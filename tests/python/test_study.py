@@ -96,7 +96,6 @@ def test_multithreaded_speedups_within_10_60(study: pathlib.Path) -> None:
         assert g["model speed-up %"].between(10.0, 60.0).all(), (key, g)
 
 
-@pytest.mark.xfail(reason="chat: the model's Linux25HT does not gain more from HT than its Linux24", strict=False)
 def test_chat_25_at_least_24(study: pathlib.Path) -> None:
     t = _table(study, "chat")
     g = t[t["rooms"].astype(str) == "geomean"].set_index("kernel")
