@@ -36,13 +36,12 @@ bool Core::fetchStage(Cycle now) {
   if (!anyEligible) return false;
   const std::uint32_t n = fetchPolicy_->choose(candidates_.data(), threadCount_, now, fetchOrder_.data());
   std::uint32_t budget = fetchWidth_;
-  bool fetched = false;
   for (std::uint32_t i = 0; i < n && i < fetchThreads_ && budget > 0; ++i) {
-    const std::uint32_t got = fetchThread(fetchOrder_[i], budget, now);
-    budget -= got;
-    fetched |= got > 0;
+    budget -= fetchThread(fetchOrder_[i], budget, now);
   }
-  return fetched;
+  // A thread that could fetch either fetched or started an I-cache miss, and a sibling that could fetch but did not
+  // get the slot may get it next cycle: either way the next cycle can differ, so it must not be skipped.
+  return true;
 }
 
 std::uint32_t Core::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle now) {
