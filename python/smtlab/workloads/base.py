@@ -28,9 +28,8 @@ def make_kernel(ht: bool, scheduler: str, *, cores: int = 1, seed: int = 0, pres
                 overrides: dict[str, Any] | None = None) -> Kernel:
     """A kernel on the preset with HT off (``core.threads=1``) or on (2), ``cores`` packages, and the context-switch
     path run as kernel code (kpaths.SWITCH_SPEC, 1500 instructions) so that a switch contends for the core like the
-    real schedule() + switch_to. HZ is 1000 for both kernels: the model's Linux24 pulls work to an idle CPU only at
-    ticks (real 2.4 also did it at wakeup, with reschedule_idle), so a 100 Hz tick would leave the sibling idle for
-    10 ms at a time and understate 2.4's HT gain."""
+    real schedule() + switch_to. HZ is 1000 for both kernels (the 2.5 series' value; it sets how often idle CPUs
+    rebalance, i.e. how soon Linux25HT's active balancing moves a task to an idle package)."""
     cfg = load_config(preset, {"core.threads": 2 if ht else 1, "system.cores": cores, **(overrides or {})})
     return Kernel(cfg, make_scheduler(scheduler), hz=hz, time_slice_ms=time_slice_ms, kernel_path=SWITCH_SPEC,
                   switch_instructions=SWITCH_INSTRUCTIONS, seed=seed, log=log)

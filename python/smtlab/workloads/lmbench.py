@@ -4,14 +4,14 @@ Each test is one process (two for the pipe test, a parent and a child per iterat
 over a body of user code and system calls (kpaths: trap + kernel path). The time per operation is measured between
 two points of the loop, after a warm-up of both iterations and simulated time, and reported in microseconds at the
 preset's clock (``system.freq_ghz``). What is modelled: the instruction stream of each process (user loop, traps and
-kernel paths as documented instruction counts), context switches as kernel code (Kernel ``kernel_path``), blocking and wake-up through the OS layer,
-the placement decisions of the scheduler, and everything the core does with them (HT partitions, halt and
-recombination drains). What is not: the real kernel's code (counts in kpaths are documented estimates), inter-
-processor interrupts (the model wakes a halted sibling for free), TLB flushes on address-space switches, interrupts.
+kernel paths as documented instruction counts), context switches as kernel code (Kernel ``kernel_path``), blocking
+and wake-up through the OS layer, the placement decisions of the scheduler, and everything the core does with them
+(HT partitions, halt and recombination drains). What is not: the real kernel's code (counts in kpaths are documented
+estimates), inter-processor interrupt delivery and the exit from HLT (the model charges only the IPI handler's
+path), TLB flushes on address-space switches, interrupts.
 
 Scaled down: LMbench repeats each operation until the timing is stable (~100 ms per test); here 40-400 iterations
-(quick: fewer), after a warm-up of at least ``warm_ms`` of simulated time so that the tick-driven balancer of the
-model's Linux24 has placed the pipe test's second process (it pulls waiting tasks to an idle CPU only at ticks).
+(quick: fewer), after a warm-up of at least ``warm_ms`` of simulated time (caches warm, both processes placed).
 """
 
 from __future__ import annotations
