@@ -44,12 +44,21 @@ class Dram {
  private:
   std::uint64_t occupy(Cycle when) {
     const std::uint64_t at = when.value * kFraction;
+    // The common case: a request after every booking ends queues for nothing and goes at the end.
+    if (booked_.empty() || at >= booked_.back().second) {
+      if (!booked_.empty() && booked_.front().second + kHorizon < at) {
+        while (booked_.front().second + kHorizon < at) booked_.pop_front();
+      }
+      booked_.emplace_back(at, at + transfer_);
+      return at;
+    }
     // Forget bookings that ended long before this request; a request arriving even earlier than that is not
     // delayed by them (bounded memory, and such reordering needs a page walk longer than the horizon).
     while (!booked_.empty() && booked_.front().second + kHorizon < at) booked_.pop_front();
-    // First booking that ends after `at`; bookings are disjoint and sorted, so ends are sorted too.
-    auto it = std::upper_bound(booked_.begin(), booked_.end(), at,
-                               [](std::uint64_t t, const std::pair<std::uint64_t, std::uint64_t>& b) { return t < b.second; });
+    // First booking that ends after `at`; bookings are disjoint and sorted, so ends are sorted too. Requests are
+    // rarely far out of order (a prefetch beside its demand miss), so the search walks back from the newest.
+    auto it = booked_.end();
+    while (it != booked_.begin() && std::prev(it)->second > at) --it;
     std::uint64_t start = at;
     for (; it != booked_.end(); ++it) {
       if (it->first >= start + transfer_) break;  // the gap before this booking is long enough
@@ -60,7 +69,7 @@ class Dram {
     return start;
   }
 
-  static constexpr std::uint64_t kHorizon = std::uint64_t{1} << 24;  // 65536 cycles, in 1/kFraction cycles
+  static constexpr std::uint64_t kHorizon = std::uint64_t{1} << 21;  // 8192 cycles, in 1/kFraction cycles
   std::uint32_t latency_;
   std::uint64_t transfer_;       // channel occupancy of one line, 1/kFraction cycles
   std::deque<std::pair<std::uint64_t, std::uint64_t>> booked_;  // [start, end) of line transfers, sorted
