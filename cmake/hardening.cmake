@@ -11,7 +11,8 @@ if(SMTLAB_SANITIZE OR SMTLAB_FUZZ)
   # UB is fatal (not just a report) so that a test or fuzz run that hits it fails; frame pointers give usable stacks.
   # C++ only: the C code is the QEMU tracer plugin, which QEMU (not sanitized) loads, so it must stay plain.
   set(smtlab_sanitize_flags -fsanitize=address,undefined -fno-sanitize-recover=undefined)
-  add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:${smtlab_sanitize_flags};-fno-omit-frame-pointer;-g>")
+  # _GLIBCXX_ASSERTIONS: the standard library checks its preconditions too (front() of an empty deque, bounds).
+  add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:${smtlab_sanitize_flags};-fno-omit-frame-pointer;-g;-D_GLIBCXX_ASSERTIONS>")
   add_link_options("$<$<LINK_LANGUAGE:CXX>:${smtlab_sanitize_flags}>")
 endif()
 

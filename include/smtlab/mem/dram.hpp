@@ -46,9 +46,7 @@ class Dram {
     const std::uint64_t at = when.value * kFraction;
     // The common case: a request after every booking ends queues for nothing and goes at the end.
     if (booked_.empty() || at >= booked_.back().second) {
-      if (!booked_.empty() && booked_.front().second + kHorizon < at) {
-        while (booked_.front().second + kHorizon < at) booked_.pop_front();
-      }
+      while (!booked_.empty() && booked_.front().second + kHorizon < at) booked_.pop_front();
       booked_.emplace_back(at, at + transfer_);
       return at;
     }
