@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "smtlab/common/error.hpp"
+#include "smtlab/common/short_quote.hpp"
 #include "smtlab/config/loader.hpp"
 
 namespace smtlab::cli {
@@ -26,6 +27,9 @@ constexpr std::string_view kUsage =
     "check  loads and validates a config and says OK, or names the bad key.\n"
     "Presets (netburst, broadwell, modern) are found in $SMTLAB_CONFIG_DIR or the source tree's configs/.\n";
 
+// Usage errors are one line (main prints "smtlab config: error: ..."); the usage text is one --help away.
+constexpr std::string_view kSeeHelp = " (see smtlab config --help)";
+
 struct Options {
   std::string config;
   std::vector<std::string> overrides;
@@ -36,11 +40,14 @@ struct Options {
 Options parseOptions(const std::vector<std::string>& args, std::size_t first) {
   Options o;
   auto needValue = [&](std::size_t& i, std::string_view flag) -> const std::string& {
-    if (i + 1 >= args.size()) throw UsageError(fmt::format("smtlab config: {} needs a value\n{}", flag, kUsage));
+    if (i + 1 >= args.size()) throw UsageError(fmt::format("{} needs a value{}", flag, kSeeHelp));
     return args[++i];
   };
   auto setConfig = [&](const std::string& value) {
-    if (!o.config.empty()) throw UsageError(fmt::format("smtlab config: more than one config given\n{}", kUsage));
+    if (!o.config.empty()) {
+      throw UsageError(fmt::format("more than one config given ({} and {}){}", shortQuote(o.config),
+                                   shortQuote(value), kSeeHelp));
+    }
     o.config = value;
   };
   for (std::size_t i = first; i < args.size(); ++i) {
@@ -60,11 +67,11 @@ Options parseOptions(const std::vector<std::string>& args, std::size_t first) {
     } else if (!a.starts_with("-") && o.config.empty()) {
       setConfig(a);
     } else {
-      throw UsageError(fmt::format("smtlab config: unknown argument '{}'\n{}", a, kUsage));
+      throw UsageError(fmt::format("unknown argument {}{}", shortQuote(a), kSeeHelp));
     }
   }
   if (o.json && o.toml) {
-    throw UsageError(fmt::format("smtlab config: --json and --toml exclude each other\n{}", kUsage));
+    throw UsageError(fmt::format("--json and --toml exclude each other: give one of them{}", kSeeHelp));
   }
   return o;
 }
@@ -140,15 +147,15 @@ int configCommand(const std::vector<std::string>& args) {
   }
   if (sub == "check") {
     const Options o = parseOptions(args, 1);
-    if (o.config.empty()) throw UsageError(fmt::format("smtlab config check: which file?\n{}", kUsage));
-    if (o.json || o.toml) throw UsageError(fmt::format("smtlab config check: --json/--toml are for show\n{}", kUsage));
+    if (o.config.empty()) throw UsageError(fmt::format("config check: which file or preset?{}", kSeeHelp));
+    if (o.json || o.toml) throw UsageError(fmt::format("config check: --json and --toml are for show{}", kSeeHelp));
     const Config config = effectiveConfig(o);
     std::cout << fmt::format("{}: OK ({} core{} x {} thread{}, {} keys)\n", config.source, config.system.cores,
                              config.system.cores == 1 ? "" : "s", config.core.threads,
                              config.core.threads == 1 ? "" : "s", describeConfig(config).size());
     return 0;
   }
-  throw UsageError(fmt::format("smtlab config: unknown subcommand '{}'\n{}", sub, kUsage));
+  throw UsageError(fmt::format("unknown subcommand {} (show, check){}", shortQuote(sub), kSeeHelp));
 }
 
 }  // namespace smtlab::cli

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "count_arg.hpp"
+#include "smtlab/common/error.hpp"
 #include "smtlab/config/loader.hpp"
 #include "smtlab/sim/run.hpp"
 
@@ -16,10 +18,10 @@ namespace po = boost::program_options;
 
 int demoCommand(const std::vector<std::string>& args) {
   std::string configName = "netburst";
-  std::uint64_t n = 300000;
+  std::string nText = "300000";
   po::options_description opts("usage: smtlab demo [options]\noptions");
   opts.add_options()("help,h", "this help")("config,c", po::value(&configName), "config file or preset")(
-      "instructions,n", po::value(&n), "instructions per program");
+      "instructions,n", po::value(&nText), "instructions per program (300000, 50k, 2M)");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   po::notify(vm);
@@ -27,6 +29,8 @@ int demoCommand(const std::vector<std::string>& args) {
     std::cout << opts << "\n";
     return 0;
   }
+  const std::uint64_t n = parseCount(nText, "--instructions/-n");
+  if (n == 0) throw UsageError("option --instructions/-n: give at least 1 instruction per program");
   const std::vector<std::pair<std::string, std::string>> pairs = {
       {"gen:mix", "gen:mix,seed=2"},
       {"gen:alu", "gen:alu"},

@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "smtlab/common/error.hpp"
+#include "smtlab/common/short_quote.hpp"
 
 namespace {
 
@@ -46,12 +47,21 @@ int main(int argc, char** argv) {
     if (command == "demo") return smtlab::cli::demoCommand(args);
     if (command == "sweep") return smtlab::cli::sweepCommand(args);
     if (command == "study") return smtlab::cli::studyCommand(args);
-    std::fputs(fmt::format("smtlab: unknown command '{}' (try smtlab --help)\n", command).c_str(), stderr);
+    std::fputs(
+        fmt::format("smtlab: error: unknown command {} (try smtlab --help)\n", smtlab::shortQuote(command)).c_str(),
+        stderr);
     return 1;
   } catch (const smtlab::Error& e) {
-    std::fputs(fmt::format("smtlab {}: error: {}\n", command, e.what()).c_str(), stderr);
+    // Messages quote tokens short where they are made; the cut at PATH_MAX (4096) bytes per token is the backstop
+    // that keeps a message one line whatever a reader quoted, without ever shortening a real path.
+    std::fputs(fmt::format("smtlab {}: error: {}\n", command, smtlab::shortenLongTokens(e.what(), 4096)).c_str(),
+               stderr);
   } catch (const boost::program_options::error& e) {
-    std::fputs(fmt::format("smtlab {}: error: {} (see smtlab {} --help)\n", command, e.what(), command).c_str(), stderr);
+    // program_options quotes the offending token whole; a mistaken 100 MB argument must not be echoed whole.
+    std::fputs(fmt::format("smtlab {}: error: {} (see smtlab {} --help)\n", command,
+                           smtlab::shortenLongTokens(e.what()), command)
+                   .c_str(),
+               stderr);
   } catch (const std::bad_alloc&) {
     std::fputs(fmt::format("smtlab {}: error: out of memory\n", command).c_str(), stderr);
   } catch (const std::exception& e) {

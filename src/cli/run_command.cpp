@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "count_arg.hpp"
+#include "smtlab/common/output_file.hpp"
 #include "smtlab/common/error.hpp"
 #include "smtlab/config/loader.hpp"
 #include "smtlab/core/core_stats.hpp"
@@ -53,8 +55,9 @@ int runCommand(const std::vector<std::string>& args) {
   std::vector<std::string> sets;
   std::vector<std::string> traces;
   std::string jsonFile;
-  std::uint64_t maxInstructions = 0;
-  std::uint64_t warmup = 0;
+  // Counts are taken as text and parsed by the one count parser: program_options would wrap "-5" to about 2^64.
+  std::string maxInstructionsText = "0";
+  std::string warmupText = "0";
   bool quiet = false;
   po::options_description opts(
       "usage: smtlab run [options] TRACE...\n"
@@ -63,10 +66,10 @@ int runCommand(const std::vector<std::string>& args) {
       "options");
   opts.add_options()("help,h", "this help")("config,c", po::value(&configName), "config file or preset name")(
       "set", po::value(&sets)->composing(), "override a config key: --set core.rob.entries=64 (repeatable)")(
-      "max-instructions,n", po::value(&maxInstructions),
-      "measure each thread over its first N instructions; threads that finish early keep running (their trace "
-      "restarting) until all have N")("warmup", po::value(&warmup),
-                                      "simulate N instructions per thread before statistics start")(
+      "max-instructions,n", po::value(&maxInstructionsText),
+      "measure each thread over its first N instructions (5000, 10k, 2M, 1G); threads that finish early keep "
+      "running (their trace restarting) until all have N; 0 = run every trace to its end")(
+      "warmup", po::value(&warmupText), "simulate N instructions per thread before statistics start")(
       "json", po::value(&jsonFile), "write all statistics and the effective config to this JSON file")(
       "quiet,q", po::bool_switch(&quiet), "no progress indication");
   po::options_description hidden;
@@ -83,6 +86,14 @@ int runCommand(const std::vector<std::string>& args) {
   }
   po::notify(vm);
   if (traces.empty()) throw UsageError("no trace given (see smtlab run --help)");
+  const std::uint64_t maxInstructions = parseCount(maxInstructionsText, "--max-instructions/-n");
+  const std::uint64_t warmup = parseCount(warmupText, "--warmup");
+  if (!jsonFile.empty()) {
+    // Checked before the simulation, not after it: a bad destination costs nothing, and the run is not lost.
+    checkOutputPath(jsonFile, "JSON output");
+    for (const auto& t : traces) refuseOverwritingInput(t, jsonFile);
+    if (!configName.empty()) refuseOverwritingInput(configName, jsonFile);
+  }
 
   Config config = loadConfig(configName);
   for (const auto& s : sets) applyOverride(config, s, "--set");
@@ -106,12 +117,7 @@ int runCommand(const std::vector<std::string>& args) {
   RunResult result = runTraces(config, traces, options);
   if (options.progress) std::fputs("\r\033[K", stderr);
   printSummary(result);
-  if (!jsonFile.empty()) {
-    std::ofstream out(jsonFile);
-    if (!out) throw Error(fmt::format("cannot write '{}'", jsonFile));
-    out << json::serialize(result.stats) << "\n";
-    if (!out) throw Error(fmt::format("cannot write '{}'", jsonFile));
-  }
+  if (!jsonFile.empty()) writeFileAtomically(jsonFile, json::serialize(result.stats) + "\n", "JSON output");
   return 0;
 }
 

@@ -13,6 +13,9 @@
 #include <fmt/ranges.h>
 
 #include "commands.hpp"
+#include "count_arg.hpp"
+#include "smtlab/common/output_file.hpp"
+#include "smtlab/common/short_quote.hpp"
 #include "smtlab/common/error.hpp"
 #include "smtlab/trace/champsim_format.hpp"
 #include "smtlab/trace/generators.hpp"
@@ -28,7 +31,7 @@ namespace {
 constexpr std::string_view kUsage = R"(usage:
   smtlab trace gen SPEC -o FILE [--format native|text] [--compression zstd|xz|none] [-n N]
   smtlab trace convert IN OUT [--format native|text] [--compression zstd|xz|none] [-n N]
-  smtlab trace head FILE|SPEC [-n N]      print the first N records (default 10) in the text format
+  smtlab trace head FILE|SPEC [-n N]      print the first N records (default 10; 0 = all) in the text format
   smtlab trace info FILE|SPEC [-n N]      op mix, branches, footprint, dependency distances
   smtlab trace record [-o PREFIX] [--max-instructions N] [--skip N] [--collapse-rep] [--cpu MODEL] [--keep-raw]
                       -- PROGRAM ARGS...  run an x86-64 program under QEMU and write PREFIX.trace (thread 0),
@@ -36,6 +39,8 @@ constexpr std::string_view kUsage = R"(usage:
   smtlab trace kernels                    list the kernel:NAME traces and whether they are traced or look-alikes
 SPEC is gen:NAME[,key=value...] (generators: {}) or kernel:NAME; docs/traces.md defines them and the formats.
 The output format defaults to text for names ending in .txt, else native; compression defaults to zstd.
+N is a count such as 5000, 10k, 2M or 1G (decimal); -n 0 means no limit, refused for an endless generator.
+Outputs are written under a temporary name and renamed when complete; an output that is the input is refused.
 )";
 
 struct Options {
@@ -43,23 +48,6 @@ struct Options {
   std::optional<std::string> output, format, compression;
   std::optional<std::uint64_t> count;
 };
-
-std::uint64_t parseCount(const std::string& s) {
-  std::uint64_t n = 0;
-  std::size_t i = 0;
-  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) n = n * 10 + static_cast<std::uint64_t>(s[i] - '0');
-  std::uint64_t mult = 1;
-  if (i + 1 == s.size()) {
-    switch (s[i]) {
-      case 'k': case 'K': mult = 1000; ++i; break;
-      case 'm': case 'M': mult = 1000000; ++i; break;
-      case 'g': case 'G': mult = 1000000000; ++i; break;
-      default: break;
-    }
-  }
-  if (s.empty() || i != s.size() || s.size() > 18) throw UsageError(fmt::format("trace: bad count '{}' for -n", s));
-  return n * mult;
-}
 
 Options parseOptions(const std::vector<std::string>& args, std::size_t from) {
   Options o;
@@ -72,8 +60,8 @@ Options parseOptions(const std::vector<std::string>& args, std::size_t from) {
     if (a == "-o" || a == "--output") o.output = value();
     else if (a == "--format") o.format = value();
     else if (a == "--compression") o.compression = value();
-    else if (a == "-n" || a == "--count") o.count = parseCount(value());
-    else if (a.size() > 1 && a[0] == '-') throw UsageError(fmt::format("trace: unknown option '{}'", a));
+    else if (a == "-n" || a == "--count") o.count = parseCount(value(), a);
+    else if (a.size() > 1 && a[0] == '-') throw UsageError(fmt::format("trace: unknown option {}", shortQuote(a)));
     else o.positional.push_back(a);
   }
   return o;
@@ -127,7 +115,7 @@ std::uint64_t forEach(TraceSource& src, std::uint64_t limit, F&& f) {
 
 void requireEnd(TraceSource& src, std::uint64_t limit) {
   if (limit == 0 && !src.length() && src.describe().rfind("gen:", 0) == 0) {
-    throw UsageError(fmt::format("trace: '{}' is endless (count=0); give -n N", src.describe()));
+    throw UsageError(fmt::format("trace: {} is endless (count=0); give -n N", shortQuote(src.describe())));
   }
 }
 
@@ -158,8 +146,12 @@ int writeTrace(TraceSource& src, const std::string& out, const Options& o) {
 int head(const Options& o) {
   expectPositional(o, 1, "head");
   auto src = openTrace(o.positional[0]);
+  // -n 0 means "no limit", as in every other command: the whole of a finite trace, and a refusal for an endless
+  // generator (which would print for ever).
+  const std::uint64_t limit = o.count.value_or(10);
+  requireEnd(*src, limit);
   std::string out;
-  forEach(*src, o.count.value_or(10), [&](const Instr& in) {
+  forEach(*src, limit, [&](const Instr& in) {
     out += formatTextLine(in);
     out += '\n';
     if (out.size() > (1 << 16)) {
@@ -336,20 +328,27 @@ int traceCommand(const std::vector<std::string>& args) {
   if (sub == "gen") {
     expectPositional(o, 1, "gen");
     if (!o.output) throw UsageError("trace gen: give the output file with -o FILE");
+    checkOutputPath(*o.output, "trace");
     if (o.positional[0].rfind("gen:", 0) != 0) {
-      throw UsageError(fmt::format("trace gen: '{}' is not a generator spec (gen:NAME,...)", o.positional[0]));
+      throw UsageError(
+          fmt::format("trace gen: {} is not a generator spec (gen:NAME,...)", shortQuote(o.positional[0])));
     }
     auto src = openTrace(o.positional[0]);
     return writeTrace(*src, *o.output, o);
   }
   if (sub == "convert") {
     expectPositional(o, 2, "convert");
+    // Before the input is opened: writing the input onto itself would destroy it (even atomically it would replace
+    // the user's original), and a bad destination is reported before a long conversion rather than after it.
+    refuseOverwritingInput(o.positional[0], o.positional[1]);
+    checkOutputPath(o.positional[1], "trace");
     auto src = openTrace(o.positional[0]);
     return writeTrace(*src, o.positional[1], o);
   }
   if (sub == "head") return head(o);
   if (sub == "info") return info(o);
-  throw UsageError(fmt::format("trace: unknown subcommand '{}' (gen, convert, head, info, record, kernels)", sub));
+  throw UsageError(
+      fmt::format("trace: unknown subcommand {} (gen, convert, head, info, record, kernels)", shortQuote(sub)));
 }
 
 }  // namespace smtlab::cli

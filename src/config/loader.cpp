@@ -12,6 +12,7 @@
 
 #include "param_table.hpp"
 #include "smtlab/common/error.hpp"
+#include "smtlab/common/short_quote.hpp"
 #include "smtlab/config/loader.hpp"
 
 namespace smtlab {
@@ -40,7 +41,7 @@ std::vector<std::string_view> keysUnder(std::span<const Param> params, std::stri
 std::string describeNode(const toml::node& n) {
   switch (n.type()) {
     case toml::node_type::string:
-      return fmt::format("string \"{}\"", n.value<std::string>().value_or(""));
+      return fmt::format("string \"{}\"", shortToken(n.value<std::string>().value_or("")));
     case toml::node_type::integer:
       return fmt::format("integer {}", n.value<std::int64_t>().value_or(0));
     case toml::node_type::floating_point:
@@ -50,6 +51,9 @@ std::string describeNode(const toml::node& n) {
     case toml::node_type::table:
       return "a table";
     case toml::node_type::array:
+      if (const toml::array* a = n.as_array(); a != nullptr && !a->empty() && a->is_array_of_tables()) {
+        return "an array of tables ([[...]])";
+      }
       return "an array";
     default:
       return "a date/time";
@@ -81,14 +85,28 @@ std::string setFromNode(const Param& p, const toml::node& n) {
       p.field);
 }
 
-// Why `key` is not a key: a section given a value, or an unknown key with the closest real one.
+// Why `key` is not a key: a section given a value, or an unknown key with the closest real one. One line: a section
+// is named with one of its keys as an example rather than with all of them (core has over a hundred).
 std::string notAKeyMessage(std::span<const Param> params, std::string_view key, const toml::node* value) {
   if (const auto inside = keysUnder(params, key); !inside.empty() && value != nullptr) {
-    return fmt::format("'{}' is a table of keys ({}), got {}", key, fmt::join(inside, ", "), describeNode(*value));
+    return fmt::format("'{}' is a section, not a key, so it cannot be {}: set the keys inside it, as a [{}] table "
+                       "or as dotted keys such as {} = {} ({} keys; smtlab config show lists them)",
+                       key, describeNode(*value), key, inside.front(),
+                       config_detail::valueText(*findParam(params, inside.front())), inside.size());
   }
   const std::string suggestion = config_detail::suggestKey(key, params);
-  return fmt::format("unknown key '{}'{}", key,
+  return fmt::format("unknown key {}{}", shortQuote(key),
                      suggestion.empty() ? "" : fmt::format(" (did you mean '{}'?)", suggestion));
+}
+
+// An optional sign, then digits (with TOML's '_' separators): what a person means as an integer.
+bool looksLikeInteger(std::string_view s) {
+  if (!s.empty() && (s.front() == '+' || s.front() == '-')) s.remove_prefix(1);
+  if (s.empty()) return false;
+  for (char c : s) {
+    if ((c < '0' || c > '9') && c != '_') return false;
+  }
+  return true;
 }
 
 std::string where(const std::string& file, const toml::node& n) {
@@ -172,7 +190,9 @@ std::string findConfigFile(const std::string& nameOrPath) {
   std::error_code ec;
   if (nameOrPath.empty()) throw ConfigError("config: empty file or preset name");
   if (fs::is_regular_file(nameOrPath, ec)) return nameOrPath;
-  if (fs::exists(nameOrPath, ec)) throw ConfigError(fmt::format("config '{}': not a regular file", nameOrPath));
+  if (fs::exists(nameOrPath, ec)) {
+    throw ConfigError(fmt::format("config {}: not a regular file", shortQuote(nameOrPath)));
+  }
 
   const std::vector<fs::path> dirs = presetDirs();
   const bool looksLikePreset = nameOrPath.find('/') == std::string::npos;
@@ -190,7 +210,7 @@ std::string findConfigFile(const std::string& nameOrPath) {
       if (entry.path().extension() == ".toml") presets.insert(entry.path().stem().string());
     }
   }
-  std::string message = fmt::format("config '{}': no such file", nameOrPath);
+  std::string message = fmt::format("config {}: no such file", shortQuote(nameOrPath));
   if (looksLikePreset) {
     message += searched.empty() ? ", and no configs/ folder with presets was found"
                                 : fmt::format(", and no such preset in {}", fmt::join(searched, ", "));
@@ -226,19 +246,29 @@ Config loadConfig(const std::string& nameOrPath) {
 void applyOverride(Config& config, std::string_view assignment, std::string_view origin) {
   const auto eq = assignment.find('=');
   if (eq == std::string_view::npos) {
-    throw ConfigError(fmt::format("{} {}: expected key=value (e.g. core.rob.entries=96)", origin, assignment));
+    throw ConfigError(
+        fmt::format("{} {}: expected key=value (e.g. core.rob.entries=96)", origin, shortToken(assignment)));
   }
   applyOverride(config, trim(assignment.substr(0, eq)), trim(assignment.substr(eq + 1)), origin);
 }
 
 void applyOverride(Config& config, std::string_view key, std::string_view value, std::string_view origin) {
-  const std::string label = fmt::format("{} {}={}", origin, key, value);
+  const std::string label = fmt::format("{} {}={}", origin, shortToken(key), shortToken(value));
   const auto params = config_detail::paramTable(config);
   const Param* p = findParam(params, key);
   if (p == nullptr) {
-    const toml::value<std::string> asString{std::string(value)};
     const bool section = !keysUnder(params, key).empty();
-    throw ConfigError(fmt::format("{}: {}", label, notAKeyMessage(params, key, section ? &asString : nullptr)));
+    // Describe the value as TOML reads it (integer 12, not string "12") when it parses as one value.
+    toml::table parsedValue;
+    const toml::node* described = nullptr;
+    try {
+      parsedValue = toml::parse(fmt::format("v = {}", value));
+      if (parsedValue.size() == 1) described = parsedValue.get("v");
+    } catch (const toml::parse_error&) {
+    }
+    const toml::value<std::string> asString{std::string(value)};
+    if (described == nullptr) described = &asString;
+    throw ConfigError(fmt::format("{}: {}", label, notAKeyMessage(params, key, section ? described : nullptr)));
   }
 
   // The value as a TOML value (3, 0.5, true, "x"); anything else, such as a bare word, is a string.
@@ -251,6 +281,12 @@ void applyOverride(Config& config, std::string_view key, std::string_view value,
       parsed = true;
     }
   } catch (const toml::parse_error&) {
+  }
+  if (!parsed && looksLikeInteger(value) && !std::holds_alternative<Sharing*>(p->field) &&
+      !std::holds_alternative<FetchPolicy*>(p->field) && !std::holds_alternative<bool*>(p->field)) {
+    // Digits that TOML cannot hold (beyond 64 bits) are a number out of range, not a string.
+    err = fmt::format("key '{}' = {} is out of range {}", p->key, shortToken(value), config_detail::rangeText(*p));
+    parsed = true;
   }
   if (!parsed) err = setFromNode(*p, toml::value<std::string>{std::string(value)});
   if (!err.empty()) throw ConfigError(fmt::format("{}: {}", label, err));

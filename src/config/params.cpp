@@ -13,6 +13,7 @@
 
 #include "param_table.hpp"
 #include "smtlab/common/error.hpp"
+#include "smtlab/common/short_quote.hpp"
 #include "smtlab/config/loader.hpp"
 
 namespace smtlab {
@@ -353,13 +354,14 @@ std::string setChoice(const Param& p, std::string_view name) {
     std::string best;
     std::size_t bestDistance = 3;  // suggest only close misspellings
     for (const auto& entry : names) {
+      if (name.size() >= entry.second.size() + bestDistance) continue;  // too far apart to be a misspelling
       const std::size_t d = editDistance(name, entry.second);
       if (d < bestDistance) {
         bestDistance = d;
         best = entry.second;
       }
     }
-    return fmt::format("key '{}' must be one of {}, got \"{}\"{}", p.key, typeName(p), name,
+    return fmt::format("key '{}' must be one of {}, got \"{}\"{}", p.key, typeName(p), shortToken(name),
                        best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best));
   };
   if (auto* s = std::get_if<Sharing*>(&p.field)) return pick(kSharingNames, *s);
@@ -383,6 +385,11 @@ std::string suggestKey(std::string_view wrong, std::span<const Param> params) {
   std::string best;
   std::size_t bestDistance = std::max<std::size_t>(3, wrong.size() / 4 + 1);  // beyond this it is not a typo
   for (const Param& p : params) {
+    // The distance is at least the difference in length: skipping those keeps a megabyte-long mistake from costing
+    // minutes of dynamic programming.
+    const std::size_t lengthGap =
+        wrong.size() > p.key.size() ? wrong.size() - p.key.size() : p.key.size() - wrong.size();
+    if (lengthGap >= bestDistance) continue;
     const std::size_t d = editDistance(wrong, p.key);
     if (d < bestDistance) {
       bestDistance = d;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "smtlab/common/error.hpp"
+#include "smtlab/common/short_quote.hpp"
 #include "smtlab/config/loader.hpp"
 #include "smtlab/sim/machine.hpp"
 #include "smtlab/trace/source.hpp"
@@ -83,7 +84,15 @@ RunResult runTraces(const Config& config, const std::vector<std::string>& traces
                                  traces.size(), m.logicalCpus(), config.system.cores, config.core.threads));
   }
   for (std::uint32_t i = 0; i < traces.size(); ++i) {
-    auto cursor = std::make_shared<TraceCursor>(openTrace(traces[i]));
+    std::unique_ptr<TraceSource> source = openTrace(traces[i]);
+    // Without an instruction count the run lasts until every trace ends; an endless generator (count=0) never does.
+    // `smtlab trace gen` refuses the same spec without -n, and so does a run.
+    if (options.maxInstructions == 0 && !source->length() && traces[i].rfind("gen:", 0) == 0) {
+      throw UsageError(fmt::format("trace {} on CPU {} is endless (count=0): give an instruction count "
+                                   "(smtlab run -n N, or max_instructions)",
+                                   shortQuote(traces[i]), i));
+    }
+    auto cursor = std::make_shared<TraceCursor>(std::move(source));
     m.attach(LogicalCpu{i}, std::move(cursor), Asid{i + 1});
   }
   const auto start = std::chrono::steady_clock::now();

@@ -6,16 +6,19 @@
 #include <fmt/ranges.h>
 
 #include "smtlab/common/error.hpp"
+#include "smtlab/common/short_quote.hpp"
 
 namespace smtlab {
 
 GeneratorSpec::GeneratorSpec(std::string spec) : spec_(std::move(spec)) {
   std::string_view rest(spec_);
-  if (rest.substr(0, 4) != "gen:") throw TraceError(fmt::format("generator spec '{}' must start with 'gen:'", spec_));
+  if (rest.substr(0, 4) != "gen:") {
+    throw TraceError(fmt::format("generator spec {} must start with 'gen:'", shortQuote(spec_)));
+  }
   rest.remove_prefix(4);
   const std::size_t comma = rest.find(',');
   name_ = std::string(rest.substr(0, comma));
-  if (name_.empty()) throw TraceError(fmt::format("generator spec '{}': missing generator name", spec_));
+  if (name_.empty()) throw TraceError(fmt::format("generator spec {}: missing generator name", shortQuote(spec_)));
   if (comma == std::string_view::npos) return;
   rest.remove_prefix(comma + 1);
   while (true) {
@@ -23,11 +26,14 @@ GeneratorSpec::GeneratorSpec(std::string spec) : spec_(std::move(spec)) {
     const std::string_view item = rest.substr(0, next);
     const std::size_t eq = item.find('=');
     if (eq == std::string_view::npos || eq == 0) {
-      throw TraceError(fmt::format("generator spec '{}': item '{}' is not key=value", spec_, item));
+      throw TraceError(
+          fmt::format("generator spec {}: item {} is not key=value", shortQuote(spec_), shortQuote(item)));
     }
     Item it{std::string(item.substr(0, eq)), std::string(item.substr(eq + 1))};
     for (const Item& other : items_) {
-      if (other.key == it.key) throw TraceError(fmt::format("generator spec '{}': duplicate key '{}'", spec_, it.key));
+      if (other.key == it.key) {
+        throw TraceError(fmt::format("generator spec {}: duplicate key {}", shortQuote(spec_), shortQuote(it.key)));
+      }
     }
     items_.push_back(std::move(it));
     if (next == std::string_view::npos) break;
@@ -36,7 +42,7 @@ GeneratorSpec::GeneratorSpec(std::string spec) : spec_(std::move(spec)) {
 }
 
 void GeneratorSpec::fail(std::string_view key, const std::string& what) const {
-  throw TraceError(fmt::format("generator spec '{}': key '{}': {}", spec_, key, what));
+  throw TraceError(fmt::format("generator spec {}: key {}: {}", shortQuote(spec_), shortQuote(key), what));
 }
 
 const GeneratorSpec::Item* GeneratorSpec::find(std::string_view key) {
@@ -68,11 +74,12 @@ std::uint64_t GeneratorSpec::scaled(std::string_view key, std::uint64_t def, std
   }
   std::uint64_t n = 0;
   const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (v.empty() || ec != std::errc() || end != v.data() + v.size()) {
-    fail(key, fmt::format("'{}' is not a number{}", it->value, unit > 1 ? " (suffixes k, m, g allowed)" : ""));
+  if (v.empty() || end != v.data() + v.size() || (ec != std::errc() && ec != std::errc::result_out_of_range)) {
+    fail(key,
+         fmt::format("{} is not a number{}", shortQuote(it->value), unit > 1 ? " (suffixes k, m, g allowed)" : ""));
   }
-  if (n > hi / mult || n * mult < lo || n * mult > hi) {
-    fail(key, fmt::format("{} is out of range [{}, {}]", it->value, lo, hi));
+  if (ec == std::errc::result_out_of_range || n > hi / mult || n * mult < lo || n * mult > hi) {
+    fail(key, fmt::format("{} is out of range [{}, {}]", shortToken(it->value), lo, hi));
   }
   return n * mult;
 }
@@ -95,8 +102,12 @@ double GeneratorSpec::real(std::string_view key, double def, double lo, double h
   double x = 0;
   const std::string& v = it->value;
   const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-  if (ec != std::errc() || end != v.data() + v.size()) fail(key, fmt::format("'{}' is not a number", v));
-  if (!(x >= lo && x <= hi)) fail(key, fmt::format("{} is out of range [{}, {}]", v, lo, hi));
+  if (end != v.data() + v.size() || (ec != std::errc() && ec != std::errc::result_out_of_range)) {
+    fail(key, fmt::format("{} is not a number", shortQuote(v)));
+  }
+  if (ec == std::errc::result_out_of_range || !(x >= lo && x <= hi)) {
+    fail(key, fmt::format("{} is out of range [{}, {}]", shortToken(v), lo, hi));
+  }
   return x;
 }
 
@@ -107,13 +118,21 @@ std::size_t GeneratorSpec::choice(std::string_view key, std::string_view def,
   for (std::size_t i = 0; i < choices.size(); ++i) {
     if (choices[i] == v) return i;
   }
-  fail(key, fmt::format("'{}' is not one of {}", v, fmt::join(choices, ", ")));
+  fail(key, fmt::format("{} is not one of {}", shortQuote(v), fmt::join(choices, ", ")));
+}
+
+bool GeneratorSpec::has(std::string_view key) const {
+  for (const Item& it : items_) {
+    if (it.key == key) return true;
+  }
+  return false;
 }
 
 void GeneratorSpec::finish() const {
   for (const Item& it : items_) {
     if (!it.used) {
-      throw TraceError(fmt::format("generator spec '{}': unknown key '{}' ({} takes: {})", spec_, it.key, name_,
+      throw TraceError(fmt::format("generator spec {}: unknown key {} ({} takes: {})", shortQuote(spec_),
+                                   shortQuote(it.key), name_,
                                    fmt::join(asked_, ", ")));
     }
   }

@@ -29,6 +29,8 @@ class GeneratorSpec {
   // One of `choices`; returns its index.
   std::size_t choice(std::string_view key, std::string_view def, const std::vector<std::string_view>& choices);
 
+  // True when the spec gives `key` (so a message can say whether a value was given or is the default).
+  bool has(std::string_view key) const;
   // Throws TraceError if the spec holds a key no lookup asked for.
   void finish() const;
   [[noreturn]] void fail(std::string_view key, const std::string& what) const;

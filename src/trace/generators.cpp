@@ -8,6 +8,7 @@
 
 #include "generator_spec.hpp"
 #include "smtlab/common/error.hpp"
+#include "smtlab/common/short_quote.hpp"
 
 namespace smtlab {
 namespace {
@@ -317,8 +318,21 @@ class MixGenerator final : public Generator {
     const double dep = spec.real("dep", 4.0, 1.0, 1e9);
     footprint_ = lineFootprint(spec, 1ull << 20, kMaxFootprint);
     hot_ = spec.real("hot", 0.9, 0.0, 1.0);
-    hotBytes_ = spec.integer("hot_kb", 16, 1, footprint_ / 1024) * 1024;
-    if (hotBytes_ > footprint_) spec.fail("hot_kb", "the hot region is larger than the footprint");
+    // The hot region (whole KiB) lies inside the footprint: when the two conflict, name both values and which one was
+    // a default, rather than a range such as [1, 0] computed from the other key.
+    if (footprint_ < 1024) {
+      spec.fail("footprint", fmt::format("{} bytes is smaller than the smallest hot region (hot_kb = 1, i.e. 1 KiB); "
+                                         "gen:mix needs footprint >= 1k",
+                                         footprint_));
+    }
+    const std::uint64_t hotKb = spec.integer("hot_kb", 16, 1, kMaxFootprint / 1024);
+    if (hotKb > footprint_ / 1024) {
+      spec.fail("hot_kb", fmt::format("the hot region of {} KiB{} is larger than footprint = {} KiB: give hot_kb <= {} "
+                                      "or a larger footprint",
+                                      hotKb, spec.has("hot_kb") ? "" : " (the default)", footprint_ / 1024,
+                                      footprint_ / 1024));
+    }
+    hotBytes_ = hotKb * 1024;
     taken_ = spec.real("predictability", 0.95, 0.0, 1.0);
     // Inverse CDF of the geometric distance, truncated at kRotating with the tail given to the last entry.
     const double p = 1.0 / dep;
@@ -451,9 +465,9 @@ std::unique_ptr<TraceSource> makeGenerator(const std::string& text) {
       return gen;
     }
   }
-  throw TraceError(fmt::format("generator spec '{}': unknown generator '{}' (known: alu, chain, fp, chase, stream, "
+  throw TraceError(fmt::format("generator spec {}: unknown generator {} (known: alu, chain, fp, chase, stream, "
                                "branchy, spin, mix)",
-                               text, spec.name()));
+                               shortQuote(text), shortQuote(spec.name())));
 }
 
 }  // namespace smtlab

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "smtlab/common/error.hpp"
+#include "smtlab/common/output_file.hpp"
 
 namespace io = boost::iostreams;
 
@@ -250,17 +251,27 @@ std::size_t NativeTraceReader::read(std::span<Instr> out) {
 // ---------------------------------------------------------------------------------------------------------------
 // Writer
 
+// The trace goes to a temporary file beside the target (OutputFile), renamed into place by close(): a conversion that
+// fails or is interrupted never leaves a half-written trace under the real name. `output` is declared before
+// `filtered` so that the compressor chain, which writes into the file, is destroyed first.
 struct NativeTraceWriter::Stream {
-  std::ofstream file;
+  explicit Stream(const std::string& path) : output(path, std::ios::binary, "trace"), file(output.stream()) {}
+  OutputFile output;
+  std::ofstream& file;
   io::filtering_ostreambuf filtered;
   std::streambuf* out = nullptr;
 };
 
 NativeTraceWriter::NativeTraceWriter(std::string path, Compression compression)
     : path_(std::move(path)), compression_(compression) {
-  auto s = std::make_unique<Stream>();
-  s->file.open(path_, std::ios::binary | std::ios::trunc);
-  if (!s->file) throw TraceError(fmt::format("cannot create trace file '{}': {}", path_, std::strerror(errno)));
+  std::unique_ptr<Stream> s;
+  try {
+    s = std::make_unique<Stream>(path_);
+  } catch (const TraceError&) {
+    throw;
+  } catch (const Error& e) {
+    throw TraceError(e.what());  // a trace that cannot be written is a trace error, as for the readers
+  }
   unsigned char h[kNativeHeaderSize];
   std::memcpy(h, kNativeMagic.data(), kNativeMagic.size());
   putLe(h + 8, kNativeVersion, 4);
@@ -280,13 +291,8 @@ NativeTraceWriter::NativeTraceWriter(std::string path, Compression compression)
   buf_.reserve(kBufferBytes + kMaxRecordBytes);
 }
 
-NativeTraceWriter::~NativeTraceWriter() {
-  try {
-    close();
-  } catch (...) {
-    // Destructors must not throw; close() reports errors to callers that call it.
-  }
-}
+// Without close() the output is incomplete: the OutputFile removes its temporary file and the target is untouched.
+NativeTraceWriter::~NativeTraceWriter() = default;
 
 void NativeTraceWriter::flushBuffer() {
   if (buf_.empty()) return;
@@ -371,8 +377,11 @@ void NativeTraceWriter::close() {
   putLe(count, records_, 8);
   stream_->file.seekp(16);
   stream_->file.write(reinterpret_cast<const char*>(count), sizeof count);
-  stream_->file.close();
-  if (!stream_->file) throw TraceError(fmt::format("{}: write failed (disk full?)", path_));
+  try {
+    stream_->output.commit();
+  } catch (const Error& e) {
+    throw TraceError(e.what());
+  }
 }
 
 std::uint64_t writeNativeTrace(TraceSource& source, const std::string& path, Compression compression,

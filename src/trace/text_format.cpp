@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "smtlab/common/error.hpp"
+#include "smtlab/common/output_file.hpp"
 
 namespace smtlab {
 namespace {
@@ -286,11 +287,19 @@ void TextTraceReader::rewind() {
 }
 
 TextTraceWriter::TextTraceWriter(const std::string& path) : name_(path) {
-  file_ = std::make_unique<std::ofstream>(path, std::ios::binary | std::ios::trunc);
-  if (!*file_) throw TraceError(fmt::format("cannot create trace file '{}': {}", path, std::strerror(errno)));
-  out_ = file_.get();
+  try {
+    file_ = std::make_unique<OutputFile>(path, std::ios::binary, "trace");
+  } catch (const TraceError&) {
+    throw;
+  } catch (const Error& e) {
+    throw TraceError(e.what());  // a trace that cannot be written is a trace error, as for the readers
+  }
+  out_ = &file_->stream();
   *out_ << kTextTraceHeader << '\n';
 }
+
+// Without close() a file output is incomplete: the OutputFile removes its temporary file.
+TextTraceWriter::~TextTraceWriter() = default;
 
 TextTraceWriter::TextTraceWriter(std::ostream& out) : name_("<stream>"), out_(&out) {
   *out_ << kTextTraceHeader << '\n';
@@ -306,7 +315,13 @@ void TextTraceWriter::write(const Instr& instr) {
 void TextTraceWriter::close() {
   out_->flush();
   if (!*out_) throw TraceError(fmt::format("{}: write failed after {} records", name_, written_));
-  if (file_) file_->close();
+  if (file_) {
+    try {
+      file_->commit();
+    } catch (const Error& e) {
+      throw TraceError(e.what());
+    }
+  }
 }
 
 }  // namespace smtlab

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "../scratch_dir.hpp"
 #include "smtlab/trace/native_format.hpp"
 
 extern char** environ;
@@ -64,14 +65,9 @@ const std::string kCutRecord = "\x60\x01";                              // the r
 
 class BadInput : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("smtlab-bad-input-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  // A fresh folder per test, removed with its contents afterwards. (It used to be named after the test, and a
+  // parameterised test's name "Case/param" made two levels of which only the inner one was removed.)
+  void SetUp() override { dir_ = scratch_.path(); }
 
   // Writes a file in the test's folder and returns its full path.
   std::string file(const std::string& name, const std::string& bytes) const {
@@ -115,6 +111,7 @@ class BadInput : public ::testing::Test {
     return run({"run", "-c", "netburst", trace, "-n", "100", "-q"});
   }
 
+  test::ScratchDir scratch_{"bad-input"};
   fs::path dir_;
 };
 

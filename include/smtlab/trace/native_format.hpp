@@ -58,8 +58,9 @@ class NativeTraceReader : public TraceSource {
   Addr prevPc_ = 0, nextPcGuess_ = 0, prevAddr_ = 0;
 };
 
-// Writes a native file. close() finishes the compressed stream and patches the record count into the header; a
-// writer destroyed without close() still closes (errors then are swallowed, so call close()).
+// Writes a native file. close() finishes the compressed stream, patches the record count into the header and renames
+// the file, written under a temporary name beside the target, into place; a writer destroyed without close() (an
+// error or interruption mid-way) leaves no file and an existing target untouched.
 class NativeTraceWriter {
  public:
   NativeTraceWriter(std::string path, Compression compression = Compression::Zstd);

@@ -39,19 +39,25 @@ bool parseTextLine(std::string_view line, Instr& out, std::string_view name, std
 // Formats a record as one text-format line (no newline), aligned like the examples in docs/traces.md.
 std::string formatTextLine(const Instr& instr);
 
-// Writes records in the text format to a file or a caller-owned stream.
+class OutputFile;
+
+// Writes records in the text format to a file or a caller-owned stream. A file is written under a temporary name
+// beside the target and renamed into place by close(); a writer destroyed without close() leaves no file.
 class TextTraceWriter {
  public:
   explicit TextTraceWriter(const std::string& path);
   explicit TextTraceWriter(std::ostream& out);
+  ~TextTraceWriter();
+  TextTraceWriter(const TextTraceWriter&) = delete;
+  TextTraceWriter& operator=(const TextTraceWriter&) = delete;
   void write(const Instr& instr);
-  // Flushes; throws TraceError if the stream failed (disk full, ...).
+  // Flushes (and for a file, renames it into place); throws TraceError if the stream failed (disk full, ...).
   void close();
   std::uint64_t written() const { return written_; }
 
  private:
   std::string name_;
-  std::unique_ptr<std::ofstream> file_;
+  std::unique_ptr<OutputFile> file_;
   std::ostream* out_;
   std::uint64_t written_ = 0;
 };

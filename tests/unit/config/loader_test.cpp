@@ -81,7 +81,7 @@ TEST(ConfigLoader, SectionGivenAValueIsAnError) {
   TempDir dir;
   const auto path = dir.write("section.toml", "[core]\nrob = 126\n");
   const auto msg = configErrorOf([&] { loadConfig(path); });
-  EXPECT_TRUE(mentions(msg, {path, "'core.rob' is a table of keys", "core.rob.entries", "integer 126"}));
+  EXPECT_TRUE(mentions(msg, {path, "'core.rob' is a section, not a key", "core.rob.entries", "integer 126"}));
 }
 
 TEST(ConfigLoader, WrongTypeNamesKeyFileAndValue) {

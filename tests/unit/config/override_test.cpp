@@ -69,7 +69,8 @@ TEST(ConfigOverride, UnknownKeySuggestsTheClosest) {
   EXPECT_TRUE(mentions(configErrorOf([&] { applyOverride(c, "l1d.size_kb=16"); }),
                        {"unknown key 'l1d.size_kb'", "did you mean 'mem.l1d.size_kb'"}));
   EXPECT_TRUE(mentions(configErrorOf([&] { applyOverride(c, "system.core=2"); }), {"did you mean 'system.cores'"}));
-  EXPECT_TRUE(mentions(configErrorOf([&] { applyOverride(c, "core.rob=12"); }), {"'core.rob' is a table of keys"}));
+  EXPECT_TRUE(
+      mentions(configErrorOf([&] { applyOverride(c, "core.rob=12"); }), {"'core.rob' is a section, not a key"}));
 }
 
 TEST(ConfigOverride, RecordsItselfInTheSource) {
