@@ -1,9 +1,12 @@
 // smtlab trace gen|head|convert|info: make, look at and convert traces.
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <optional>
 #include <unordered_set>
@@ -95,13 +98,46 @@ class Progress {
   std::uint64_t next_ = kStep;
 };
 
-// Calls f(record) for up to `limit` records (0 = all) of a source.
+// The signal that interrupted a trace output, or 0. Set by the handler below, read between batches.
+volatile std::sig_atomic_t gInterrupt = 0;
+
+extern "C" void noteInterrupt(int signal) { gInterrupt = signal; }
+
+// While a trace is written, SIGINT, SIGTERM and SIGHUP stop it between two batches, so that the writer is destroyed
+// normally and removes its temporary file (a default signal death would leave `.NAME.tmp-XXXXXX` behind). The
+// previous handlers come back afterwards.
+class InterruptGuard {
+ public:
+  InterruptGuard() {
+    gInterrupt = 0;
+    struct sigaction action {};
+    action.sa_handler = noteInterrupt;
+    sigemptyset(&action.sa_mask);
+    for (std::size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &action, &previous_[i]);
+  }
+  ~InterruptGuard() {
+    for (std::size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &previous_[i], nullptr);
+  }
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+ private:
+  static constexpr std::array<int, 3> kSignals{SIGINT, SIGTERM, SIGHUP};
+  std::array<struct sigaction, 3> previous_{};
+};
+
+// Calls f(record) for up to `limit` records (0 = all) of a source; throws Error when a signal was noted by an
+// InterruptGuard.
 template <class F>
 std::uint64_t forEach(TraceSource& src, std::uint64_t limit, F&& f) {
   std::vector<Instr> batch(4096);
   std::uint64_t total = 0;
   Progress progress;
   while (limit == 0 || total < limit) {
+    if (gInterrupt != 0) {
+      throw Error(fmt::format("interrupted by signal {} ({}) after {} records; no output was written",
+                              static_cast<int>(gInterrupt), strsignal(gInterrupt), total));
+    }
     std::size_t want = batch.size();
     if (limit != 0) want = static_cast<std::size_t>(std::min<std::uint64_t>(want, limit - total));
     const std::size_t got = src.read(std::span<Instr>(batch.data(), want));
@@ -125,6 +161,7 @@ int writeTrace(TraceSource& src, const std::string& out, const Options& o) {
   const bool endsTxt = out.size() >= 4 && out.compare(out.size() - 4, 4, ".txt") == 0;
   const std::string format = o.format.value_or(endsTxt ? "text" : "native");
   std::uint64_t n = 0;
+  const InterruptGuard interruptible;
   if (format == "text") {
     if (o.compression && *o.compression != "none") throw UsageError("trace: the text format is not compressed");
     TextTraceWriter writer(out);

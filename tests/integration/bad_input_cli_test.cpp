@@ -206,9 +206,11 @@ TEST_F(CliBadInput, FailedConversionLeavesNoPartialOutput) {
       << "temporary files were left behind";
 }
 
-// An interrupted `trace gen` (SIGINT while writing) never leaves a half-written trace under the real name.
-TEST_F(CliBadInput, InterruptedGenerationLeavesNoOutputUnderTheRealName) {
+// An interrupted `trace gen` (SIGINT while writing) stops between two batches with one message, and leaves neither a
+// file under the real name nor its temporary file.
+TEST_F(CliBadInput, InterruptedGenerationLeavesNothing) {
   const std::string target = path("endless.smt");
+  const std::string errPath = (io_ / "stderr").string();
   std::vector<std::string> args0{binary(), "trace", "gen", "gen:mix,count=0", "-n", "100G", "-o", target};
   std::vector<char*> argv;
   for (std::string& a : args0) argv.push_back(a.data());
@@ -216,8 +218,9 @@ TEST_F(CliBadInput, InterruptedGenerationLeavesNoOutputUnderTheRealName) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     const int null = ::open("/dev/null", O_RDWR);
+    const int err = ::open(errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
     ::dup2(null, 1);
-    ::dup2(null, 2);
+    ::dup2(err, 2);
     ::execv(binary(), argv.data());
     ::_exit(127);
   }
@@ -233,8 +236,12 @@ TEST_F(CliBadInput, InterruptedGenerationLeavesNoOutputUnderTheRealName) {
   int status = 0;
   ::waitpid(pid, &status, 0);
   EXPECT_TRUE(writing) << "the generator never wrote 100 kB";
-  EXPECT_TRUE(WIFSIGNALED(status)) << "it ended by itself?";
+  ProgramResult r;
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.err = slurp(errPath);
+  expectOneLineError(r, "interrupted by signal 2", {"no output was written"});
   EXPECT_FALSE(fs::exists(target)) << "an interrupted trace appeared under the real name";
+  EXPECT_TRUE(entriesOf(dir_.path()).empty()) << "the temporary file was left behind";
 }
 
 // A writer destroyed without close() (an exception between two records) leaves no file; close() makes it appear.
