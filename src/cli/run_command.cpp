@@ -92,7 +92,8 @@ int runCommand(const std::vector<std::string>& args) {
     // Checked before the simulation, not after it: a bad destination costs nothing, and the run is not lost.
     checkOutputPath(jsonFile, "JSON output");
     for (const auto& t : traces) refuseOverwritingInput(t, jsonFile);
-    if (!configName.empty()) refuseOverwritingInput(configName, jsonFile);
+    // A preset name stands for its file in configs/: `-c netburst --json configs/netburst.toml` is refused too.
+    if (!configName.empty()) refuseOverwritingInput(findConfigFile(configName), jsonFile);
   }
 
   Config config = loadConfig(configName);

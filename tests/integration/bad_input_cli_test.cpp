@@ -291,6 +291,13 @@ TEST_F(CliBadInput, JsonOntoAnInputIsRefused) {
   const std::string config = file("c.toml", "seed = 3\n");
   expectOneLineError(run({"run", "-c", config, trace, "-q", "--json", config}), "c.toml", {"it is the input file"});
   EXPECT_EQ(slurp(config), "seed = 3\n");
+  // A preset is found by name in SMTLAB_CONFIG_DIR; its file is an input as well.
+  const std::string preset = file("mine.toml", "seed = 4\n");
+  ::setenv("SMTLAB_CONFIG_DIR", dir_.path().c_str(), 1);
+  const ProgramResult r = run({"run", "-c", "mine", trace, "-q", "--json", preset});
+  ::unsetenv("SMTLAB_CONFIG_DIR");
+  expectOneLineError(r, "mine.toml", {"it is the input file"});
+  EXPECT_EQ(slurp(preset), "seed = 4\n");
 }
 
 // --- 2. The destination is checked before the simulation, with the reason ------------------------------------------
