@@ -6,16 +6,17 @@
 #include <fmt/ranges.h>
 
 #include "smtlab/common/error.hpp"
+#include "smtlab/trace/text_format.hpp"  // quoteToken
 
 namespace smtlab {
 
 GeneratorSpec::GeneratorSpec(std::string spec) : spec_(std::move(spec)) {
   std::string_view rest(spec_);
-  if (rest.substr(0, 4) != "gen:") throw TraceError(fmt::format("generator spec '{}' must start with 'gen:'", spec_));
+  if (rest.substr(0, 4) != "gen:") throw TraceError(fmt::format("generator spec {} must start with 'gen:'", quoteToken(spec_)));
   rest.remove_prefix(4);
   const std::size_t comma = rest.find(',');
   name_ = std::string(rest.substr(0, comma));
-  if (name_.empty()) throw TraceError(fmt::format("generator spec '{}': missing generator name", spec_));
+  if (name_.empty()) throw TraceError(fmt::format("generator spec {}: missing generator name", quoteToken(spec_)));
   if (comma == std::string_view::npos) return;
   rest.remove_prefix(comma + 1);
   while (true) {
@@ -23,11 +24,11 @@ GeneratorSpec::GeneratorSpec(std::string spec) : spec_(std::move(spec)) {
     const std::string_view item = rest.substr(0, next);
     const std::size_t eq = item.find('=');
     if (eq == std::string_view::npos || eq == 0) {
-      throw TraceError(fmt::format("generator spec '{}': item '{}' is not key=value", spec_, item));
+      throw TraceError(fmt::format("generator spec {}: item {} is not key=value", quoteToken(spec_), quoteToken(item)));
     }
     Item it{std::string(item.substr(0, eq)), std::string(item.substr(eq + 1))};
     for (const Item& other : items_) {
-      if (other.key == it.key) throw TraceError(fmt::format("generator spec '{}': duplicate key '{}'", spec_, it.key));
+      if (other.key == it.key) throw TraceError(fmt::format("generator spec {}: duplicate key {}", quoteToken(spec_), quoteToken(it.key)));
     }
     items_.push_back(std::move(it));
     if (next == std::string_view::npos) break;
@@ -36,7 +37,7 @@ GeneratorSpec::GeneratorSpec(std::string spec) : spec_(std::move(spec)) {
 }
 
 void GeneratorSpec::fail(std::string_view key, const std::string& what) const {
-  throw TraceError(fmt::format("generator spec '{}': key '{}': {}", spec_, key, what));
+  throw TraceError(fmt::format("generator spec {}: key {}: {}", quoteToken(spec_), quoteToken(key), what));
 }
 
 const GeneratorSpec::Item* GeneratorSpec::find(std::string_view key) {
@@ -69,10 +70,10 @@ std::uint64_t GeneratorSpec::scaled(std::string_view key, std::uint64_t def, std
   std::uint64_t n = 0;
   const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
   if (v.empty() || ec != std::errc() || end != v.data() + v.size()) {
-    fail(key, fmt::format("'{}' is not a number{}", it->value, unit > 1 ? " (suffixes k, m, g allowed)" : ""));
+    fail(key, fmt::format("{} is not a number{}", quoteToken(it->value), unit > 1 ? " (suffixes k, m, g allowed)" : ""));
   }
   if (n > hi / mult || n * mult < lo || n * mult > hi) {
-    fail(key, fmt::format("{} is out of range [{}, {}]", it->value, lo, hi));
+    fail(key, fmt::format("{} is out of range [{}, {}]", quoteToken(it->value), lo, hi));
   }
   return n * mult;
 }
@@ -95,8 +96,8 @@ double GeneratorSpec::real(std::string_view key, double def, double lo, double h
   double x = 0;
   const std::string& v = it->value;
   const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-  if (ec != std::errc() || end != v.data() + v.size()) fail(key, fmt::format("'{}' is not a number", v));
-  if (!(x >= lo && x <= hi)) fail(key, fmt::format("{} is out of range [{}, {}]", v, lo, hi));
+  if (ec != std::errc() || end != v.data() + v.size()) fail(key, fmt::format("{} is not a number", quoteToken(v)));
+  if (!(x >= lo && x <= hi)) fail(key, fmt::format("{} is out of range [{}, {}]", quoteToken(v), lo, hi));
   return x;
 }
 
@@ -107,13 +108,13 @@ std::size_t GeneratorSpec::choice(std::string_view key, std::string_view def,
   for (std::size_t i = 0; i < choices.size(); ++i) {
     if (choices[i] == v) return i;
   }
-  fail(key, fmt::format("'{}' is not one of {}", v, fmt::join(choices, ", ")));
+  fail(key, fmt::format("{} is not one of {}", quoteToken(v), fmt::join(choices, ", ")));
 }
 
 void GeneratorSpec::finish() const {
   for (const Item& it : items_) {
     if (!it.used) {
-      throw TraceError(fmt::format("generator spec '{}': unknown key '{}' ({} takes: {})", spec_, it.key, name_,
+      throw TraceError(fmt::format("generator spec {}: unknown key {} ({} takes: {})", quoteToken(spec_), quoteToken(it.key), name_,
                                    fmt::join(asked_, ", ")));
     }
   }

@@ -8,6 +8,7 @@
 
 #include "generator_spec.hpp"
 #include "smtlab/common/error.hpp"
+#include "smtlab/trace/text_format.hpp"  // quoteToken
 
 namespace smtlab {
 namespace {
@@ -451,9 +452,9 @@ std::unique_ptr<TraceSource> makeGenerator(const std::string& text) {
       return gen;
     }
   }
-  throw TraceError(fmt::format("generator spec '{}': unknown generator '{}' (known: alu, chain, fp, chase, stream, "
+  throw TraceError(fmt::format("generator spec {}: unknown generator {} (known: alu, chain, fp, chase, stream, "
                                "branchy, spin, mix)",
-                               text, spec.name()));
+                               quoteToken(text), quoteToken(spec.name())));
 }
 
 }  // namespace smtlab
