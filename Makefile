@@ -19,7 +19,7 @@ export VENV
 
 # Prerequisites run in the order written (bootstrap before build before test).
 .NOTPARALLEL:
-.PHONY: all bootstrap build test demo bench clean distclean sanitize fuzz
+.PHONY: all bootstrap build test demo bench clean distclean sanitize fuzz fuzz-long
 
 all: build
 
@@ -57,6 +57,11 @@ sanitize: bootstrap
 
 fuzz: bootstrap
 	JOBS=$(JOBS) bash scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# Deep fuzzing (issue 12 §8): every target for FUZZ_RUNS executions, one target at a time, no time cap.
+FUZZ_RUNS ?= 10000000
+fuzz-long: bootstrap
+	FUZZ_RUNS=$(FUZZ_RUNS) JOBS=1 bash scripts/fuzz.sh 0
 
 # The main job: the reference study (docs/study.md), tables on stdout, report, CSV and figures in out/.
 # DEMO_ARGS=--quick for the one-minute version.

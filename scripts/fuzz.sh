@@ -3,9 +3,11 @@
 # (default 60) from its seed corpus in tests/fuzz/corpus/<target> plus the kept crash inputs. A crash, leak, timeout
 # or out-of-memory fails the script, and the input that caused it is copied to tests/fuzz/regressions/<target>/,
 # which the normal gtest build replays (test_hardening). docs/hardening.md has the details.
-# Usage: scripts/fuzz.sh [SECONDS] [TARGET...]     targets: text_trace native_trace config (champsim_trace)
-# Environment: FUZZ_SECONDS (default for SECONDS), FUZZ_BUILD_DIR (build-fuzz), JOBS (targets run in parallel, 2),
-# FUZZ_ARGS (extra libFuzzer flags), CXX_FUZZ (clang++).
+# Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
+#   targets: text_trace native_trace champsim_trace tracer_raw config config_set source_spec (build-fuzz/fuzz_targets.txt)
+# Environment: FUZZ_SECONDS (default for SECONDS), FUZZ_RUNS (run each target for this many executions instead; then
+# SECONDS, if not 0, is only a cap), FUZZ_BUILD_DIR (build-fuzz), JOBS (targets run in parallel, 2), FUZZ_ARGS (extra
+# libFuzzer flags), CXX_FUZZ (clang++). `make fuzz-long` is FUZZ_RUNS=10000000 JOBS=1 with no time cap.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -19,6 +21,13 @@ say() { echo "fuzz: $*"; }
 fail() { echo "fuzz: ERROR: $*" >&2; exit 1; }
 
 [[ "$SECONDS_PER_TARGET" =~ ^[0-9]+$ ]] || fail "SECONDS must be a whole number, got '$SECONDS_PER_TARGET'"
+RUNS=${FUZZ_RUNS:-}
+[[ -z "$RUNS" || "$RUNS" =~ ^[1-9][0-9]*$ ]] || fail "FUZZ_RUNS must be a positive whole number, got '$RUNS'"
+((SECONDS_PER_TARGET > 0)) || [[ -n "$RUNS" ]] || fail "SECONDS 0 (no time limit) needs FUZZ_RUNS"
+limit=(-max_total_time="$SECONDS_PER_TARGET")
+[[ -n "$RUNS" ]] && limit+=(-runs="$RUNS")
+what="${SECONDS_PER_TARGET} s"
+[[ -n "$RUNS" ]] && what="$RUNS executions$( ((SECONDS_PER_TARGET > 0)) && echo " (at most ${SECONDS_PER_TARGET} s)")"
 command -v "$CXX_FUZZ" >/dev/null 2>&1 \
   || fail "$CXX_FUZZ not found (Debian packages clang libclang-rt-14-dev, which scripts/bootstrap.sh installs)"
 
@@ -48,15 +57,15 @@ run_target() {
   [[ -f "tests/fuzz/$t.dict" ]] && dict=(-dict="tests/fuzz/$t.dict")
   local dirs=("$work" "$seeds")
   [[ -d "$kept" ]] && dirs+=("$kept")
-  local rc=0
+  local rc=0 t0=$SECONDS
   # The work corpus (build-fuzz/fuzz-work) grows across runs; only the seeds are kept in the repository.
   # shellcheck disable=SC2086  # FUZZ_ARGS is a list of flags
-  "$exe" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1 \
+  "$exe" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1 \
     -artifact_prefix="$artifacts" "${dict[@]}" ${FUZZ_ARGS:-} "${dirs[@]}" >"$log" 2>&1 || rc=$?
   local runs
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
   if ((rc == 0)); then
-    echo "fuzz: $t: ok, $runs inputs in ${SECONDS_PER_TARGET} s (log: $log)"
+    echo "fuzz: $t: ok, $runs inputs in $((SECONDS - t0)) s (log: $log)"
     return 0
   fi
   mkdir -p "$kept"
@@ -73,7 +82,7 @@ run_target() {
   return 1
 }
 
-say "running ${targets[*]} for $SECONDS_PER_TARGET s each, $JOBS at a time"
+say "running ${targets[*]} for $what each, $JOBS at a time"
 failed=0
 running=0
 for t in "${targets[@]}"; do

@@ -9,7 +9,6 @@
 #include <cstring>
 #include <iostream>
 #include <optional>
-#include <unordered_set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -21,6 +20,7 @@
 #include "smtlab/common/short_quote.hpp"
 #include "smtlab/common/error.hpp"
 #include "smtlab/trace/champsim_format.hpp"
+#include "smtlab/trace/distinct_counter.hpp"
 #include "smtlab/trace/generators.hpp"
 #include "smtlab/trace/native_format.hpp"
 #include "smtlab/trace/source.hpp"
@@ -155,6 +155,11 @@ void requireEnd(TraceSource& src, std::uint64_t limit) {
   }
 }
 
+// An input that gave no record is an error, never an empty success (a pipe read twice used to look like this).
+void requireRecords(const TraceSource& src, std::uint64_t n) {
+  if (n == 0) throw TraceError(fmt::format("'{}' holds no instructions", src.describe()));
+}
+
 int writeTrace(TraceSource& src, const std::string& out, const Options& o) {
   const std::uint64_t limit = o.count.value_or(0);
   requireEnd(src, limit);
@@ -188,7 +193,7 @@ int head(const Options& o) {
   const std::uint64_t limit = o.count.value_or(10);
   requireEnd(*src, limit);
   std::string out;
-  forEach(*src, limit, [&](const Instr& in) {
+  const std::uint64_t n = forEach(*src, limit, [&](const Instr& in) {
     out += formatTextLine(in);
     out += '\n';
     if (out.size() > (1 << 16)) {
@@ -197,8 +202,11 @@ int head(const Options& o) {
     }
   });
   std::fwrite(out.data(), 1, out.size(), stdout);
+  requireRecords(*src, n);
   return 0;
 }
+
+std::string_view approx(const DistinctCounter& c) { return c.exact() ? "" : "~"; }
 
 std::string percent(std::uint64_t part, std::uint64_t whole) {
   return whole ? fmt::format("{:.1f}%", 100.0 * static_cast<double>(part) / static_cast<double>(whole)) : "-";
@@ -213,7 +221,8 @@ int info(const Options& o) {
   std::array<std::uint64_t, kOpClassCount> ops{};
   std::array<std::uint64_t, kBranchKindCount> kinds{};
   std::uint64_t branches = 0, taken = 0, condBranches = 0, condTaken = 0, loads = 0, stores = 0;
-  std::unordered_set<Addr> pcs, lines, pages;
+  // Bounded memory whatever the trace: exact counts up to a limit, then estimates (said in the output).
+  DistinctCounter pcs, lines, pages;
   // Dependency distance: instructions from the last writer of a source register to its reader.
   constexpr int kBins = 12;  // 1, 2, 3-4, 5-8, ..., 513-1024, >1024
   std::array<std::uint64_t, kBins + 1> dist{};  // last bin: no producer in the trace
@@ -232,11 +241,11 @@ int info(const Options& o) {
         condTaken += in.taken;
       }
     }
-    pcs.insert(in.pc);
+    pcs.add(in.pc);
     auto touch = [&](const MemRef& m) {
       if (!m.valid()) return;
-      for (Addr a = m.addr >> 6; a <= (m.addr + m.size - 1) >> 6; ++a) lines.insert(a);
-      for (Addr a = m.addr >> 12; a <= (m.addr + m.size - 1) >> 12; ++a) pages.insert(a);
+      for (Addr a = m.addr >> 6; a <= (m.addr + m.size - 1) >> 6; ++a) lines.add(a);
+      for (Addr a = m.addr >> 12; a <= (m.addr + m.size - 1) >> 12; ++a) pages.add(a);
     };
     for (const MemRef& m : in.loads) {
       touch(m);
@@ -265,6 +274,7 @@ int info(const Options& o) {
     ++index;
   });
 
+  requireRecords(*src, n);
   fmt::print("trace:            {}\n", src->describe());
   if (isChampSimTraceName(src->describe())) fmt::print("op classes:       assumed: {}\n", kChampSimOpClassRule);
   fmt::print("instructions:     {}\n", n);
@@ -278,10 +288,14 @@ int info(const Options& o) {
   for (int i = 1; i < kBranchKindCount; ++i) {
     if (kinds[i]) fmt::print("  {:<15} {:>14}\n", branchKindName(static_cast<BranchKind>(i)), kinds[i]);
   }
-  fmt::print("distinct pcs:     {}\n", pcs.size());
+  fmt::print("distinct pcs:     {}{}\n", approx(pcs), pcs.count());
   fmt::print("memory accesses:  {} loads, {} stores\n", loads, stores);
-  fmt::print("footprint:        {} lines of 64 B ({} KiB), {} pages of 4 KiB ({} KiB)\n", lines.size(),
-             lines.size() * 64 / 1024, pages.size(), pages.size() * 4);
+  fmt::print("footprint:        {}{} lines of 64 B ({} KiB), {}{} pages of 4 KiB ({} KiB)\n", approx(lines), lines.count(),
+             lines.count() * 64 / 1024, approx(pages), pages.count(), pages.count() * 4);
+  if (!pcs.exact() || !lines.exact() || !pages.exact()) {
+    fmt::print("  (~: an estimate, as more than {} distinct values were seen; HyperLogLog, standard error {:.1f}%)\n",
+               pcs.exactLimit(), 100 * DistinctCounter::kStandardError);
+  }
   std::uint64_t sources = 0;
   for (std::uint64_t c : dist) sources += c;
   fmt::print("dependency distance (instructions from the producer, per source register; {} sources):\n", sources);

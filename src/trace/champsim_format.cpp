@@ -1,5 +1,6 @@
 #include "smtlab/trace/champsim_format.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "smtlab/common/error.hpp"
+#include "smtlab/trace/trace_input.hpp"
 
 namespace smtlab {
 namespace io = boost::iostreams;
@@ -40,6 +42,7 @@ void decodeRecord(const unsigned char* p, ChampSimRecord& r) {
 }  // namespace
 
 BranchKind champSimBranchKind(const ChampSimRecord& r) {
+  // Register 0 means "no register" and is removed before the tests, as ChampSim's std::remove_copy(..., 0) does.
   bool writesSp = false, writesIp = false, readsSp = false, readsFlags = false, readsIp = false, readsOther = false;
   for (std::uint8_t d : r.dstRegs) {
     writesSp |= d == kChampSimStackPointer;
@@ -52,15 +55,19 @@ BranchKind champSimBranchKind(const ChampSimRecord& r) {
     else if (s == kChampSimInstructionPointer) readsIp = true;
     else readsOther = true;
   }
-  // The order and conditions are ChampSim's (instruction.h, ooo_model_instr constructor).
-  if (!writesIp) return BranchKind::None;
-  if (!readsSp && !readsFlags && !readsIp && !readsOther) return BranchKind::DirectJump;
-  if (!readsSp && !readsFlags && !readsIp && readsOther) return BranchKind::IndirectJump;
-  if (!readsSp && readsIp && !writesSp && (readsFlags || readsOther)) return BranchKind::Conditional;
-  if (readsSp && readsIp && writesSp && !readsFlags && !readsOther) return BranchKind::DirectCall;
-  if (readsSp && readsIp && writesSp && !readsFlags && readsOther) return BranchKind::IndirectCall;
-  if (readsSp && !readsIp && writesSp) return BranchKind::Return;
-  return BranchKind::Other;
+  // ChampSim's own deduction, condition for condition and in its order: inc/instruction.h, the private
+  // ooo_model_instr(T instr, asid) constructor (ChampSim/ChampSim at 2ff2501, May 2025). A direct jump does not look
+  // at reads_ip (a relative jmp reads the IP in real traces); an indirect jump requires !reads_ip.
+  if (!readsSp && !readsFlags && writesIp && !readsOther) return BranchKind::DirectJump;
+  if (!readsSp && !readsIp && !readsFlags && writesIp && readsOther) return BranchKind::IndirectJump;
+  if (!readsSp && readsIp && !writesSp && writesIp && (readsFlags || readsOther)) return BranchKind::Conditional;
+  if (readsSp && readsIp && writesSp && writesIp && !readsFlags && !readsOther) return BranchKind::DirectCall;
+  if (readsSp && readsIp && writesSp && writesIp && !readsFlags && readsOther) return BranchKind::IndirectCall;
+  if (readsSp && !readsIp && writesSp && writesIp) return BranchKind::Return;
+  if (writesIp) return BranchKind::Other;
+  // ChampSim keeps the file's is_branch flag here (with branch type NOT_BRANCH and branch_taken false); an
+  // instruction that does not write the IP cannot redirect fetch, so smtlab treats it as no branch (chosen).
+  return BranchKind::None;
 }
 
 Instr fromChampSim(const ChampSimRecord& r, std::uint64_t nextIp) {
@@ -97,7 +104,14 @@ Instr fromChampSim(const ChampSimRecord& r, std::uint64_t nextIp) {
     case BranchKind::Return: in.op = OpClass::Return; break;
     case BranchKind::Other: in.op = OpClass::Jump; break;
   }
-  in.taken = in.branch != BranchKind::None && r.branchTaken != 0;
+  // Taken as ChampSim decides it (same constructor): jumps, calls and returns always; conditional and "other"
+  // branches as the file says; anything else never.
+  switch (in.branch) {
+    case BranchKind::None: in.taken = false; break;
+    case BranchKind::Conditional:
+    case BranchKind::Other: in.taken = r.branchTaken != 0; break;
+    default: in.taken = true; break;
+  }
   if (in.taken) in.target = nextIp;
   return in;
 }
@@ -105,11 +119,14 @@ Instr fromChampSim(const ChampSimRecord& r, std::uint64_t nextIp) {
 bool isChampSimTraceName(const std::string& path) { return path.find(".champsimtrace") != std::string::npos; }
 
 struct ChampSimTraceReader::Stream {
-  std::ifstream file;
   io::filtering_istream in;
 };
 
-ChampSimTraceReader::ChampSimTraceReader(std::string path) : path_(std::move(path)) { rewind(); }
+ChampSimTraceReader::ChampSimTraceReader(std::string path) : ChampSimTraceReader(TraceInput::open(path)) {}
+ChampSimTraceReader::ChampSimTraceReader(std::unique_ptr<TraceInput> input)
+    : path_(input->path()), input_(std::move(input)) {
+  start();
+}
 ChampSimTraceReader::~ChampSimTraceReader() = default;
 
 void ChampSimTraceReader::fail(const std::string& what) const {
@@ -117,13 +134,18 @@ void ChampSimTraceReader::fail(const std::string& what) const {
 }
 
 void ChampSimTraceReader::rewind() {
+  if (!input_->reopenable()) throw TraceError(cannotRereadMessage(*input_));
+  stream_.reset();  // the decompressor refers to the old input: drop it first
+  input_ = TraceInput::open(path_);
+  start();
+}
+
+void ChampSimTraceReader::start() {
   stream_ = std::make_unique<Stream>();
-  stream_->file.open(path_, std::ios::binary);
-  if (!stream_->file) throw TraceError(fmt::format("cannot open ChampSim trace '{}'", path_));
+  // Compression is sniffed from the first bytes TraceInput kept, so a pipe is read only once.
   unsigned char magic[6] = {};
-  stream_->file.read(reinterpret_cast<char*>(magic), sizeof magic);
-  stream_->file.clear();
-  stream_->file.seekg(0);
+  const std::string_view head = input_->head();
+  std::memcpy(magic, head.data(), std::min(head.size(), sizeof magic));
   static constexpr unsigned char kXz[6] = {0xfd, '7', 'z', 'X', 'Z', 0x00};
   if (std::memcmp(magic, kXz, 6) == 0) {
     compression_ = "xz";
@@ -134,7 +156,7 @@ void ChampSimTraceReader::rewind() {
   } else {
     compression_ = "";
   }
-  stream_->in.push(stream_->file);
+  stream_->in.push(input_->stream());
   // Decompressor errors would otherwise only set badbit and look like the end of the trace.
   stream_->in.exceptions(std::ios::badbit);
   records_ = 0;

@@ -11,6 +11,7 @@
 
 #include "smtlab/common/error.hpp"
 #include "smtlab/common/output_file.hpp"
+#include "smtlab/trace/trace_input.hpp"
 
 namespace io = boost::iostreams;
 
@@ -25,12 +26,23 @@ constexpr unsigned kF0PcPredicted = 0x20;
 constexpr unsigned kF0Regs = 0x40;
 constexpr unsigned kF0HasF1 = 0x80;
 constexpr unsigned kF1Target = 0x01;
-constexpr unsigned kF1Load0 = 0x02;  // kF1Load0 << slot, loads then stores
+constexpr unsigned kF1Load0 = 0x02;
+constexpr unsigned kF1Load1 = 0x04;
 constexpr unsigned kF1Store0 = 0x08;
+constexpr unsigned kF1V1Store1 = 0x10;    // version 1: the second store
+constexpr unsigned kF1MoreMemory = 0x10;  // version 2: a byte of further memory operands follows F1 (kMore*)
 constexpr unsigned kF1Mark = 0x20;
 constexpr unsigned kF1Kind = 0x40;
 constexpr unsigned kF1Sizes = 0x80;
-constexpr std::size_t kMaxRecordBytes = 96;  // 79 in the worst case
+constexpr unsigned kMoreLoad2 = 0x01;
+constexpr unsigned kMoreLoad3 = 0x02;
+constexpr unsigned kMoreStore1 = 0x04;
+// Memory slots in encoding order: loads 0..kMaxLoads-1, then stores.
+constexpr int kMemSlots = kMaxLoads + kMaxStores;
+static_assert(kMaxLoads == 4 && kMaxStores == 2, "the version-2 encoding has bits for 4 loads and 2 stores");
+// Worst case of version 2: F0, F1, more-memory byte, pc varint (10), register mask and 6 ids, kind, target (10),
+// 6 memory operands of varint (10) + size, mark id (5) = 102 bytes.
+constexpr std::size_t kMaxRecordBytes = 104;
 constexpr std::size_t kBufferBytes = 1 << 16;
 
 std::uint64_t zigzag(std::uint64_t delta) {
@@ -77,23 +89,29 @@ Compression parseCompression(std::string_view name) {
   throw TraceError(fmt::format("unknown compression '{}' (none, zstd, xz)", name));
 }
 
+bool hasNativeMagic(std::string_view head) {
+  return head.size() >= kNativeMagic.size() && std::equal(kNativeMagic.begin(), kNativeMagic.end(), head.begin());
+}
+
 bool isNativeTrace(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   char magic[kNativeMagic.size()];
   if (!f.read(magic, sizeof magic)) return false;
-  return std::equal(kNativeMagic.begin(), kNativeMagic.end(), magic);
+  return hasNativeMagic(std::string_view(magic, sizeof magic));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 // Reader
 
 struct NativeTraceReader::Stream {
-  std::ifstream file;
   io::filtering_istreambuf filtered;
-  std::streambuf* in = nullptr;  // file.rdbuf() for uncompressed data, else &filtered
+  std::streambuf* in = nullptr;  // the input's own buffer for uncompressed data, else &filtered
 };
 
-NativeTraceReader::NativeTraceReader(std::string path) : path_(std::move(path)) {
+NativeTraceReader::NativeTraceReader(std::string path) : NativeTraceReader(TraceInput::open(path)) {}
+
+NativeTraceReader::NativeTraceReader(std::unique_ptr<TraceInput> input)
+    : path_(input->path()), input_(std::move(input)) {
   buf_.resize(kBufferBytes);
   open();
 }
@@ -105,29 +123,42 @@ void NativeTraceReader::fail(const std::string& what) const { throw TraceError(f
 void NativeTraceReader::open() {
   stream_.reset();
   auto s = std::make_unique<Stream>();
-  s->file.open(path_, std::ios::binary);
-  if (!s->file) throw TraceError(fmt::format("cannot open trace file '{}': {}", path_, std::strerror(errno)));
   unsigned char h[kNativeHeaderSize];
-  s->file.read(reinterpret_cast<char*>(h), sizeof h);
-  if (s->file.gcount() < 8 || !std::equal(kNativeMagic.begin(), kNativeMagic.end(), reinterpret_cast<char*>(h))) {
+  const std::streamsize got = input_->buffer().sgetn(reinterpret_cast<char*>(h), sizeof h);
+  if (got < 8 || !std::equal(kNativeMagic.begin(), kNativeMagic.end(), reinterpret_cast<char*>(h))) {
     fail("not an smtlab native trace (wrong magic)");
   }
-  if (s->file.gcount() != static_cast<std::streamsize>(sizeof h)) fail("truncated header");
+  if (got != static_cast<std::streamsize>(sizeof h)) fail("truncated header");
   const auto version = static_cast<std::uint32_t>(getLe(h + 8, 4));
-  if (version != kNativeVersion) {
-    fail(fmt::format("unsupported native trace version {} (this build reads version {})", version, kNativeVersion));
+  if (version < kNativeOldestVersion || version > kNativeVersion) {
+    fail(fmt::format("unsupported native trace version {} (this build reads versions {} to {})", version,
+                     kNativeOldestVersion, kNativeVersion));
   }
+  version_ = version;
   const auto compression = static_cast<std::uint32_t>(getLe(h + 12, 4));
   if (compression > 2) fail(fmt::format("unknown compression {} in the header", compression));
   compression_ = static_cast<Compression>(compression);
   headerCount_ = getLe(h + 16, 8);
+  // What can be checked before reading: an uncompressed body holds between 1 and kMaxRecordBytes bytes per record,
+  // so a count that the file size contradicts is reported now, not after a long run (or never, with -n).
+  if (compression_ == Compression::None && headerCount_ != kUnknownCount && input_->size()) {
+    const std::uint64_t body = *input_->size() - kNativeHeaderSize;
+    if (body < headerCount_) {
+      fail(fmt::format("the header says {} records but the file holds {} bytes after the header (at least 1 per "
+                       "record): truncated or damaged", headerCount_, body));
+    }
+    if ((body + kMaxRecordBytes - 1) / kMaxRecordBytes > headerCount_) {  // body > count * kMaxRecordBytes
+      fail(fmt::format("the header says {} records but the file holds {} bytes after the header (at most {} per "
+                       "record): more records than the header says, or damaged", headerCount_, body, kMaxRecordBytes));
+    }
+  }
   switch (compression_) {
-    case Compression::None: s->in = s->file.rdbuf(); break;
+    case Compression::None: s->in = &input_->buffer(); break;
     case Compression::Zstd: s->filtered.push(io::zstd_decompressor()); break;
     case Compression::Xz: s->filtered.push(io::lzma_decompressor()); break;
   }
   if (!s->in) {
-    s->filtered.push(s->file);
+    s->filtered.push(input_->stream());
     s->in = &s->filtered;
   }
   stream_ = std::move(s);
@@ -137,7 +168,12 @@ void NativeTraceReader::open() {
   prevPc_ = nextPcGuess_ = prevAddr_ = 0;
 }
 
-void NativeTraceReader::rewind() { open(); }
+void NativeTraceReader::rewind() {
+  if (!input_->reopenable()) throw TraceError(cannotRereadMessage(*input_));
+  stream_.reset();  // the decompressor refers to the old input: drop it first
+  input_ = TraceInput::open(path_);
+  open();
+}
 
 std::optional<std::uint64_t> NativeTraceReader::length() const {
   if (headerCount_ == kUnknownCount) return std::nullopt;
@@ -198,11 +234,26 @@ std::size_t NativeTraceReader::read(std::span<Instr> out) {
       }
       break;
     }
+    if (records_ == headerCount_) {
+      // Said at once, so that a run that stops early (-n) does not accept a file that contradicts its header.
+      done_ = true;
+      fail(fmt::format("record {}: the header says {} records but more follow", records_, headerCount_));
+    }
     p = buf_.data() + pos_;
     e = buf_.data() + end_;
     Instr in;
     const unsigned f0 = byte();
     const unsigned f1 = (f0 & kF0HasF1) ? byte() : 0;
+    // Which memory slots are present (bit i = slot i: loads 0..3, then stores 0..1).
+    unsigned memMask = (f1 & kF1Load0 ? 1u : 0u) | (f1 & kF1Load1 ? 2u : 0u) | (f1 & kF1Store0 ? 1u << kMaxLoads : 0u);
+    if (version_ == 1) {
+      if (f1 & kF1V1Store1) memMask |= 1u << (kMaxLoads + 1);
+    } else if (f1 & kF1MoreMemory) {
+      const unsigned more = byte();
+      if (more == 0 || (more & ~(kMoreLoad2 | kMoreLoad3 | kMoreStore1))) corrupt("memory operand byte");
+      memMask |= (more & kMoreLoad2 ? 4u : 0u) | (more & kMoreLoad3 ? 8u : 0u) |
+                 (more & kMoreStore1 ? 1u << (kMaxLoads + 1) : 0u);
+    }
     in.op = static_cast<OpClass>(f0 & kF0OpMask);
     in.taken = f0 & kF0Taken;
     in.pc = (f0 & kF0PcPredicted) ? nextPcGuess_ : nextPcGuess_ + unzigzag(varint());
@@ -224,8 +275,8 @@ std::size_t NativeTraceReader::read(std::span<Instr> out) {
       in.branch = static_cast<BranchKind>(k);
     }
     if (f1 & kF1Target) in.target = in.pc + unzigzag(varint());
-    for (int slot = 0; slot < kMaxLoads + kMaxStores; ++slot) {
-      if (!(f1 & (kF1Load0 << slot))) continue;
+    for (int slot = 0; slot < kMemSlots; ++slot) {
+      if (!(memMask & (1u << slot))) continue;
       MemRef& m = slot < kMaxLoads ? in.loads[slot] : in.stores[slot - kMaxLoads];
       m.addr = prevAddr_ + unzigzag(varint());
       prevAddr_ = m.addr;
@@ -312,6 +363,7 @@ void NativeTraceWriter::write(const Instr& in) {
   std::size_t at = buf_.size();
   buf_.push_back(0);  // F0, filled in below
   buf_.push_back(0);  // F1, removed when zero
+  buf_.push_back(0);  // further memory operands, removed when zero
   unsigned f0 = static_cast<unsigned>(in.op) & kF0OpMask;
   unsigned f1 = 0;
   if (in.taken) f0 |= kF0Taken;
@@ -338,10 +390,18 @@ void NativeTraceWriter::write(const Instr& in) {
   for (const MemRef& m : in.loads) odd |= m.valid() && m.size != 8;
   for (const MemRef& m : in.stores) odd |= m.valid() && m.size != 8;
   if (odd) f1 |= kF1Sizes;
-  for (int slot = 0; slot < kMaxLoads + kMaxStores; ++slot) {
+  unsigned more = 0;
+  for (int slot = 0; slot < kMemSlots; ++slot) {
     const MemRef& m = slot < kMaxLoads ? in.loads[slot] : in.stores[slot - kMaxLoads];
     if (!m.valid()) continue;
-    f1 |= kF1Load0 << slot;
+    switch (slot) {
+      case 0: f1 |= kF1Load0; break;
+      case 1: f1 |= kF1Load1; break;
+      case 2: more |= kMoreLoad2; break;
+      case 3: more |= kMoreLoad3; break;
+      case kMaxLoads: f1 |= kF1Store0; break;
+      default: more |= kMoreStore1; break;
+    }
     putVarint(buf_, zigzag(m.addr - prevAddr_));
     prevAddr_ = m.addr;
     if (odd) buf_.push_back(m.size);
@@ -349,6 +409,12 @@ void NativeTraceWriter::write(const Instr& in) {
   if (in.markId != 0) {
     f1 |= kF1Mark;
     putVarint(buf_, in.markId);
+  }
+  if (more) {
+    f1 |= kF1MoreMemory;
+    buf_[at + 2] = static_cast<unsigned char>(more);
+  } else {
+    buf_.erase(buf_.begin() + static_cast<std::ptrdiff_t>(at) + 2);
   }
   if (f1) {
     f0 |= kF0HasF1;

@@ -9,8 +9,15 @@
 
 #include "smtlab/common/error.hpp"
 #include "smtlab/common/output_file.hpp"
+#include "smtlab/trace/trace_input.hpp"
 
 namespace smtlab {
+
+std::string quoteToken(std::string_view token) {
+  if (token.size() <= kMaxQuotedBytes) return fmt::format("'{}'", token);
+  return fmt::format("'{}...' ({} bytes)", token.substr(0, kMaxQuotedBytes), token.size());
+}
+
 namespace {
 
 // Carries the file name and line number so that every message reads "file:line: what".
@@ -71,7 +78,7 @@ void parseRegList(std::string_view key, std::string_view list, std::array<RegId,
     const std::string_view item = list.substr(0, comma);
     if (n == N) ctx.fail(fmt::format("too many {} registers (at most {})", key, N));
     RegId r;
-    if (!parseReg(item, r)) ctx.fail(fmt::format("unknown register '{}' in {}=", item, key));
+    if (!parseReg(item, r)) ctx.fail(fmt::format("unknown register {} in {}=", quoteToken(item), key));
     regs[n++] = r;
     if (comma == std::string_view::npos) break;
     list.remove_prefix(comma + 1);
@@ -82,11 +89,11 @@ void parseMemRef(std::string_view key, std::string_view value, MemRef& ref, cons
   const std::size_t colon = value.find(':');
   std::uint64_t addr;
   if (!parseHex(value.substr(0, colon), addr)) {
-    ctx.fail(fmt::format("bad hex address '{}' in {}=", value.substr(0, colon), key));
+    ctx.fail(fmt::format("bad hex address {} in {}=", quoteToken(value.substr(0, colon)), key));
   }
   std::uint64_t size = 8;
   if (colon != std::string_view::npos && !parseDec(value.substr(colon + 1), 255, size)) size = 0;
-  if (size == 0) ctx.fail(fmt::format("bad access size '{}' in {}= (1..255 bytes)", value.substr(colon + 1), key));
+  if (size == 0) ctx.fail(fmt::format("bad access size {} in {}= (1..255 bytes)", quoteToken(value.substr(colon + 1)), key));
   ref.addr = addr;
   ref.size = static_cast<std::uint8_t>(size);
 }
@@ -107,7 +114,7 @@ bool parseTextLine(std::string_view line, Instr& out, std::string_view name, std
   }
 
   // Tokens are separated by blanks; at most: pc, op and a bounded number of fields (duplicates are errors anyway).
-  std::string_view tokens[16];
+  std::string_view tokens[24];
   std::size_t ntok = 0;
   std::size_t i = 0;
   while (true) {
@@ -122,9 +129,9 @@ bool parseTextLine(std::string_view line, Instr& out, std::string_view name, std
   if (ntok == 0) return false;
 
   Instr instr;
-  if (!parseHex(tokens[0], instr.pc)) ctx.fail(fmt::format("bad hex pc '{}'", tokens[0]));
+  if (!parseHex(tokens[0], instr.pc)) ctx.fail(fmt::format("bad hex pc {}", quoteToken(tokens[0])));
   if (ntok < 2) ctx.fail("missing op after the pc");
-  if (!parseOpClass(tokens[1], instr.op)) ctx.fail(fmt::format("unknown op '{}'", tokens[1]));
+  if (!parseOpClass(tokens[1], instr.op)) ctx.fail(fmt::format("unknown op {}", quoteToken(tokens[1])));
   instr.branch = defaultBranchKind(instr.op);
 
   bool seenDst = false, seenSrc = false, seenTaken = false, seenTarget = false, seenId = false, seenIndirect = false,
@@ -143,7 +150,7 @@ bool parseTextLine(std::string_view line, Instr& out, std::string_view name, std
     const std::string_view value = hasValue ? tok.substr(eq + 1) : std::string_view{};
 
     if (key == "taken" || key == "indirect") {
-      if (hasValue) ctx.fail(fmt::format("field '{}' is a flag and takes no value", key));
+      if (hasValue) ctx.fail(fmt::format("field {} is a flag and takes no value", quoteToken(key)));
       if (key == "taken") {
         once(seenTaken, key);
         instr.taken = true;
@@ -156,7 +163,7 @@ bool parseTextLine(std::string_view line, Instr& out, std::string_view name, std
     }
     const bool known = key == "dst" || key == "src" || key == "ld" || key == "st" || key == "target" || key == "id" ||
                        key == "kind";
-    if (!known) ctx.fail(fmt::format("unknown field '{}'", tok));
+    if (!known) ctx.fail(fmt::format("unknown field {}", quoteToken(tok)));
     if (value.empty()) ctx.fail(fmt::format("missing value for '{}'", key));
 
     if (key == "dst") {
@@ -173,15 +180,15 @@ bool parseTextLine(std::string_view line, Instr& out, std::string_view name, std
       parseMemRef(key, value, instr.stores[nStores++], ctx);
     } else if (key == "target") {
       once(seenTarget, key);
-      if (!parseHex(value, instr.target)) ctx.fail(fmt::format("bad hex target '{}'", value));
+      if (!parseHex(value, instr.target)) ctx.fail(fmt::format("bad hex target {}", quoteToken(value)));
     } else if (key == "id") {
       once(seenId, key);
       std::uint64_t id;
-      if (!parseDec(value, 0xffffffffu, id)) ctx.fail(fmt::format("bad mark id '{}' (0..4294967295)", value));
+      if (!parseDec(value, 0xffffffffu, id)) ctx.fail(fmt::format("bad mark id {} (0..4294967295)", quoteToken(value)));
       instr.markId = static_cast<std::uint32_t>(id);
     } else {  // kind
       once(seenKind, key);
-      if (!parseBranchKind(value, instr.branch)) ctx.fail(fmt::format("unknown branch kind '{}'", value));
+      if (!parseBranchKind(value, instr.branch)) ctx.fail(fmt::format("unknown branch kind {}", quoteToken(value)));
     }
   }
   if (seenKind && seenIndirect) ctx.fail("both 'indirect' and 'kind=' given");
@@ -258,32 +265,73 @@ std::string formatTextLine(const Instr& in) {
   return fmt::to_string(b);
 }
 
-TextTraceReader::TextTraceReader(std::string path) : name_(std::move(path)) {
-  file_ = std::make_unique<std::ifstream>(name_, std::ios::binary);
-  if (!*file_) throw TraceError(fmt::format("cannot open trace file '{}': {}", name_, std::strerror(errno)));
-  in_ = file_.get();
-  start_ = in_->tellg();
-}
+TextTraceReader::TextTraceReader(std::string path) : TextTraceReader(TraceInput::open(path)) {}
+
+TextTraceReader::TextTraceReader(std::unique_ptr<TraceInput> input)
+    : name_(input->path()), input_(std::move(input)), in_(&input_->stream()) {}
 
 TextTraceReader::TextTraceReader(std::istream& in, std::string name) : name_(std::move(name)), in_(&in) {
   start_ = in_->tellg();
 }
 
+TextTraceReader::~TextTraceReader() = default;
+
+bool TextTraceReader::nextLine() {
+  if (ended_) return false;
+  buf_.clear();
+  std::streambuf* sb = in_->rdbuf();
+  bool any = false;
+  while (true) {
+    int c = std::char_traits<char>::eof();
+    try {
+      c = sb->sbumpc();
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw TraceError(fmt::format("{}:{}: read error ({})", name_, line_ + 1, e.what()));
+    }
+    if (c == std::char_traits<char>::eof()) {
+      ended_ = true;
+      if (!any) return false;
+      break;
+    }
+    any = true;
+    if (c == '\n') break;
+    if (buf_.size() == kMaxTextLineBytes) {
+      // A binary file is named as such (parseTextLine says so); anything else is a line too long.
+      Instr ignored;
+      parseTextLine(buf_, ignored, name_, line_ + 1);
+      throw TraceError(fmt::format("{}:{}: line longer than {} bytes (the text format's limit; a record is about 300): "
+                                   "not a text trace", name_, line_ + 1, kMaxTextLineBytes));
+    }
+    buf_.push_back(static_cast<char>(c));
+  }
+  ++line_;
+  // A UTF-8 byte-order mark, which some editors put at the start of a file, is not part of the first record.
+  if (line_ == 1 && buf_.rfind("\xEF\xBB\xBF", 0) == 0) buf_.erase(0, 3);
+  return true;
+}
+
 std::size_t TextTraceReader::read(std::span<Instr> out) {
   std::size_t n = 0;
-  while (n < out.size() && std::getline(*in_, buf_)) {
-    ++line_;
+  while (n < out.size() && nextLine()) {
     if (parseTextLine(buf_, out[n], name_, line_)) ++n;
   }
-  if (n < out.size() && in_->bad()) throw TraceError(fmt::format("{}:{}: read error", name_, line_ + 1));
   return n;
 }
 
 void TextTraceReader::rewind() {
-  in_->clear();
-  in_->seekg(start_ == std::streampos(-1) ? std::streampos(0) : start_);
-  if (!*in_) throw TraceError(fmt::format("{}: cannot rewind the trace", name_));
+  if (input_) {
+    if (!input_->reopenable()) throw TraceError(cannotRereadMessage(*input_));
+    input_ = TraceInput::open(name_);
+    in_ = &input_->stream();
+  } else {
+    in_->clear();
+    in_->seekg(start_ == std::streampos(-1) ? std::streampos(0) : start_);
+    if (!*in_) throw TraceError(fmt::format("{}: cannot rewind the trace", name_));
+  }
   line_ = 0;
+  ended_ = false;
 }
 
 TextTraceWriter::TextTraceWriter(const std::string& path) : name_(path) {

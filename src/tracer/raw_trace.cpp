@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 
@@ -188,7 +189,7 @@ void RawTraceSource::emitBlock(Addr nextPc, std::span<Instr> out, std::size_t& f
     for (; accessPos_ < accesses_.size() && accesses_[accessPos_].index <= i; ++accessPos_) {
       const Access& acc = accesses_[accessPos_];
       if (acc.index != i) continue;
-      auto& slots = acc.store ? r.stores : r.loads;
+      const std::span<MemRef> slots = acc.store ? std::span<MemRef>(r.stores) : std::span<MemRef>(r.loads);
       bool placed = false;
       for (MemRef& m : slots) {
         if (m.valid() && m.addr + m.size == acc.addr && m.size + acc.size <= 255) {

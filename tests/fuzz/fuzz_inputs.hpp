@@ -27,8 +27,13 @@
 #include "smtlab/tracer/raw_trace.hpp"
 #define SMTLAB_FUZZ_HAVE_TRACER 1
 #endif
+#if __has_include("smtlab/tracer/kernels.hpp")
+#include "smtlab/tracer/kernels.hpp"
+#define SMTLAB_FUZZ_HAVE_KERNELS 1
+#endif
 #include "smtlab/common/error.hpp"
 #include "smtlab/config/loader.hpp"
+#include "smtlab/trace/generators.hpp"
 #include "smtlab/trace/native_format.hpp"
 #include "smtlab/trace/text_format.hpp"
 
@@ -199,6 +204,54 @@ inline void feedConfig(Bytes data) {
   if (configToJson(back) != configToJson(config)) {
     throw FuzzOracleFailure("config: the printed TOML loads back to a different config");
   }
+}
+
+// Source spec, as `smtlab run` and Python's Machine.attach take it: "gen:NAME,key=value,..." (an input without a
+// known prefix is read as the part after "gen:") or "kernel:NAME". A generator must be deterministic: two sources
+// from one spec, and one source after rewind(), give the same records. A known kernel name is accepted without
+// opening it (that would trace under QEMU, which this target does not fuzz); an unknown one must be a TraceError.
+inline void feedSourceSpec(Bytes data) {
+  constexpr std::size_t kSpecRecords = 2048;  // enough to pass every generator's first phase, small for speed
+  std::string spec(reinterpret_cast<const char*>(data.data()), data.size());
+  if (spec.rfind("kernel:", 0) == 0) {
+#ifdef SMTLAB_FUZZ_HAVE_KERNELS
+    for (const KernelInfo& k : kernels()) {
+      if ("kernel:" + k.name == spec) return;
+    }
+    (void)openKernelTrace(spec);
+    throw FuzzOracleFailure("source spec: an unknown kernel name was accepted");
+#else
+    return;
+#endif
+  }
+  if (spec.rfind("gen:", 0) != 0) spec = "gen:" + spec;
+  auto a = makeGenerator(spec);
+  auto b = makeGenerator(spec);
+  std::vector<Instr> first(kSpecRecords), second(kSpecRecords);
+  const std::size_t n = a->read(std::span<Instr>(first));
+  if (b->read(std::span<Instr>(second)) != n || !std::equal(first.begin(), first.begin() + static_cast<long>(n),
+                                                            second.begin())) {
+    throw FuzzOracleFailure("source spec: two generators from one spec differ");
+  }
+  a->rewind();
+  if (a->read(std::span<Instr>(second)) != n || !std::equal(first.begin(), first.begin() + static_cast<long>(n),
+                                                            second.begin())) {
+    throw FuzzOracleFailure("source spec: rewind() does not give the same records again");
+  }
+}
+
+// `--set` overrides alone (one key=value per line) applied to the defaults and validated: the fast path through the
+// override parser, without the TOML round trip of feedConfig, so that it reaches millions of inputs.
+inline void feedConfigSet(Bytes data) {
+  std::string_view rest(reinterpret_cast<const char*>(data.data()), data.size());
+  Config config;
+  while (!rest.empty()) {
+    const auto nl = rest.find('\n');
+    const std::string_view line = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    if (!line.empty()) applyOverride(config, line, "--set");
+  }
+  validateConfig(config);
 }
 
 }  // namespace smtlab::fuzz

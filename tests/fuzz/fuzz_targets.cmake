@@ -1,7 +1,7 @@
 # libFuzzer targets, one per trace reader and one for the config loader (included at the end of the top-level
 # CMakeLists.txt by cmake/hardening.cmake when SMTLAB_FUZZ is ON; scripts/fuzz.sh builds and runs them). They link
 # only the layers they need, so a fuzz build compiles the trace, tracer and config layers and nothing else.
-set(fuzz_targets text_trace native_trace config)
+set(fuzz_targets text_trace native_trace config config_set source_spec)
 if(EXISTS ${CMAKE_SOURCE_DIR}/include/smtlab/trace/champsim_format.hpp)
   list(APPEND fuzz_targets champsim_trace)
 endif()

@@ -200,8 +200,8 @@ TEST_F(BadInput, NativeWrongMagicIsNotReadAsGarbage) {
 }
 
 TEST_F(BadInput, NativeWrongVersion) {
-  const std::string trace = file("v2.smt", nativeHeader(2) + kTwoRecords);
-  expectOneLineError(runTrace(trace), "v2.smt: ", {"unsupported native trace version 2"});
+  const std::string trace = file("v3.smt", nativeHeader(kNativeVersion + 1) + kTwoRecords);
+  expectOneLineError(runTrace(trace), "v3.smt: ", {"unsupported native trace version 3"});
 }
 
 TEST_F(BadInput, NativeUnknownCompression) {

@@ -34,7 +34,8 @@ inline constexpr std::uint8_t kChampSimInstructionPointer = 26;
 inline constexpr std::string_view kChampSimOpClassRule =
     "load if it reads memory, else store if it writes memory, else int (ChampSim records carry no op class)";
 
-// ChampSim's branch-kind inference from the registers a record reads and writes.
+// ChampSim's branch-kind inference from the registers a record reads and writes, exactly as ChampSim's
+// inc/instruction.h does it (docs/tracing.md lists the rules).
 BranchKind champSimBranchKind(const ChampSimRecord& r);
 // Converts one record; `nextIp` is the following record's ip (0 if none), the target of a taken branch.
 Instr fromChampSim(const ChampSimRecord& r, std::uint64_t nextIp);
@@ -42,10 +43,14 @@ Instr fromChampSim(const ChampSimRecord& r, std::uint64_t nextIp);
 // True for names that select this reader: containing ".champsimtrace".
 bool isChampSimTraceName(const std::string& path);
 
+class TraceInput;
+
 class ChampSimTraceReader : public TraceSource {
  public:
-  // Compression is recognised by content (xz or gzip magic), else the file is read plain.
+  // Compression is recognised by content (xz or gzip magic), else the file is read plain. rewind() reopens the file;
+  // a pipe cannot be read twice (TraceError).
   explicit ChampSimTraceReader(std::string path);
+  explicit ChampSimTraceReader(std::unique_ptr<TraceInput> input);
   ~ChampSimTraceReader() override;
 
   std::size_t read(std::span<Instr> out) override;
@@ -54,11 +59,13 @@ class ChampSimTraceReader : public TraceSource {
 
  private:
   struct Stream;
+  void start();  // reads from input_'s first byte
   bool readRecord(ChampSimRecord& r);  // false at the end; throws on a truncated record or corrupt stream
   [[noreturn]] void fail(const std::string& what) const;
 
   std::string path_;
   std::string compression_;
+  std::unique_ptr<TraceInput> input_;  // declared before stream_, which reads from it
   std::unique_ptr<Stream> stream_;
   std::uint64_t records_ = 0;    // records returned so far
   std::uint64_t readIndex_ = 0;  // records read from the file (one ahead of records_)

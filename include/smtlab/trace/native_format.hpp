@@ -16,7 +16,9 @@ namespace smtlab {
 enum class Compression : std::uint32_t { None = 0, Zstd = 1, Xz = 2 };
 
 inline constexpr std::array<char, 8> kNativeMagic = {'S', 'M', 'T', 'L', 'T', 'R', 'C', '\x01'};
-inline constexpr std::uint32_t kNativeVersion = 1;
+// Version 2 (this writer) keeps up to 4 loads and 2 stores per record; version 1 files (2 loads, 2 stores) are read.
+inline constexpr std::uint32_t kNativeVersion = 2;
+inline constexpr std::uint32_t kNativeOldestVersion = 1;
 inline constexpr std::uint64_t kUnknownCount = ~std::uint64_t{0};
 inline constexpr std::size_t kNativeHeaderSize = 24;
 
@@ -26,11 +28,18 @@ Compression parseCompression(std::string_view name);
 
 // True when the file starts with the native magic (false when it cannot be opened or is shorter).
 bool isNativeTrace(const std::string& path);
+// True when these first bytes of a file are the native magic.
+bool hasNativeMagic(std::string_view head);
 
-// Streams records from a native file; memory use does not grow with the trace. rewind() reopens the file.
+class TraceInput;
+
+// Streams records from a native file; memory use does not grow with the trace. rewind() reopens the file (a pipe
+// cannot be read twice: rewind() then throws TraceError). A header count is checked as early as possible: against
+// the size of an uncompressed file at open, and as soon as a record beyond the count is found.
 class NativeTraceReader : public TraceSource {
  public:
   explicit NativeTraceReader(std::string path);
+  explicit NativeTraceReader(std::unique_ptr<TraceInput> input);
   ~NativeTraceReader() override;
 
   std::size_t read(std::span<Instr> out) override;
@@ -38,6 +47,7 @@ class NativeTraceReader : public TraceSource {
   std::string describe() const override { return path_; }
   std::optional<std::uint64_t> length() const override;
   Compression compression() const { return compression_; }
+  std::uint32_t version() const { return version_; }
 
  private:
   struct Stream;
@@ -46,8 +56,10 @@ class NativeTraceReader : public TraceSource {
   [[noreturn]] void fail(const std::string& what) const;
 
   std::string path_;
+  std::unique_ptr<TraceInput> input_;  // declared before stream_, which reads from it
   std::unique_ptr<Stream> stream_;
   Compression compression_ = Compression::None;
+  std::uint32_t version_ = kNativeVersion;
   std::uint64_t headerCount_ = kUnknownCount;
   std::uint64_t records_ = 0;  // records decoded so far
   std::vector<unsigned char> buf_;

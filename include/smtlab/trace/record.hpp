@@ -55,7 +55,10 @@ constexpr RegId fpReg(int i) { return static_cast<RegId>(kIntRegs + i); }
 
 inline constexpr int kMaxSrcRegs = 4;
 inline constexpr int kMaxDstRegs = 2;
-inline constexpr int kMaxLoads = 2;
+// Every memory operand of an instruction is kept: ChampSim records carry up to four source and two destination
+// memory addresses (inc/trace_instruction.h: NUM_INSTR_SOURCES = 4, NUM_INSTR_DESTINATIONS = 2), and x86 forms
+// with more (gathers, string moves) are recorded by the tracer as merged pieces within these slots.
+inline constexpr int kMaxLoads = 4;
 inline constexpr int kMaxStores = 2;
 
 // One memory access of an instruction; size 0 means the slot is unused.
@@ -79,8 +82,14 @@ struct Instr {
   std::array<RegId, kMaxDstRegs> dst{kNoReg, kNoReg};
 
   constexpr bool isBranch() const { return branch != BranchKind::None; }
-  constexpr bool hasLoad() const { return loads[0].valid() || loads[1].valid(); }
-  constexpr bool hasStore() const { return stores[0].valid() || stores[1].valid(); }
+  constexpr bool hasLoad() const {
+    for (const MemRef& m : loads) if (m.valid()) return true;
+    return false;
+  }
+  constexpr bool hasStore() const {
+    for (const MemRef& m : stores) if (m.valid()) return true;
+    return false;
+  }
   constexpr bool operator==(const Instr&) const = default;
 };
 

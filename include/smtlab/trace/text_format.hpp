@@ -12,23 +12,40 @@
 
 namespace smtlab {
 
+class TraceInput;
+
+// The longest line the reader accepts (docs/traces.md): far above the longest record (about 300 bytes), so only a
+// file that is not a text trace (or /dev/zero) reaches it, and it bounds the reader's memory.
+inline constexpr std::size_t kMaxTextLineBytes = 64 * 1024;
+// Messages quote at most this many bytes of an offending token, then say how long it was.
+inline constexpr std::size_t kMaxQuotedBytes = 40;
+
+// A token quoted for a message: 'token' when short, else 'its first kMaxQuotedBytes bytes...' (N bytes).
+std::string quoteToken(std::string_view token);
+
 // Reads the text format from a file, or from any std::istream (tests); memory use does not grow with the trace.
+// A UTF-8 byte-order mark at the start is skipped; a line longer than kMaxTextLineBytes is an error.
 class TextTraceReader : public TraceSource {
  public:
   explicit TextTraceReader(std::string path);
+  explicit TextTraceReader(std::unique_ptr<TraceInput> input);
   // Reads from a caller-owned stream; `name` is used in messages. rewind() seeks the stream back to where it started.
   TextTraceReader(std::istream& in, std::string name);
+  ~TextTraceReader() override;
 
   std::size_t read(std::span<Instr> out) override;
   void rewind() override;
   std::string describe() const override { return name_; }
 
  private:
+  bool nextLine();  // the next line into buf_ (without its newline); false at the end
+
   std::string name_;
-  std::unique_ptr<std::ifstream> file_;
+  std::unique_ptr<TraceInput> input_;  // when reading a file
   std::istream* in_;
   std::streampos start_{};
   std::uint64_t line_ = 0;
+  bool ended_ = false;
   std::string buf_;
 };
 

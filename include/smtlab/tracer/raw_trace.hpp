@@ -49,7 +49,7 @@ class RawTraceSource : public TraceSource {
   void rewind() override;
   std::string describe() const override { return path_; }
 
-  std::uint64_t droppedAccesses() const { return droppedAccesses_; }  // beyond the record's 2 loads + 2 stores
+  std::uint64_t droppedAccesses() const { return droppedAccesses_; }  // beyond the record's 4 loads + 2 stores
 
  private:
   struct Access {

@@ -66,6 +66,10 @@ TEST(FuzzRegression, NativeTraceSeedsAndKeptCrashes) { expectMixedCorpus("native
 
 TEST(FuzzRegression, ConfigSeedsAndKeptCrashes) { expectMixedCorpus("config", fuzz::feedConfig); }
 
+TEST(FuzzRegression, ConfigSetSeedsAndKeptCrashes) { expectMixedCorpus("config_set", fuzz::feedConfigSet); }
+
+TEST(FuzzRegression, SourceSpecSeedsAndKeptCrashes) { expectMixedCorpus("source_spec", fuzz::feedSourceSpec); }
+
 #ifdef SMTLAB_FUZZ_HAVE_CHAMPSIM
 TEST(FuzzRegression, ChampSimTraceSeedsAndKeptCrashes) {
   expectMixedCorpus("champsim_trace", fuzz::feedChampSimTrace);

@@ -35,7 +35,7 @@ std::vector<ChampSimRecord> sample() {
   v.push_back(rec(0x7000, {kIp, 0}, {kIp, kFlags, 0, 0}, false));  // conditional, not taken
   v.push_back(rec(0x7004, {kIp, kSp}, {kIp, kSp, kFlags, 0}, true)); // no rule fits: other
   ChampSimRecord load = rec(0x8000, {3, 0}, {4, 0, 0, 0});
-  load.srcMem = {0xabc0, 0xdef0, 0x1230, 0};  // ChampSim allows 4 loads; the record keeps the first 2
+  load.srcMem = {0xabc0, 0xdef0, 0x1230, 0};  // ChampSim allows 4 loads; the record keeps all of them
   v.push_back(load);
   ChampSimRecord store = rec(0x8004, {0, 0}, {3, 4, 0, 0});
   store.dstMem = {0x5550, 0};

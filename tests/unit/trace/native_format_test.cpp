@@ -130,10 +130,10 @@ TEST(NativeFormat, WrongMagic) {
 TEST(NativeFormat, UnsupportedVersionAndCompression) {
   test::TempPath path(".smt");
   std::string bytes = makeFile(Compression::Zstd, 100, path.str());
-  std::string v2 = bytes;
-  patch(v2, 8, 2, 4);
-  test::writeFile(path.str(), v2);
-  expectReadError(path.str(), {path.str(), "unsupported native trace version 2"});
+  std::string v3 = bytes;
+  patch(v3, 8, kNativeVersion + 1, 4);
+  test::writeFile(path.str(), v3);
+  expectReadError(path.str(), {path.str(), "unsupported native trace version 3"});
   std::string c7 = bytes;
   patch(c7, 12, 7, 4);
   test::writeFile(path.str(), c7);

@@ -220,7 +220,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadLine{"400000 mark id=1 id=2", "duplicate field 'id'"},
                       BadLine{"400000 int dst=r1,r2,r3", "too many dst registers"},
                       BadLine{"400000 int src=r1,r2,r3,r4,r5", "too many src registers"},
-                      BadLine{"400000 load ld=1 ld=2 ld=3", "too many loads"},
+                      BadLine{"400000 load ld=1 ld=2 ld=3 ld=4 ld=5", "too many loads"},
                       BadLine{"400000 store st=1 st=2 st=3", "too many stores"},
                       BadLine{"400000 int dst=", "missing value for 'dst'"},
                       BadLine{"400000 load ld", "missing value for 'ld'"},

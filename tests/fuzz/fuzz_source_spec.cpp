@@ -1,0 +1,16 @@
+// libFuzzer target: source specs (gen:NAME,key=value,... and kernel:NAME).
+// A rejection must be an smtlab::Error; anything else, a sanitizer report or a broken property is a crash.
+#include <cstddef>
+#include <cstdint>
+
+#include "fuzz_inputs.hpp"
+#include "smtlab/common/error.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  try {
+    smtlab::fuzz::feedSourceSpec({data, size});
+  } catch (const smtlab::Error&) {
+    // A clean rejection: the program would print it and exit with status 1.
+  }
+  return 0;
+}
