@@ -28,6 +28,7 @@
 #include "smtlab/common/error.hpp"
 #include "smtlab/trace/native_format.hpp"
 #include "smtlab/trace/vector_source.hpp"
+#include "smtlab/tracer/raw_trace.hpp"
 #include "smtlab/tracer/recorder.hpp"
 
 extern char** environ;
@@ -385,6 +386,58 @@ TEST_F(RecordHardening, HelpPrintsTheUsageAndExitsZero) {
   EXPECT_NE(text.find("usage: smtlab trace record"), std::string::npos) << text;
   EXPECT_NE(text.find("--max-instructions N"), std::string::npos) << text;
   EXPECT_NE(text.find("default 200000000"), std::string::npos) << text;
+}
+
+// The decoder side, on hand-made files (no QEMU): a version-2 stream written through a shared mapping by a process
+// that died ends in the zero-filled rest of its window; the first zero word ends it (block ids start at 1). And a
+// thread cut off by a signal loses its last block, which is not known to have run past its first instruction.
+class RawStreamEnd : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!x86DecoderAvailable()) GTEST_SKIP() << "built without capstone";
+    dir_ = fs::temp_directory_path() / ("smtlab-raw-end-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    // Block 1 at 0x1000: inc %rax (48 ff c0); jnz 0x1000 (75 f9).
+    std::string b("SMTLBLK\1", 8);
+    put(b, 1, 4).append(std::string(reinterpret_cast<const char*>(&kPc), 8));
+    put(b, 2, 4);
+    b += std::string("\x03\x48\xff\xc0\x02\x75\xf9", 7);
+    std::ofstream(dir_ / "x.blocks", std::ios::binary) << b;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  static std::string& put(std::string& s, std::uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) s.push_back(static_cast<char>(v >> (8 * i)));
+    return s;
+  }
+  // `executions` times block 1, then `zeros` zero bytes.
+  std::size_t decode(std::string_view magic, int executions, std::size_t zeros, bool dropLastBlock = false) {
+    std::string r(magic);
+    for (int k = 0; k < executions; ++k) put(r, 1u << 1, 4);
+    r.append(zeros, '\0');
+    std::ofstream(dir_ / "x.t0.raw", std::ios::binary) << r;
+    RawDecodeOptions o;
+    o.dropLastBlock = dropLastBlock;
+    RawTraceSource src(std::make_shared<const RawBlockTable>((dir_ / "x.blocks").string()),
+                       (dir_ / "x.t0.raw").string(), o);
+    return readAll(src).size();
+  }
+  static constexpr std::uint64_t kPc = 0x1000;
+  fs::path dir_;
+};
+
+TEST_F(RawStreamEnd, ZeroTailEndsAVersion2Stream) {
+  EXPECT_EQ(decode({"SMTLRAW\2", 8}, 3, 4096), 6u);  // 3 blocks of 2 instructions
+  EXPECT_EQ(decode({"SMTLRAW\2", 8}, 3, 0), 6u);     // a finalized file has no tail
+  // Version 1 has a block 0: zeros there are executions of an undefined block 0, an error.
+  EXPECT_THROW(decode({"SMTLRAW\1", 8}, 3, 4096), TraceError);
+}
+
+TEST_F(RawStreamEnd, DropLastBlockLeavesOutTheBlockAThreadWasKilledIn) {
+  EXPECT_EQ(decode({"SMTLRAW\2", 8}, 3, 4096, true), 4u);
+  EXPECT_EQ(decode({"SMTLRAW\2", 8}, 1, 0, true), 0u);
 }
 
 }  // namespace
