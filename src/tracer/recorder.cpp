@@ -97,8 +97,8 @@ class InterruptGuard {
 
   static void throwIfInterrupted(const std::string& during) {
     if (const int sig = gInterrupt.load()) {
-      throw RecordInterrupted(fmt::format("trace record: interrupted by {} {}; QEMU was stopped and no file was "
-                                          "written (partial files removed)",
+      throw RecordInterrupted(fmt::format("trace record: interrupted by {} {}; nothing was written and every partial "
+                                          "file was removed",
                                           signalName(sig), during),
                               sig);
     }
