@@ -20,7 +20,7 @@
 #include "smtlab/trace/source.hpp"
 #include "smtlab/trace/text_format.hpp"
 #include "smtlab/tracer/kernels.hpp"
-#include "smtlab/tracer/recorder.hpp"  // tracerUnavailableReason for `trace kernels`
+#include "smtlab/tracer/recorder.hpp"
 
 namespace smtlab::cli {
 namespace {

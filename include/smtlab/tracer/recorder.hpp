@@ -84,6 +84,7 @@ std::string signalName(int signal);
 
 // Throws TraceError (tracer unavailable, bad program, bad output path, not enough disk, QEMU or plugin failure, no
 // instruction recorded) with one clear message, and RecordInterrupted; in every failure no file is left behind.
+// While it runs it owns the process's SIGINT/SIGTERM/SIGHUP handlers (restored after): one recording at a time.
 RecordResult recordProgram(const RecordOptions& options);
 
 }  // namespace smtlab
