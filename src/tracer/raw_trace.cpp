@@ -13,8 +13,8 @@ namespace smtlab {
 namespace {
 
 constexpr std::string_view kRawMagic{"SMTLRAW\1", 8};
-// Version 2 (the user-mode plugin since it writes through a shared mapping): block ids start at 1 and the first zero
-// word ends the stream (the unwritten, zero-filled tail of a file whose writer died).
+// Version 2 (the user-mode plugin since it buffers in a shared-mapped ring): block ids start at 1 and the first zero
+// word ends the stream (what follows the last entry in a ring that a dead writer left behind and smtlab appended).
 constexpr std::string_view kRawMagicV2{"SMTLRAW\2", 8};
 constexpr std::string_view kBlocksMagic{"SMTLBLK\1", 8};
 constexpr std::size_t kInBufSize = 1 << 20;

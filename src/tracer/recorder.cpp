@@ -109,7 +109,7 @@ class InterruptGuard {
   std::array<struct sigaction, 3> old_{};
 };
 
-// The plugin's files (PREFIX.raw.blocks, .events, .tK.raw): removed when the recording ends, whatever the path out,
+// The plugin's files (PREFIX.raw.blocks, .events, .tK.raw, .tK.ring): removed when the recording ends, whatever the path out,
 // unless --keep-raw asked for them after a successful recording.
 class RawFiles {
  public:
@@ -124,6 +124,7 @@ class RawFiles {
   std::string blocks() const { return prefix_ + ".blocks"; }
   std::string events() const { return prefix_ + ".events"; }
   std::vector<std::string> threads() const { return rawThreadFiles(prefix_); }
+  std::string ring(std::size_t k) const { return fmt::format("{}.t{}.ring", prefix_, k); }
   std::uint64_t bytes() const {
     std::uint64_t n = fileSize(blocks());
     for (const auto& f : threads()) n += fileSize(f);
@@ -134,7 +135,11 @@ class RawFiles {
  private:
   void removeAll() const {
     std::error_code ec;
-    for (const auto& f : threads()) fs::remove(f, ec);
+    const std::vector<std::string> files = threads();
+    for (std::size_t k = 0; k < files.size(); ++k) {
+      fs::remove(files[k], ec);
+      fs::remove(ring(k), ec);
+    }
     fs::remove(blocks(), ec);
     fs::remove(events(), ec);
   }
@@ -336,6 +341,15 @@ RecordResult recordProgram(const RecordOptions& o) {
     if (events.mainCapped) result.end = RecordEnd::MaxInstructions;
   }
   const std::vector<std::string> rawFiles = raw.threads();
+  // A thread whose process died without the plugin's exit callback left the last part of its stream in its ring
+  // (tools/qemu-tracer/smtlab_tracer.c): append it; the stream ends at its first zero word.
+  for (std::size_t k = 0; k < rawFiles.size(); ++k) {
+    if (fileSize(raw.ring(k)) == 0) continue;  // none (the thread finished normally)
+    std::ifstream ring(raw.ring(k), std::ios::binary);
+    std::ofstream out(rawFiles[k], std::ios::binary | std::ios::app);
+    out << ring.rdbuf();
+    if (!out.flush()) throw TraceError(fmt::format("trace record: cannot complete '{}' (disk full?)", rawFiles[k]));
+  }
   if (result.end == RecordEnd::Exit && (result.exitStatus == 125 || result.exitStatus == 127)) {
     throw TraceError(fmt::format("trace record: {} failed (status {}) running '{}'; see its message above", argv[0],
                                  result.exitStatus, command[0]));

@@ -26,21 +26,22 @@
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 #define MAX_VCPUS 4096
-#define WINDOW (1u << 20) /* bytes of a thread's raw file mapped at a time */
-#define PAGE 4096u
-#define RAW_MAGIC "SMTLRAW\2" /* version 2: written through a shared mapping, block ids from 1, a zero word ends it */
+#define RING (1u << 20) /* bytes of a thread's stream buffered before they are appended to its raw file */
+#define RAW_MAGIC "SMTLRAW\2" /* version 2: block ids from 1, a zero word ends the stream (see below) */
 #define BLK_MAGIC "SMTLBLK\1"
 
-/* A thread's raw stream is written straight into a MAP_SHARED window of its file, not into a private buffer: the
- * kernel keeps what was written when QEMU dies of the guest's fatal signal (QEMU 7.2 calls no plugin callback on
- * that path) or is killed, so nothing executed is lost. The window is allocated ahead (fallocate: a full disk is an
- * error here, not a SIGBUS later), so a file that was not finalized ends in zeros; block ids start at 1, so the first
- * zero word is the end of the stream. */
+/* A thread's entries are buffered in a MAP_SHARED mapping of a file, PREFIX.tK.ring, not in private memory: the
+ * kernel keeps what was written there when QEMU dies of the guest's fatal signal (QEMU 7.2 calls no plugin callback
+ * on that path) or is killed, so nothing executed is lost. When full, the ring is appended to PREFIX.tK.raw with
+ * write() and cleared to zeros; at a normal exit it is appended and removed. A ring left behind is the stream's last
+ * part: smtlab appends it whole, and as block ids start at 1 its first zero word ends the stream. (The ring is mapped
+ * once and reused: writing the raw file itself through a moving mapping costs a file-system write fault per page and
+ * made QEMU about 1.7 times slower.) */
 typedef struct {
-  int fd;
-  unsigned char *map; /* the window: file bytes [base, base + WINDOW) */
-  uint64_t base;
-  size_t pos;         /* bytes used in the window */
+  int fd;             /* PREFIX.tK.raw */
+  int ring_fd;        /* PREFIX.tK.ring */
+  unsigned char *map; /* the ring */
+  size_t pos;         /* bytes used in the ring */
   uint64_t count;     /* instructions executed by this thread */
   int recording;      /* between skip and skip + max */
   int done;
@@ -85,31 +86,45 @@ static void note_event(const char *line) {
   close(fd);
 }
 
-/* Maps the window that starts at the page holding file offset `at` (the bytes already written in that page stay). */
-static void map_window(Vcpu *v, uint64_t at) {
-  if (v->map) munmap(v->map, WINDOW);
-  v->map = NULL;
-  uint64_t base = at & ~(uint64_t)(PAGE - 1);
-  if (posix_fallocate(v->fd, (off_t)base, WINDOW) != 0) die("cannot extend a raw trace file (disk full?)");
-  void *m = mmap(NULL, WINDOW, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd, (off_t)base);
-  if (m == MAP_FAILED) die("cannot map a raw trace file");
+static void ring_path(char *path, size_t n, int seq) { snprintf(path, n, "%s.t%d.ring", prefix, seq); }
+
+/* Creates and maps the ring (allocated on disk now: a full disk is an error here, not a SIGBUS later). */
+static void open_ring(Vcpu *v) {
+  char path[4096];
+  ring_path(path, sizeof path, v->seq);
+  v->ring_fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+  if (v->ring_fd < 0) die("cannot create a ring file");
+  if (posix_fallocate(v->ring_fd, 0, RING) != 0) die("cannot allocate a ring file (disk full?)");
+  void *m = mmap(NULL, RING, PROT_READ | PROT_WRITE, MAP_SHARED, v->ring_fd, 0);
+  if (m == MAP_FAILED) die("cannot map a ring file");
   v->map = m;
-  v->base = base;
-  v->pos = (size_t)(at - base);
+  v->pos = 0;
 }
 
-/* Cuts the file to what was written (no zero tail) and closes it. Only for a thread that no longer writes. */
+static void flush(Vcpu *v) {
+  if (!v->pos) return;
+  write_all(v->fd, v->map, v->pos);
+  memset(v->map, 0, v->pos); /* a ring left by a crash must end at its first zero word */
+  v->pos = 0;
+}
+
+/* Appends the ring, removes it and closes the raw file. Only for a thread that no longer writes. */
 static void finalize(Vcpu *v) {
   if (v->fd < 0) return;
-  if (v->map) munmap(v->map, WINDOW);
+  flush(v);
+  munmap(v->map, RING);
   v->map = NULL;
-  if (ftruncate(v->fd, (off_t)(v->base + v->pos)) != 0) die("cannot truncate a raw trace file");
+  close(v->ring_fd);
+  v->ring_fd = -1;
+  char path[4096];
+  ring_path(path, sizeof path, v->seq);
+  unlink(path);
   close(v->fd);
   v->fd = -1;
 }
 
 static inline void put32(Vcpu *v, uint32_t x) {
-  if (v->pos + 16 > WINDOW) map_window(v, v->base + v->pos); /* room for a word and an address */
+  if (v->pos + 16 > RING) flush(v); /* room for a word and an address */
   memcpy(v->map + v->pos, &x, 4); /* x86-64 host: little-endian */
   v->pos += 4;
 }
@@ -136,12 +151,12 @@ static void vcpu_init(qemu_plugin_id_t id, unsigned int index) {
     v = calloc(1, sizeof(Vcpu));
     if (!v) die("out of memory");
     v->fd = -1;
+    v->ring_fd = -1;
     vcpus[index] = v;
   } else {
     finalize(v); /* a thread that exited left this slot */
   }
   v->pos = 0;
-  v->base = 0;
   v->count = 0;
   v->recording = 0;
   v->done = 0;
@@ -154,11 +169,10 @@ static void vcpu_init(qemu_plugin_id_t id, unsigned int index) {
   v->seq = next_seq++;
   char path[4096];
   snprintf(path, sizeof path, "%s.t%d.raw", prefix, v->seq);
-  v->fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+  v->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (v->fd < 0) die("cannot create the raw trace file");
-  map_window(v, 0);
-  memcpy(v->map, RAW_MAGIC, 8);
-  v->pos = 8;
+  write_all(v->fd, RAW_MAGIC, 8);
+  open_ring(v);
   pthread_mutex_unlock(&lock);
 }
 
@@ -191,7 +205,7 @@ static void tb_exec(unsigned int index, void *udata) {
     snprintf(line, sizeof line, "cap %d %llu\n", v->seq, (unsigned long long)max_count);
     note_event(line);
     if (v->seq == 0) { /* the main thread has enough: stop the program */
-      /* Other threads may be writing: only this thread's file is finalized; theirs end at their first zero word. */
+      /* Other threads may be writing: only this thread's files are finalized; smtlab appends their rings. */
       pthread_mutex_lock(&lock);
       finalize(v);
       if (blocks_fd >= 0) close(blocks_fd);
@@ -272,9 +286,11 @@ static void fork_child(void) {
   for (int i = 0; i < MAX_VCPUS; ++i) {
     Vcpu *v = vcpus[i];
     if (!v) continue;
-    /* The mappings are shared with the parent's files: unmap them, never write or truncate. */
-    if (v->map) munmap(v->map, WINDOW);
+    /* The rings are shared with the parent: unmap them, never write to them. */
+    if (v->map) munmap(v->map, RING);
     v->map = NULL;
+    if (v->ring_fd >= 0) close(v->ring_fd);
+    v->ring_fd = -1;
     if (v->fd >= 0) close(v->fd);
     v->fd = -1;
     v->pos = 0;
