@@ -86,6 +86,7 @@ class InterruptGuard {
     gInterrupt.store(0);
     struct sigaction sa {};
     sa.sa_handler = onInterrupt;
+    sa.sa_flags = SA_RESTART;  // the flag is looked at between steps; system calls need not fail with EINTR
     sigemptyset(&sa.sa_mask);
     for (std::size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &sa, &old_[i]);
   }

@@ -314,6 +314,15 @@ TEST_F(RecordHardening, ProgramsQemuCannotRunAreOneClearErrorAndNoFile) {
   EXPECT_EQ(run.err.find("wrote"), std::string::npos) << run.err;
 }
 
+TEST_F(RecordHardening, NoInstructionRecordedIsAnErrorNotAnEmptySuccess) {
+  const std::string bin = build("segv", ".S", kSegfaultAsm);
+  if (bin.empty()) GTEST_SKIP() << "no cc";
+  RecordOptions o;
+  o.skip = 1'000'000;  // the program runs 2002 instructions
+  expectRefused([&] { record({bin}, o); }, "no instruction of");
+  EXPECT_TRUE(outFiles().empty());
+}
+
 TEST_F(RecordHardening, ScriptWithShebangRunsItsInterpreter) {
   const fs::path script = dir_ / "bin" / "script";
   std::ofstream(script) << "#!/bin/sh\nexit 3\n";
