@@ -310,49 +310,6 @@ int info(const Options& o) {
   return 0;
 }
 
-int record(const std::vector<std::string>& args) {
-  RecordOptions ro;
-  std::size_t i = 1;
-  for (; i < args.size() && args[i] != "--"; ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) throw UsageError(fmt::format("trace record: option {} needs a value", a));
-      return args[++i];
-    };
-    if (a == "-o" || a == "--output") ro.outPrefix = value();
-    else if (a == "--max-instructions" || a == "-n") ro.maxInstructions = parseCount(value());
-    else if (a == "--skip") ro.skip = parseCount(value());
-    else if (a == "--collapse-rep") ro.collapseRep = true;
-    else if (a == "--keep-raw") ro.keepRaw = true;
-    else if (a == "--cpu") ro.cpu = value();
-    else if (a == "-q" || a == "--quiet") ro.quiet = true;
-    else throw UsageError(fmt::format("trace record: unknown option '{}' (the program goes after --)", a));
-  }
-  if (i + 1 >= args.size()) throw UsageError("trace record: give the program after --: trace record -- PROGRAM ARGS");
-  ro.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
-  if (ro.outPrefix.size() > 6 && ro.outPrefix.compare(ro.outPrefix.size() - 6, 6, ".trace") == 0) {
-    ro.outPrefix.resize(ro.outPrefix.size() - 6);
-  }
-  const RecordResult r = recordProgram(ro);
-  if (!ro.quiet) {
-    const double n = static_cast<double>(r.instructions());
-    std::uint64_t raw = 0, out = 0;
-    for (const auto& t : r.threads) {
-      raw += t.rawBytes;
-      out += t.traceBytes;
-      std::fprintf(stderr, "wrote %llu records to %s\n", static_cast<unsigned long long>(t.instructions), t.path.c_str());
-    }
-    std::fprintf(stderr,
-                 "traced %.0f instructions of %zu thread(s) in %.2f s under QEMU (%.1f M instructions/s), decoded in "
-                 "%.2f s; raw stream %.2f bytes/instruction, native trace %.3f bytes/instruction; program exit "
-                 "status %d; manifest %s\n",
-                 n, r.threads.size(), r.traceSeconds, n / std::max(r.traceSeconds, 1e-9) / 1e6, r.decodeSeconds,
-                 static_cast<double>(raw) / std::max(n, 1.0), static_cast<double>(out) / std::max(n, 1.0),
-                 r.exitStatus, r.manifest.c_str());
-  }
-  return 0;
-}
-
 int listKernels() {
   const auto why = tracerUnavailableReason();
   fmt::print("kernel traces (cache {}; {}):\n", kernelCacheDir(),
@@ -373,7 +330,7 @@ int traceCommand(const std::vector<std::string>& args) {
     return args.empty() ? 2 : 0;
   }
   const std::string& sub = args[0];
-  if (sub == "record") return record(args);
+  if (sub == "record") return traceRecordCommand(args);
   if (sub == "kernels") return listKernels();
   const Options o = parseOptions(args, 1);
   if (sub == "gen") {

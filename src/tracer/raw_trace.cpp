@@ -14,6 +14,9 @@ namespace smtlab {
 namespace {
 
 constexpr std::string_view kRawMagic{"SMTLRAW\1", 8};
+// Version 2 (the user-mode plugin since it buffers in a shared-mapped ring): block ids start at 1 and the first zero
+// word ends the stream (what follows the last entry in a ring that a dead writer left behind and smtlab appended).
+constexpr std::string_view kRawMagicV2{"SMTLRAW\2", 8};
 constexpr std::string_view kBlocksMagic{"SMTLBLK\1", 8};
 constexpr std::size_t kInBufSize = 1 << 20;
 constexpr std::uint32_t kPositionWord = 0x80000001u;
@@ -98,9 +101,11 @@ void RawTraceSource::rewind() {
   bufPos_ = bufEnd_ = 0;
   offset_ = 0;
   char magic[8];
-  if (!readBytes(magic, 8) || std::memcmp(magic, kRawMagic.data(), 8) != 0) {
+  if (!readBytes(magic, 8) ||
+      (std::memcmp(magic, kRawMagic.data(), 8) != 0 && std::memcmp(magic, kRawMagicV2.data(), 8) != 0)) {
     throw TraceError(fmt::format("{}: not a raw tracer stream (bad magic)", path_));
   }
+  zeroWordEnds_ = std::memcmp(magic, kRawMagicV2.data(), 8) == 0;
   position_ = emitted_ = droppedAccesses_ = 0;
   current_ = next_ = nullptr;
   accesses_.clear();
@@ -136,6 +141,7 @@ void RawTraceSource::advance() {
   unsigned char w[4], a[8];
   while ((entryOffset_ = offset_, readBytes(w, 4))) {
     const std::uint32_t word = le32(w);
+    if (word == 0 && zeroWordEnds_) break;
     if ((word & 1) == 0) {
       next_ = table_->block(word >> 1);
       if (!next_) fail(fmt::format("block {} is not defined in the block file", word >> 1));
@@ -165,6 +171,10 @@ std::size_t RawTraceSource::read(std::span<Instr> out) {
   }
   auto limitReached = [&] { return options_.maxRecords != 0 && emitted_ >= options_.maxRecords; };
   while (filled < out.size() && current_ && !limitReached()) {
+    if (options_.dropLastBlock && !next_ && ended_) {
+      current_ = nullptr;
+      break;
+    }
     emitBlock(next_ ? next_->pc : 0, out, filled);
     if (limitReached() || emitFrom_ < current_->count) break;  // done, or the batch is full inside this block
     current_ = next_;

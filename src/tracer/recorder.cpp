@@ -1,23 +1,39 @@
 #include "smtlab/tracer/recorder.hpp"
 
+#include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <thread>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
-#include "smtlab/common/error.hpp"
+#include "smtlab/common/output_file.hpp"
 #include "smtlab/trace/native_format.hpp"
+#include "smtlab/tracer/program_file.hpp"
 
 namespace smtlab {
 namespace fs = std::filesystem;
 
 namespace {
+
+constexpr auto kPollInterval = std::chrono::milliseconds(20);
+constexpr int kDiskCheckEvery = 5;  // polls: the disk is looked at every 100 ms (about 50 MB of raw stream)
 
 std::string findOnPath(const std::string& name) {
   if (name.find('/') != std::string::npos) return fs::exists(name) ? name : std::string();
@@ -43,7 +59,172 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+fs::path directoryOf(const std::string& prefix) {
+  const fs::path dir = fs::path(prefix).parent_path();
+  return dir.empty() ? fs::path(".") : dir;
+}
+
+std::uint64_t freeBytes(const fs::path& dir) {
+  struct statvfs s {};
+  if (::statvfs(dir.c_str(), &s) != 0) return UINT64_MAX;  // unknown: the raw budget and write errors still apply
+  return static_cast<std::uint64_t>(s.f_bavail) * s.f_frsize;
+}
+
+std::string megabytes(std::uint64_t bytes) { return fmt::format("{:.0f} MB", static_cast<double>(bytes) / 1e6); }
+
+// The signal that interrupted the recording (0: none). Handlers only store it; the poll loop and the decoder act.
+std::atomic<int> gInterrupt{0};
+static_assert(std::atomic<int>::is_always_lock_free);
+
+extern "C" void onInterrupt(int sig) { gInterrupt.store(sig); }
+
+// Catches SIGINT, SIGTERM and SIGHUP for the duration of a recording (so that QEMU is killed and the files removed)
+// and puts the previous handlers back.
+class InterruptGuard {
+ public:
+  InterruptGuard() {
+    gInterrupt.store(0);
+    struct sigaction sa {};
+    sa.sa_handler = onInterrupt;
+    sa.sa_flags = SA_RESTART;  // the flag is looked at between steps; system calls need not fail with EINTR
+    sigemptyset(&sa.sa_mask);
+    for (std::size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &sa, &old_[i]);
+  }
+  ~InterruptGuard() {
+    for (std::size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &old_[i], nullptr);
+  }
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+  static void throwIfInterrupted(const std::string& during) {
+    if (const int sig = gInterrupt.load()) {
+      throw RecordInterrupted(fmt::format("trace record: interrupted by {} {}; nothing was written and every partial "
+                                          "file was removed",
+                                          signalName(sig), during),
+                              sig);
+    }
+  }
+
+ private:
+  static constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
+  std::array<struct sigaction, 3> old_{};
+};
+
+// The plugin's files (PREFIX.raw.blocks, .events, .tK.raw, .tK.ring): removed when the recording ends, whatever the path out,
+// unless --keep-raw asked for them after a successful recording.
+class RawFiles {
+ public:
+  explicit RawFiles(std::string prefix) : prefix_(std::move(prefix)) { removeAll(); }  // stale files of a past run
+  ~RawFiles() {
+    if (!keep_) removeAll();
+  }
+  RawFiles(const RawFiles&) = delete;
+  RawFiles& operator=(const RawFiles&) = delete;
+
+  const std::string& prefix() const { return prefix_; }
+  std::string blocks() const { return prefix_ + ".blocks"; }
+  std::string events() const { return prefix_ + ".events"; }
+  std::vector<std::string> threads() const { return rawThreadFiles(prefix_); }
+  std::string ring(std::size_t k) const { return fmt::format("{}.t{}.ring", prefix_, k); }
+  std::uint64_t bytes() const {
+    std::uint64_t n = fileSize(blocks());
+    for (const auto& f : threads()) n += fileSize(f);
+    return n;
+  }
+  void keep() { keep_ = true; }
+
+ private:
+  void removeAll() const {
+    std::error_code ec;
+    const std::vector<std::string> files = threads();
+    for (std::size_t k = 0; k < files.size(); ++k) {
+      fs::remove(files[k], ec);
+      fs::remove(ring(k), ec);
+    }
+    fs::remove(blocks(), ec);
+    fs::remove(events(), ec);
+  }
+  std::string prefix_;
+  bool keep_ = false;
+};
+
+// What the plugin reported in PREFIX.events (see tools/qemu-tracer/smtlab_tracer.c).
+struct PluginEvents {
+  bool mainCapped = false;
+  std::vector<int> cappedThreads;
+  std::uint64_t forks = 0;
+};
+
+PluginEvents readEvents(const std::string& path) {
+  PluginEvents e;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string kind;
+    long long a = -1;
+    words >> kind >> a;
+    if (!words || a < 0) throw TraceError(fmt::format("{}: bad plugin event line '{}'", path, line.substr(0, 80)));
+    if (kind == "cap") {
+      e.cappedThreads.push_back(static_cast<int>(a));
+      if (a == 0) e.mainCapped = true;
+    } else if (kind == "fork") {
+      ++e.forks;
+    } else {
+      throw TraceError(fmt::format("{}: unknown plugin event '{}'", path, line.substr(0, 80)));
+    }
+  }
+  return e;
+}
+
+// Passes a raw stream through, checking between batches for an interrupting signal (decoding 200 M instructions
+// takes seconds).
+class InterruptibleSource : public TraceSource {
+ public:
+  explicit InterruptibleSource(TraceSource& inner) : inner_(inner) {}
+  std::size_t read(std::span<Instr> out) override {
+    InterruptGuard::throwIfInterrupted("while decoding");
+    return inner_.read(out);
+  }
+  void rewind() override { inner_.rewind(); }
+  std::string describe() const override { return inner_.describe(); }
+
+ private:
+  TraceSource& inner_;
+};
+
+void killAndReap(pid_t pid) {
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
 }  // namespace
+
+std::string signalName(int sig) {
+  switch (sig) {
+    case SIGHUP: return "SIGHUP";
+    case SIGINT: return "SIGINT";
+    case SIGQUIT: return "SIGQUIT";
+    case SIGILL: return "SIGILL";
+    case SIGTRAP: return "SIGTRAP";
+    case SIGABRT: return "SIGABRT";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGKILL: return "SIGKILL";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGSEGV: return "SIGSEGV";
+    case SIGUSR2: return "SIGUSR2";
+    case SIGPIPE: return "SIGPIPE";
+    case SIGALRM: return "SIGALRM";
+    case SIGTERM: return "SIGTERM";
+    case SIGXCPU: return "SIGXCPU";
+    case SIGXFSZ: return "SIGXFSZ";
+    case SIGSYS: return "SIGSYS";
+    default: return fmt::format("signal {}", sig);
+  }
+}
 
 std::uint64_t RecordResult::instructions() const {
   std::uint64_t n = 0;
@@ -84,18 +265,24 @@ std::optional<std::string> tracerUnavailableReason() {
 
 RecordResult recordProgram(const RecordOptions& o) {
   if (auto why = tracerUnavailableReason()) throw TraceError("trace record: cannot trace: " + *why);
-  if (o.command.empty()) throw TraceError("trace record: no program given (smtlab trace record -- PROGRAM ARGS)");
-  const std::string program = findOnPath(o.command[0]);
-  if (program.empty()) throw TraceError(fmt::format("trace record: program '{}' not found", o.command[0]));
-  const std::string rawPrefix = o.outPrefix + ".raw";
-  // Stale thread files of an earlier run would be taken for threads of this one.
-  for (const auto& f : rawThreadFiles(rawPrefix)) fs::remove(f);
+  // Everything that can be checked is checked before QEMU starts: the program, the outputs, the disk.
+  const std::vector<std::string> command = resolveTracedProgram(o.command);
+  checkOutputPath(o.outPrefix + ".trace", "trace");
+  checkOutputPath(o.outPrefix + ".json", "manifest");
+  const fs::path dir = directoryOf(o.outPrefix);
+  if (const std::uint64_t free = freeBytes(dir); free < o.minFreeBytes) {
+    throw TraceError(fmt::format("trace record: only {} free on the file system of '{}'; recording needs at least {} "
+                                 "free (the raw stream takes about 5 bytes per instruction before it is decoded)",
+                                 megabytes(free), dir.string(), megabytes(o.minFreeBytes)));
+  }
 
-  std::string pluginArg = fmt::format("{},out={}", tracerPluginPath(), rawPrefix);
+  InterruptGuard interruptGuard;
+  RawFiles raw(o.outPrefix + ".raw");
+  std::string pluginArg = fmt::format("{},out={}", tracerPluginPath(), raw.prefix());
   if (o.skip) pluginArg += fmt::format(",skip={}", o.skip);
   if (o.maxInstructions) pluginArg += fmt::format(",max={}", o.maxInstructions);
-  std::vector<std::string> argv = {qemuPath(), "-cpu", o.cpu, "-plugin", pluginArg, program};
-  argv.insert(argv.end(), o.command.begin() + 1, o.command.end());
+  std::vector<std::string> argv = {qemuPath(), "-cpu", o.cpu, "-plugin", pluginArg};
+  argv.insert(argv.end(), command.begin(), command.end());
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);
@@ -103,43 +290,111 @@ RecordResult recordProgram(const RecordOptions& o) {
   RecordResult result;
   const auto t0 = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
-  if (pid < 0) throw TraceError("trace record: fork failed");
-  if (pid == 0) {
+  if (pid < 0) throw TraceError(fmt::format("trace record: fork failed: {}", std::strerror(errno)));
+  if (pid == 0) {  // execv puts the caught signals back to their defaults for QEMU
+    // QEMU writes an ELF core of a guest killed by SIGSEGV/SIGABRT into the working directory when the core limit
+    // allows: that file is not smtlab's to leave behind.
+    const struct rlimit noCore {0, 0};
+    ::setrlimit(RLIMIT_CORE, &noCore);
     ::execv(cargv[0], cargv.data());
     std::_Exit(127);
   }
+  // Poll rather than block in waitpid: a signal to smtlab, or the raw stream outgrowing the disk, stops QEMU at once.
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw TraceError("trace record: waitpid failed");
+  for (int poll = 0;; ++poll) {
+    const pid_t w = ::waitpid(pid, &status, WNOHANG);
+    if (w == pid) break;
+    if (w < 0 && errno != EINTR) {
+      killAndReap(pid);
+      throw TraceError(fmt::format("trace record: waitpid failed: {}", std::strerror(errno)));
+    }
+    if (gInterrupt.load()) {
+      killAndReap(pid);
+      InterruptGuard::throwIfInterrupted("while QEMU ran");
+    }
+    if (poll % kDiskCheckEvery == 0) {
+      const std::uint64_t free = freeBytes(dir), rawBytes = raw.bytes();
+      const bool overBudget = o.maxRawBytes != 0 && rawBytes > o.maxRawBytes;
+      if (free < o.minFreeBytes || overBudget) {
+        killAndReap(pid);
+        throw TraceError(fmt::format(
+            "trace record: stopped: the raw stream reached {} and {}; nothing was written (partial files removed). "
+            "Lower --max-instructions (now {}) or record to a file system with more room",
+            megabytes(rawBytes),
+            overBudget ? fmt::format("its budget is {}", megabytes(o.maxRawBytes))
+                       : fmt::format("only {} is left free on '{}' (the reserve is {})", megabytes(free),
+                                     dir.string(), megabytes(o.minFreeBytes)),
+            o.maxInstructions ? std::to_string(o.maxInstructions) : std::string("no cap")));
+      }
+    }
+    std::this_thread::sleep_for(kPollInterval);
   }
   result.traceSeconds = secondsSince(t0);
-  result.exitStatus = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  if (result.exitStatus == 125 || result.exitStatus == 127) {
-    throw TraceError(fmt::format("trace record: {} failed (status {}) running '{}'; see the messages above", argv[0],
-                                 result.exitStatus, program));
+  InterruptGuard::throwIfInterrupted("while QEMU ran");  // QEMU itself may have died of the terminal's SIGINT
+  const PluginEvents events = readEvents(raw.events());
+  result.untracedChildren = events.forks;
+  if (WIFSIGNALED(status)) {
+    result.end = RecordEnd::Signal;
+    result.signal = WTERMSIG(status);
+    result.exitStatus = 128 + result.signal;
+  } else {
+    result.exitStatus = WEXITSTATUS(status);
+    if (events.mainCapped) result.end = RecordEnd::MaxInstructions;
   }
-  const std::vector<std::string> rawFiles = rawThreadFiles(rawPrefix);
-  if (rawFiles.empty()) throw TraceError(fmt::format("trace record: the plugin wrote no trace for '{}'", program));
+  const std::vector<std::string> rawFiles = raw.threads();
+  // A thread whose process died without the plugin's exit callback left the last part of its stream in its ring
+  // (tools/qemu-tracer/smtlab_tracer.c): append it; the stream ends at its first zero word.
+  for (std::size_t k = 0; k < rawFiles.size(); ++k) {
+    if (fileSize(raw.ring(k)) == 0) continue;  // none (the thread finished normally)
+    std::ifstream ring(raw.ring(k), std::ios::binary);
+    std::ofstream out(rawFiles[k], std::ios::binary | std::ios::app);
+    out << ring.rdbuf();
+    if (!out.flush()) throw TraceError(fmt::format("trace record: cannot complete '{}' (disk full?)", rawFiles[k]));
+  }
+  if (result.end == RecordEnd::Exit && (result.exitStatus == 125 || result.exitStatus == 127)) {
+    throw TraceError(fmt::format("trace record: {} failed (status {}) running '{}'; see its message above", argv[0],
+                                 result.exitStatus, command[0]));
+  }
+  if (rawFiles.empty()) {
+    throw TraceError(fmt::format("trace record: QEMU ran no instruction of '{}' (QEMU's status {}; see its message "
+                                 "above)",
+                                 command[0], result.exitStatus));
+  }
 
   const auto t1 = std::chrono::steady_clock::now();
-  auto table = std::make_shared<const RawBlockTable>(rawPrefix + ".blocks");
-  RawDecodeOptions decode;
-  decode.skip = o.skip;
-  decode.maxRecords = o.maxInstructions;
-  decode.collapseRep = o.collapseRep;
+  auto table = std::make_shared<const RawBlockTable>(raw.blocks());
+  std::vector<std::unique_ptr<OutputFile>> outputs;
   for (std::size_t k = 0; k < rawFiles.size(); ++k) {
+    RawDecodeOptions decode;
+    decode.skip = o.skip;
+    decode.maxRecords = o.maxInstructions;
+    decode.collapseRep = o.collapseRep;
+    // A thread that did not stop by itself may have been cut inside its last block (see RawDecodeOptions).
+    const bool stoppedItself = result.end == RecordEnd::MaxInstructions &&
+                               std::find(events.cappedThreads.begin(), events.cappedThreads.end(),
+                                         static_cast<int>(k)) != events.cappedThreads.end();
+    decode.dropLastBlock = result.end == RecordEnd::Signal || (result.end == RecordEnd::MaxInstructions &&
+                                                               !stoppedItself);
     RecordedThread t;
     t.path = k == 0 ? o.outPrefix + ".trace" : fmt::format("{}.t{}.trace", o.outPrefix, k);
+    outputs.push_back(std::make_unique<OutputFile>(t.path, std::ios::binary, "trace"));
+    outputs.back()->closeStream();
     RawTraceSource src(table, rawFiles[k], decode);
-    t.instructions = writeNativeTrace(src, t.path, Compression::Zstd);
+    InterruptibleSource guarded(src);
+    t.instructions = writeNativeTrace(guarded, outputs.back()->tempPath().string(), Compression::Zstd);
     t.rawBytes = fileSize(rawFiles[k]);
-    t.traceBytes = fileSize(t.path);
+    t.traceBytes = fileSize(outputs.back()->tempPath().string());
     result.threads.push_back(t);
   }
   result.decodeSeconds = secondsSince(t1);
-  if (!o.keepRaw) {
-    for (const auto& f : rawFiles) fs::remove(f);
-    fs::remove(rawPrefix + ".blocks");
+  if (result.instructions() == 0) {
+    const std::string why =
+        result.end == RecordEnd::Signal
+            ? fmt::format("it was killed by {} before it completed a block", signalName(result.signal))
+        : o.skip ? fmt::format("it ran no more than --skip {} instructions", o.skip)
+                 : fmt::format("QEMU's status {}; see its message above", result.exitStatus);
+    throw TraceError(fmt::format("trace record: no instruction of '{}' was recorded ({}); nothing written",
+                                 command[0], why));
   }
 
   // The threads share one address space: give them one id, stable for a given output name.
@@ -158,9 +413,30 @@ RecordResult recordProgram(const RecordOptions& o) {
   m["skip"] = o.skip;
   m["max_instructions"] = o.maxInstructions;
   m["collapse_rep"] = o.collapseRep;
-  m["exit_status"] = result.exitStatus;
+  switch (result.end) {
+    case RecordEnd::Exit:
+      m["end"] = "exit";
+      m["exit_status"] = result.exitStatus;
+      break;
+    case RecordEnd::Signal:
+      m["end"] = "signal";
+      m["signal"] = signalName(result.signal);
+      m["exit_status"] = result.exitStatus;
+      break;
+    case RecordEnd::MaxInstructions:
+      m["end"] = "max_instructions";
+      m["exit_status"] = nullptr;  // the program did not finish
+      break;
+  }
+  m["untraced_child_processes"] = result.untracedChildren;
   result.manifest = o.outPrefix + ".json";
-  std::ofstream(result.manifest) << boost::json::serialize(m) << "\n";
+  OutputFile manifest(result.manifest, std::ios::out, "manifest");
+  manifest.stream() << boost::json::serialize(m) << "\n";
+  InterruptGuard::throwIfInterrupted("while writing the outputs");
+  // Traces first, the manifest last: a manifest names only traces that exist.
+  for (auto& out : outputs) out->commit();
+  manifest.commit();
+  if (o.keepRaw) raw.keep();
   return result;
 }
 

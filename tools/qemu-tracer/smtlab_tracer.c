@@ -7,10 +7,13 @@
  * SPDX-License-Identifier: GPL-2.0-or-later (it is built against QEMU's GPL-2.0-or-later qemu-plugin.h; see LICENSE).
  *
  * Usage: qemu-x86_64 -plugin libsmtlab_qemu_tracer.so,out=PREFIX[,skip=N][,max=N] PROGRAM ARGS...
- * Files: PREFIX.blocks (block definitions), PREFIX.tK.raw (thread K, in order of creation, 0 = main thread).
+ * Files: PREFIX.blocks (block definitions), PREFIX.tK.raw (thread K, in order of creation, 0 = main thread),
+ * PREFIX.events (text, one line per event smtlab must report: "cap K N" when thread K stopped at the max=N cap,
+ * "fork K" when the program forked its K-th child process, which runs untraced).
  * Stream layout: docs/tracing.md, "Raw stream".
  */
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,14 +26,22 @@
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 #define MAX_VCPUS 4096
-#define BUF_SIZE (1u << 20)
-#define RAW_MAGIC "SMTLRAW\1"
+#define RING (1u << 20) /* bytes of a thread's stream buffered before they are appended to its raw file */
+#define RAW_MAGIC "SMTLRAW\2" /* version 2: block ids from 1, a zero word ends the stream (see below) */
 #define BLK_MAGIC "SMTLBLK\1"
 
+/* A thread's entries are buffered in a MAP_SHARED mapping of a file, PREFIX.tK.ring, not in private memory: the
+ * kernel keeps what was written there when QEMU dies of the guest's fatal signal (QEMU 7.2 calls no plugin callback
+ * on that path) or is killed, so nothing executed is lost. When full, the ring is appended to PREFIX.tK.raw with
+ * write() and cleared to zeros; at a normal exit it is appended and removed. A ring left behind is the stream's last
+ * part: smtlab appends it whole, and as block ids start at 1 its first zero word ends the stream. (The ring is mapped
+ * once and reused: writing the raw file itself through a moving mapping costs a file-system write fault per page and
+ * made QEMU about 1.7 times slower.) */
 typedef struct {
-  int fd;
-  unsigned char *buf;
-  size_t pos;
+  int fd;             /* PREFIX.tK.raw */
+  int ring_fd;        /* PREFIX.tK.ring */
+  unsigned char *map; /* the ring */
+  size_t pos;         /* bytes used in the ring */
   uint64_t count;     /* instructions executed by this thread */
   int recording;      /* between skip and skip + max */
   int done;
@@ -41,9 +52,12 @@ static Vcpu *vcpus[MAX_VCPUS];
 static char *prefix;
 static uint64_t skip_count, max_count;
 static int blocks_fd = -1;
-static uint32_t next_tb_id;
+static uint32_t next_tb_id = 1; /* 0 is never a block: a zero word ends a stream */
 static int next_seq;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* Set in a child process the guest forked (QEMU user mode forks itself, plugin state included): the child must write
+ * nothing, as its copies of the buffers and files belong to the parent's trace. */
+static volatile int in_forked_child;
 
 static void die(const char *what) {
   fprintf(stderr, "smtlab tracer: %s\n", what);
@@ -60,29 +74,69 @@ static void write_all(int fd, const void *data, size_t n) {
   }
 }
 
-static void flush(Vcpu *v) {
-  if (v->pos) write_all(v->fd, v->buf, v->pos);
+/* Appends one line to PREFIX.events; rare (a cap, a fork), so open/write/close each time. Async-signal-safe calls
+ * only, as it also runs in a freshly forked child. */
+static void note_event(const char *line) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s.events", prefix);
+  int fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (fd < 0) return;
+  ssize_t ignored = write(fd, line, strlen(line));
+  (void)ignored;
+  close(fd);
+}
+
+static void ring_path(char *path, size_t n, int seq) { snprintf(path, n, "%s.t%d.ring", prefix, seq); }
+
+/* Creates and maps the ring (allocated on disk now: a full disk is an error here, not a SIGBUS later). */
+static void open_ring(Vcpu *v) {
+  char path[4096];
+  ring_path(path, sizeof path, v->seq);
+  v->ring_fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+  if (v->ring_fd < 0) die("cannot create a ring file");
+  if (posix_fallocate(v->ring_fd, 0, RING) != 0) die("cannot allocate a ring file (disk full?)");
+  void *m = mmap(NULL, RING, PROT_READ | PROT_WRITE, MAP_SHARED, v->ring_fd, 0);
+  if (m == MAP_FAILED) die("cannot map a ring file");
+  v->map = m;
   v->pos = 0;
 }
 
+static void flush(Vcpu *v) {
+  if (!v->pos) return;
+  write_all(v->fd, v->map, v->pos);
+  memset(v->map, 0, v->pos); /* a ring left by a crash must end at its first zero word */
+  v->pos = 0;
+}
+
+/* Appends the ring, removes it and closes the raw file. Only for a thread that no longer writes. */
+static void finalize(Vcpu *v) {
+  if (v->fd < 0) return;
+  flush(v);
+  munmap(v->map, RING);
+  v->map = NULL;
+  close(v->ring_fd);
+  v->ring_fd = -1;
+  char path[4096];
+  ring_path(path, sizeof path, v->seq);
+  unlink(path);
+  close(v->fd);
+  v->fd = -1;
+}
+
 static inline void put32(Vcpu *v, uint32_t x) {
-  if (v->pos + 16 > BUF_SIZE) flush(v);
-  memcpy(v->buf + v->pos, &x, 4); /* x86-64 host: little-endian */
+  if (v->pos + 16 > RING) flush(v); /* room for a word and an address */
+  memcpy(v->map + v->pos, &x, 4); /* x86-64 host: little-endian */
   v->pos += 4;
 }
 
 static inline void put64(Vcpu *v, uint64_t x) {
-  memcpy(v->buf + v->pos, &x, 8);
+  memcpy(v->map + v->pos, &x, 8);
   v->pos += 8;
 }
 
 static void finish(void) {
   for (int i = 0; i < MAX_VCPUS; ++i) {
-    if (vcpus[i] && vcpus[i]->fd >= 0) {
-      flush(vcpus[i]);
-      close(vcpus[i]->fd);
-      vcpus[i]->fd = -1;
-    }
+    if (vcpus[i]) finalize(vcpus[i]);
   }
   if (blocks_fd >= 0) close(blocks_fd);
   blocks_fd = -1;
@@ -95,35 +149,38 @@ static void vcpu_init(qemu_plugin_id_t id, unsigned int index) {
   Vcpu *v = vcpus[index];
   if (!v) {
     v = calloc(1, sizeof(Vcpu));
-    v->buf = malloc(BUF_SIZE);
-    if (!v || !v->buf) die("out of memory");
+    if (!v) die("out of memory");
+    v->fd = -1;
+    v->ring_fd = -1;
     vcpus[index] = v;
-  } else if (v->fd >= 0) {
-    flush(v);
-    close(v->fd);
+  } else {
+    finalize(v); /* a thread that exited left this slot */
   }
   v->pos = 0;
   v->count = 0;
   v->recording = 0;
   v->done = 0;
+  if (in_forked_child) { /* a thread of an untraced child process */
+    v->fd = -1;
+    v->done = 1;
+    pthread_mutex_unlock(&lock);
+    return;
+  }
   v->seq = next_seq++;
   char path[4096];
   snprintf(path, sizeof path, "%s.t%d.raw", prefix, v->seq);
   v->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (v->fd < 0) die("cannot create the raw trace file");
-  pthread_mutex_unlock(&lock);
   write_all(v->fd, RAW_MAGIC, 8);
+  open_ring(v);
+  pthread_mutex_unlock(&lock);
 }
 
 static void vcpu_exit(qemu_plugin_id_t id, unsigned int index) {
   (void)id;
   pthread_mutex_lock(&lock);
   Vcpu *v = index < MAX_VCPUS ? vcpus[index] : NULL;
-  if (v && v->fd >= 0) {
-    flush(v);
-    close(v->fd);
-    v->fd = -1;
-  }
+  if (v) finalize(v); /* called by the exiting thread itself */
   pthread_mutex_unlock(&lock);
 }
 
@@ -144,9 +201,14 @@ static void tb_exec(unsigned int index, void *udata) {
   if (max_count && before >= skip_count + max_count) {
     v->recording = 0;
     v->done = 1;
-    if (v->seq == 0) { /* the main thread has enough: stop the program, every file is complete up to here */
+    char line[64];
+    snprintf(line, sizeof line, "cap %d %llu\n", v->seq, (unsigned long long)max_count);
+    note_event(line);
+    if (v->seq == 0) { /* the main thread has enough: stop the program */
+      /* Other threads may be writing: only this thread's files are finalized; smtlab appends their rings. */
       pthread_mutex_lock(&lock);
-      finish();
+      finalize(v);
+      if (blocks_fd >= 0) close(blocks_fd);
       _exit(0);
     }
     return;
@@ -195,11 +257,48 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
                                        (void *)(((uintptr_t)tb_id << 10) | n));
 }
 
+/* QEMU calls it at the program's exit with every other vCPU stopped and no callback left registered, so every file
+ * can be finalized. It is not called when the guest dies of a signal (QEMU 7.2): the shared mappings keep the data. */
 static void at_exit(qemu_plugin_id_t id, void *p) {
   (void)id;
   (void)p;
   pthread_mutex_lock(&lock);
   finish();
+  pthread_mutex_unlock(&lock);
+}
+
+/* fork() of the guest is a fork() of QEMU (vfork and clone without CLONE_VM too). The lock is held across it so the
+ * child's copy is consistent; the child closes its copies of the files unflushed (their buffered records are the
+ * parent's, which the parent writes) and records nothing: the trace holds the parent process only. */
+static void fork_prepare(void) { pthread_mutex_lock(&lock); }
+static int forks;
+static void fork_parent(void) {
+  /* Noted here, not in the child: the parent may exit before the child runs at all. */
+  if (!in_forked_child) {
+    char line[64];
+    snprintf(line, sizeof line, "fork %d\n", ++forks);
+    note_event(line);
+  }
+  pthread_mutex_unlock(&lock);
+}
+static void fork_child(void) {
+  in_forked_child = 1;
+  for (int i = 0; i < MAX_VCPUS; ++i) {
+    Vcpu *v = vcpus[i];
+    if (!v) continue;
+    /* The rings are shared with the parent: unmap them, never write to them. */
+    if (v->map) munmap(v->map, RING);
+    v->map = NULL;
+    if (v->ring_fd >= 0) close(v->ring_fd);
+    v->ring_fd = -1;
+    if (v->fd >= 0) close(v->fd);
+    v->fd = -1;
+    v->pos = 0;
+    v->recording = 0;
+    v->done = 1;
+  }
+  if (blocks_fd >= 0) close(blocks_fd);
+  blocks_fd = -1;
   pthread_mutex_unlock(&lock);
 }
 
@@ -241,5 +340,9 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
   qemu_plugin_register_vcpu_exit_cb(id, vcpu_exit);
   qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
   qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+  if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0) {
+    fprintf(stderr, "smtlab tracer: pthread_atfork failed\n");
+    return -1;
+  }
   return 0;
 }

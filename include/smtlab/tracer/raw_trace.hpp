@@ -17,6 +17,10 @@ struct RawDecodeOptions {
   std::uint64_t skip = 0;        // drop the thread's first `skip` executed instructions
   std::uint64_t maxRecords = 0;  // 0: all
   bool collapseRep = false;      // one record per rep-prefixed string op, not one per iteration
+  // Leave out the stream's last block. The plugin writes a block when it starts executing; a thread killed (by a
+  // signal, or when another thread stopped the program) may not have finished it, so its last block is not known
+  // to have executed past its first instruction.
+  bool dropLastBlock = false;
 };
 
 // Block definitions (PREFIX.blocks), each instruction decoded once and shared by every block that holds it.
@@ -83,6 +87,7 @@ class RawTraceSource : public TraceSource {
   bool lastWasRep_ = false;
   bool ended_ = false;
   bool started_ = false;
+  bool zeroWordEnds_ = false;  // version 2 stream
 };
 
 // Looks for PREFIX.tK.raw files, K = 0, 1, ... (stops at the first missing one).
