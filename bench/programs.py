@@ -20,6 +20,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -145,8 +146,10 @@ def tracer_unavailable(smtlab: Path) -> str | None:
                              text=True).stdout
     except OSError as err:
         return f"cannot run {smtlab}: {err}"
-    first = out.splitlines()[0] if out else "(no output)"
-    return first if "tracer unavailable" in first else None
+    # The first line is "kernel traces (cache DIR; tracer unavailable: WHY; look-alikes are used):" when it cannot.
+    first = out.splitlines()[0] if out else ""
+    match = re.search(r"tracer unavailable: (.*?)(?:; look-alikes are used)?\)?:?$", first)
+    return f"tracer unavailable: {match.group(1)}" if match else None
 
 
 def _fingerprint(program: Program, argv: list[str], inputs: list[Path]) -> str:

@@ -113,16 +113,18 @@ def _fake_smtlab(tmp_path: Path, first_line: str) -> Path:
 
 
 def test_without_the_tracer_the_programs_are_skipped_in_one_line(tmp_path):
-    exe = _fake_smtlab(tmp_path, "kernel traces: tracer unavailable: qemu-x86_64 not found; look-alikes are used")
+    # The first line `smtlab trace kernels` prints when it cannot trace (src/cli/trace_command.cpp, listKernels).
+    exe = _fake_smtlab(tmp_path, "kernel traces (cache /x; tracer unavailable: qemu-x86_64 not found on PATH; "
+                                 "look-alikes are used):")
     lines: list[str] = []
     ready = programs.ensure_traces(exe, tmp_path / "cache", log=lines.append)
     assert ready == {}
     assert len(lines) == 1
-    assert "tracer unavailable: qemu-x86_64 not found" in lines[0] and "generators only" in lines[0]
+    assert lines[0] == "real programs: not run, tracer unavailable: qemu-x86_64 not found on PATH; generators only"
 
 
 def test_cached_traces_are_still_used_without_the_tracer(tmp_path):
-    exe = _fake_smtlab(tmp_path, "kernel traces: tracer unavailable: no capstone; look-alikes are used")
+    exe = _fake_smtlab(tmp_path, "kernel traces (cache /x; tracer unavailable: no capstone; look-alikes are used):")
     cache = tmp_path / "cache"
     cache.mkdir()
     for suffix in ("a.trace", "b.trace", "stamp"):
@@ -131,6 +133,11 @@ def test_cached_traces_are_still_used_without_the_tracer(tmp_path):
     ready = programs.ensure_traces(exe, cache, log=lines.append)
     assert ready == {"gzip": (cache / "gzip.a.trace", cache / "gzip.b.trace")}
     assert lines == ["gzip: tracer unavailable, using the cached traces as they are"]
+
+
+def test_a_working_tracer_is_recognised(tmp_path):
+    exe = _fake_smtlab(tmp_path, "kernel traces (cache /x; traced on first use):")
+    assert programs.tracer_unavailable(exe) is None
 
 
 def test_every_copy_b_window_ends_inside_its_program():
