@@ -226,7 +226,8 @@ def ensure_traces(smtlab: Path, cache: Path, log=print, force: bool = False,
         try:
             argv, inputs = program.prepare(cache)
             fingerprint = _fingerprint(program, argv, inputs)
-            if not force and a.is_file() and b.is_file() and stamp.is_file() and stamp.read_text().strip() == fingerprint:
+            fresh = a.is_file() and b.is_file() and stamp.is_file() and stamp.read_text().strip() == fingerprint
+            if fresh and not force:
                 ready[program.name] = (a, b)
                 continue
             stamp.unlink(missing_ok=True)
