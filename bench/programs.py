@@ -206,8 +206,8 @@ def _record(smtlab: Path, argv: list[str], prefix: Path, skip: int, keep: int, n
 
 def ensure_traces(smtlab: Path, cache: Path, log=print, force: bool = False,
                   names: list[str] | None = None) -> dict[str, tuple[Path, Path]]:
-    """Traces what is missing or stale; returns {name: (copy a, copy b)} for the programs available here. Prints one
-    line per program (traced, cached or why not) through `log`."""
+    """Traces what is missing or stale; returns {name: (copy a, copy b)} for the programs available here. Logs one
+    line per program it traces or skips (fresh cached traces are used silently), through `log`."""
     reason = tracer_unavailable(smtlab)
     cache.mkdir(parents=True, exist_ok=True)
     ready: dict[str, tuple[Path, Path]] = {}
