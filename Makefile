@@ -68,7 +68,9 @@ fuzz-long: bootstrap
 demo: bootstrap build
 	./$(SMTLAB) study -o out $(DEMO_ARGS)
 
+# Traces the real programs once (cached in $(BUILD_DIR)/bench-traces), then times everything (bench/README.md).
 bench: bootstrap build
+	cmake --build $(BUILD_DIR) --target bench_traces
 	$(PYTHON) bench/bench.py $(SMTLAB) $(BENCH_ARGS)
 
 clean:

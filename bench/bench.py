@@ -1,36 +1,47 @@
 #!/usr/bin/env python3
-"""Simulation speed of smtlab: simulated instructions per host second on fixed workloads.
+"""Simulation speed of smtlab: simulated instructions per host second on generators and real programs.
 
-Runs `smtlab run -c netburst ... --max-instructions N --json FILE` for one and two hardware threads of a compute mix
-and of a memory-bound pointer chase, reads `host_seconds`, `instructions` and `cycles` from the JSON, and prints a
-table (optionally also a CSV). Standard library only, so it runs with any Python 3.8+. See bench/README.md.
+Runs `smtlab run -c CONFIG SPECS --max-instructions N --json FILE` for one and two hardware threads of a compute mix,
+a memory-bound pointer chase and each real program of bench/programs.py (traced once with `smtlab trace record`),
+reads `host_seconds`, `simulated_instructions` and `cycles` from the JSON, and prints a table; the rows are also
+written as JSON (and optionally CSV), each under a temporary name renamed when complete. `--callgrind` counts host
+instructions per simulated instruction under valgrind instead, a figure that does not depend on the machine's load.
+Standard library only, so it runs with any Python 3.9+. See bench/README.md.
 """
 from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
 import os
 import platform
+import re
+import resource
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-# (name, thread specs); one row per entry. Two threads are one core with Hyper-Threading on.
-WORKLOADS = [
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import programs  # noqa: E402  (bench/programs.py, beside this script)
+
+# (name, thread specs) of the generator rows. Two threads are one core with Hyper-Threading on. The two-thread mix
+# runs the same seed twice, as it always has, so the figures stay comparable with earlier ones.
+GENERATORS = [
     ("mix", ["gen:mix"]),
     ("mix", ["gen:mix", "gen:mix"]),
     ("chase64m", ["gen:chase,footprint=64m"]),
     ("chase64m", ["gen:chase,footprint=64m", "gen:chase,footprint=64m"]),
 ]
 
-# Targets in millions of simulated instructions per host second (aggregate over the threads of a run).
+# Targets in millions of simulated instructions per host second (aggregate over the threads of a run), issue 10 §7.
 TARGET_MIPS = {1: 3.0, 2: 2.5}
 
 REPO = Path(__file__).resolve().parent.parent
-JSON_KEYS = ("host_seconds", "instructions", "cycles")
+JSON_KEYS = ("host_seconds", "instructions", "cycles", "logical_cpus")
 
 
 class BenchError(Exception):
@@ -42,18 +53,31 @@ def parse_count(text: str) -> int:
     scale = {"k": 10**3, "m": 10**6, "g": 10**9}
     try:
         if text and text[-1].lower() in scale:
-            return int(float(text[:-1]) * scale[text[-1].lower()])
-        return int(text)
+            value = int(float(text[:-1]) * scale[text[-1].lower()])
+        else:
+            value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a count: {text!r} (examples: 5000000, 5M, 500k)") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"not a positive count: {text!r}")
+    return value
 
 
-def run_once(binary: Path, config: str, specs: list[str], max_instructions: int, json_path: Path) -> dict:
-    cmd = [str(binary), "run", "-c", config, *specs, "--max-instructions", str(max_instructions),
+def run_command(binary: Path, config: str, specs: list[str], max_instructions: int, json_path: Path,
+                warmup: int = 0) -> list[str]:
+    cmd = [str(binary), "run", "-q", "-c", config, *specs, "--max-instructions", str(max_instructions),
            "--json", str(json_path)]
-    start = time.perf_counter()
+    return cmd + (["--warmup", str(warmup)] if warmup else [])
+
+
+def run_json(binary: Path, config: str, specs: list[str], max_instructions: int, json_path: Path,
+             warmup: int = 0) -> dict:
+    """Runs smtlab once and returns its JSON result (the keys this script reads are checked)."""
+    cmd = run_command(binary, config, specs, max_instructions, json_path, warmup)
+    json_path.unlink(missing_ok=True)  # a result left from an earlier run must not pass for this one
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         output = proc.stderr.strip() or proc.stdout.strip() or "(no output)"
         raise BenchError(f"`{' '.join(cmd)}` exited with {proc.returncode}:\n{output}")
@@ -64,15 +88,80 @@ def run_once(binary: Path, config: str, specs: list[str], max_instructions: int,
     missing = [key for key in JSON_KEYS if key not in data]
     if missing:
         raise BenchError(f"{json_path}: top-level key(s) {', '.join(missing)} missing; written by `{' '.join(cmd)}`")
+    if len(data["logical_cpus"]) < len(specs):
+        raise BenchError(f"{json_path}: {len(data['logical_cpus'])} logical CPUs for {len(specs)} traces")
+    # CPU time of the whole process (start-up included), which, unlike wall time, leaves out the time spent waiting
+    # for a CPU on a loaded machine.
+    data["process_cpu_seconds"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return data
+
+
+def speed(data: dict) -> dict:
+    """The speed figures of one run. Everything retired counts (a thread that reached N early keeps running to keep
+    its sibling company, and that is simulation work too), so `simulated_instructions` when the program reports it."""
     host_seconds = float(data["host_seconds"])
-    instructions = int(data.get("simulated_instructions", data["instructions"]))
+    simulated = int(data.get("simulated_instructions", data["instructions"]))
+    cpu_seconds = float(data.get("process_cpu_seconds", 0.0))
     return {
-        "instructions": instructions,
+        "instructions": simulated,
         "cycles": int(data["cycles"]),
         "host_seconds": host_seconds,
-        "process_seconds": wall,
-        "mips": instructions / host_seconds / 1e6 if host_seconds > 0 else float("inf"),
+        "mips": simulated / host_seconds / 1e6 if host_seconds > 0 else float("inf"),
+        "cpu_seconds": cpu_seconds,
+        "mips_cpu": simulated / cpu_seconds / 1e6 if cpu_seconds > 0 else None,
     }
+
+
+CALLGRIND_TOTAL = re.compile(r"(?:Collected|I\s+refs)\s*:\s*([\d,]+)")
+
+
+def callgrind_count(cmd: list[str]) -> int:
+    """Host instructions executed by `cmd`, counted by valgrind's callgrind (independent of the machine's load)."""
+    full = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd]
+    proc = subprocess.run(full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    match = CALLGRIND_TOTAL.search(proc.stderr)
+    if proc.returncode != 0 or not match:
+        raise BenchError(f"`{' '.join(full)}` exited with {proc.returncode}: {proc.stderr.strip()[-500:]}")
+    return int(match.group(1).replace(",", ""))
+
+
+def marginal_cost(short: tuple[int, int], long: tuple[int, int]) -> float:
+    """Host instructions per simulated instruction from two runs (host count, simulated count) of different length:
+    the difference cancels what every run pays once (start-up, config, opening traces, writing the JSON)."""
+    (host_short, sim_short), (host_long, sim_long) = short, long
+    if sim_long <= sim_short:
+        raise BenchError(f"callgrind: the long run simulated {sim_long} instructions, not more than the short "
+                         f"run's {sim_short}")
+    return (host_long - host_short) / (sim_long - sim_short)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Writes `text` to `path` through a temporary file in the same folder, renamed when complete."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", newline="") as out:
+            out.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def host_info() -> dict:
+    return {"date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "host": platform.node(), "cpus": os.cpu_count(),
+            "load_average": [round(x, 2) for x in os.getloadavg()]}
+
+
+def workloads(args, binary: Path, log) -> list[tuple[str, list[str]]]:
+    """The rows to run: the generators, then one- and two-copy rows of each real program traced here."""
+    rows = list(GENERATORS)
+    if not args.no_programs:
+        cache = args.trace_dir or programs.default_cache(binary)
+        names = None if args.only is None else [args.only]
+        for name, (a, b) in programs.ensure_traces(binary, cache, log=log, names=names).items():
+            rows += [(name, [str(a)]), (name, [str(a), str(b)])]
+    return [w for w in rows if args.only in (None, w[0])]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,13 +170,23 @@ def main(argv: list[str] | None = None) -> int:
                         help="the smtlab program (default: build/smtlab)")
     parser.add_argument("-n", "--max-instructions", type=parse_count, default=5_000_000, metavar="N",
                         help="passed to `smtlab run --max-instructions` (default 5M; instructions per thread)")
-    parser.add_argument("-c", "--config", default="netburst", help="machine preset (default netburst)")
-    parser.add_argument("-r", "--repeat", type=int, default=1, metavar="R",
-                        help="run each workload R times and keep the fastest (default 1)")
-    parser.add_argument("--only", metavar="NAME", help="run only the workloads of this name (mix, chase64m)")
+    parser.add_argument("-c", "--config", default="netburst", metavar="PRESETS",
+                        help="machine preset(s), comma-separated (default netburst; e.g. netburst,broadwell)")
+    parser.add_argument("-r", "--repeat", type=int, default=3, metavar="R",
+                        help="run each workload R times and keep the fastest (default 3)")
+    parser.add_argument("--only", metavar="NAME", help="run only the workloads of this name (mix, chase64m, or a "
+                                                       "program: " + ", ".join(p.name for p in programs.PROGRAMS) + ")")
+    parser.add_argument("--no-programs", action="store_true", help="generators only; do not trace real programs")
+    parser.add_argument("--trace-dir", type=Path, help="cache of the real programs' traces (default: $SMTLAB_BENCH_"
+                                                       "TRACES, else bench-traces/ beside the smtlab program)")
+    parser.add_argument("--json", default=str(REPO / "bench" / "results.json"), metavar="FILE",
+                        help="write the rows and the run's host facts as JSON (default bench/results.json)")
     parser.add_argument("--csv", nargs="?", const=str(REPO / "bench" / "results.csv"), metavar="FILE",
                         help="also write the rows as CSV (default file: bench/results.csv)")
     parser.add_argument("--check", action="store_true", help="exit with status 1 if a row is below its target")
+    parser.add_argument("--callgrind", action="store_true",
+                        help="instead of timing, count host instructions per simulated instruction under valgrind "
+                             "(two runs per row, of N/5 and N instructions per thread; use a small N such as 1M)")
     args = parser.parse_args(argv)
 
     binary = args.binary
@@ -96,48 +195,88 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
-    workloads = [w for w in WORKLOADS if args.only in (None, w[0])]
-    if not workloads:
-        parser.error(f"--only {args.only}: no such workload (known: {', '.join(sorted({w[0] for w in WORKLOADS}))})")
+    if args.callgrind and not shutil.which("valgrind"):
+        print("bench: --callgrind needs valgrind (Debian: valgrind)", file=sys.stderr)
+        return 2
+    configs = [c for c in args.config.split(",") if c]
+    known = sorted({w[0] for w in GENERATORS} | {p.name for p in programs.PROGRAMS})
+    if args.only is not None and args.only not in known:
+        parser.error(f"--only {args.only}: no such workload (known: {', '.join(known)})")
 
-    rows = []
-    header = (f"{'workload':<10} {'threads':>7} {'instructions':>13} {'cycles':>13} {'host s':>8} {'M instr/s':>10}"
-              "  target")
-    print(f"smtlab speed: {binary}, -c {args.config}, --max-instructions {args.max_instructions}, "
-          f"best of {args.repeat}")
+    def log(line: str) -> None:
+        print(line, flush=True)
+
+    rows_to_run = workloads(args, binary, log)
+    info = host_info()
+    mode = "callgrind" if args.callgrind else f"best of {args.repeat}"
+    print(f"smtlab speed: {binary}, --max-instructions {args.max_instructions} per thread, {mode}; "
+          f"load average {' '.join(map(str, info['load_average']))} on {info['cpus']} CPUs")
+    if args.callgrind:
+        header = f"{'config':<10} {'workload':<10} {'threads':>7} {'sim. instr':>13} {'host instr / sim. instr':>24}"
+    else:
+        header = (f"{'config':<10} {'workload':<10} {'threads':>7} {'instructions':>13} {'cycles':>13} "
+                  f"{'IPC':>6} {'host s':>8} {'M instr/s':>10} {'M/CPU-s':>8}  target")
     print(header)
     print("-" * len(header))
+    rows = []
     below = 0
     with tempfile.TemporaryDirectory(prefix="smtlab-bench-") as tmp:
-        for name, specs in workloads:
-            threads = len(specs)
-            try:
-                json_path = Path(tmp) / f"{name}-{threads}.json"
-                runs = [run_once(binary, args.config, specs, args.max_instructions, json_path)
-                        for _ in range(args.repeat)]
-            except BenchError as err:
-                print(f"bench: {err}", file=sys.stderr)
-                return 1
-            best = max(runs, key=lambda r: r["mips"])
-            target = TARGET_MIPS.get(threads)
-            met = target is None or best["mips"] >= target
-            below += not met
-            verdict = "" if target is None else f">= {target:g} " + ("ok" if met else "BELOW")
-            print(f"{name:<10} {threads:>7} {best['instructions']:>13,} {best['cycles']:>13,} "
-                  f"{best['host_seconds']:>8.3f} {best['mips']:>10.2f}  {verdict}")
-            rows.append({"workload": name, "threads": threads, "specs": " ".join(specs), "config": args.config,
-                         "max_instructions": args.max_instructions, **best, "target_mips": target or ""})
+        for config in configs:
+            for name, specs in rows_to_run:
+                threads = len(specs)
+                json_path = Path(tmp) / "run.json"
+                row = {"config": config, "workload": name, "threads": threads, "specs": " ".join(specs),
+                       "max_instructions": args.max_instructions}
+                try:
+                    if args.callgrind:
+                        counts = []
+                        for n in (max(args.max_instructions // 5, 1), args.max_instructions):
+                            cmd = run_command(binary, config, specs, n, json_path)
+                            host = callgrind_count(cmd)
+                            data = json.loads(json_path.read_text())
+                            counts.append((host, int(data.get("simulated_instructions", data["instructions"]))))
+                        cost = marginal_cost(counts[0], counts[1])
+                        row.update({"instructions": counts[1][1], "host_instructions_per_instruction": cost})
+                        print(f"{config:<10} {name:<10} {threads:>7} {counts[1][1]:>13,} {cost:>24.0f}", flush=True)
+                        rows.append(row)
+                        continue
+                    runs = [speed(run_json(binary, config, specs, args.max_instructions, json_path))
+                            for _ in range(args.repeat)]
+                except (BenchError, OSError, ValueError, KeyError) as err:
+                    print(f"bench: {err}", file=sys.stderr)
+                    return 1
+                best = max(runs, key=lambda r: r["mips"])
+                target = TARGET_MIPS.get(threads)
+                met = target is None or best["mips"] >= target
+                below += not met
+                verdict = "" if target is None else f">= {target:g} " + ("ok" if met else "BELOW")
+                ipc = best["instructions"] / best["cycles"] if best["cycles"] else 0.0
+                best_cpu = max((r["mips_cpu"] or 0.0) for r in runs)
+                print(f"{config:<10} {name:<10} {threads:>7} {best['instructions']:>13,} {best['cycles']:>13,} "
+                      f"{ipc:>6.3f} {best['host_seconds']:>8.3f} {best['mips']:>10.2f} {best_cpu:>8.2f}  {verdict}",
+                      flush=True)
+                row.update(best)
+                row.update({"all_mips": [round(r["mips"], 4) for r in runs], "best_mips_cpu": best_cpu,
+                            "target_mips": target})
+                rows.append(row)
 
+    info["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    print(f"load average after: {' '.join(map(str, info['load_average_after']))}")
+    if not rows:
+        print("bench: no rows were run", file=sys.stderr)
+        return 1
+    document = {"binary": str(binary), "mode": mode, **info, "rows": rows}
+    write_atomically(Path(args.json), json.dumps(document, indent=1) + "\n")
+    print(f"wrote {args.json}")
     if args.csv:
-        path = Path(args.csv)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-        with path.open("w", newline="") as out:
-            writer = csv.DictWriter(out, fieldnames=["date", "host", *rows[0].keys()])
-            writer.writeheader()
-            for row in rows:
-                writer.writerow({"date": stamp, "host": platform.node(), **row})
-        print(f"wrote {path}")
+        out = io.StringIO()
+        fields = ["date", "host", *dict.fromkeys(k for r in rows for k in r if k != "all_mips")]
+        writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({"date": info["date"], "host": info["host"], **row})
+        write_atomically(Path(args.csv), out.getvalue())
+        print(f"wrote {args.csv}")
     return 1 if args.check and below else 0
 
 

@@ -1,0 +1,150 @@
+"""The arithmetic and the edges of the benchmark scripts in bench/ (bench.py, ht_gain.py, programs.py).
+
+Speed itself is never tested (it depends on the host); what is tested is that the scripts compute their figures
+right from numbers worked out on paper, write their files completely or not at all, and say in one line when the
+tracer is missing.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+def _load(name: str):
+    # bench/ is a folder of scripts, not a package: load each by path (the scripts find their siblings themselves).
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))
+    spec = importlib.util.spec_from_file_location(f"smtlab_bench_{name}", BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+ht = _load("ht_gain")
+bench = _load("bench")
+programs = _load("programs")
+
+
+def test_ht_gain_counts_what_the_faster_copy_runs_past_its_window():
+    # Copy a alone: 1 M instructions in 2 M cycles (IPC 0.5); copy b alone: 1 M in 1 M cycles (IPC 1.0).
+    # One copy running both windows back to back: 2 M instructions in 3 M cycles, IPC 2/3.
+    # Together: a's 1 M take 4 M cycles (IPC 0.25); b's first 1 M take 2 M cycles (IPC 0.5), and b keeps running
+    # to cycle 4 M, retiring 2 M in all: the pair retires 3 M in 4 M cycles, IPC 0.75.
+    # HT gain = 0.75 / (2/3) - 1 = +12.5 %; weighted speedup = 0.25/0.5 + 0.5/1.0 = 1.0.
+    g = ht.ht_gain(alone_a=ht.Window(1_000_000, 2_000_000), alone_b=ht.Window(1_000_000, 1_000_000),
+                   pair_a=ht.Window(1_000_000, 4_000_000), pair_b=ht.Window(1_000_000, 2_000_000),
+                   pair_total=ht.Window(3_000_000, 4_000_000))
+    assert g.ipc_alone_a == pytest.approx(0.5)
+    assert g.ipc_alone_b == pytest.approx(1.0)
+    assert g.ipc_one_copy == pytest.approx(2 / 3)
+    assert g.ipc_two_copies == pytest.approx(0.75)
+    assert g.gain_percent == pytest.approx(12.5)
+    assert g.weighted_speedup == pytest.approx(1.0)
+
+
+def test_ht_gain_of_two_copies_that_do_not_slow_each_other_is_100_percent_and_a_loss_is_negative():
+    # Each copy alone: 4 M instructions in 5 M cycles (IPC 0.8). Unhindered pair: both finish at cycle 5 M, 8 M in
+    # all, IPC 1.6: +100 %, weighted speedup 2. A pair that takes 12.5 M cycles for the 8 M: IPC 0.64 = 0.8 * 0.8,
+    # -20 %; each copy at IPC 0.32, weighted speedup 2 * 0.32 / 0.8 = 0.8.
+    alone = ht.Window(4_000_000, 5_000_000)
+    ideal = ht.ht_gain(alone, alone, alone, alone, ht.Window(8_000_000, 5_000_000))
+    assert ideal.gain_percent == pytest.approx(100.0)
+    assert ideal.weighted_speedup == pytest.approx(2.0)
+    slow = ht.Window(4_000_000, 12_500_000)
+    loss = ht.ht_gain(alone, alone, slow, slow, ht.Window(8_000_000, 12_500_000))
+    assert loss.gain_percent == pytest.approx(-20.0)
+    assert loss.weighted_speedup == pytest.approx(0.8)
+
+
+def test_ht_gain_refuses_an_empty_window():
+    ok = ht.Window(1000, 1000)
+    with pytest.raises(ValueError, match="empty window"):
+        ht.ht_gain(ok, ok, ok, ht.Window(0, 1000), ok)
+
+
+def test_windows_are_read_from_the_run_json():
+    # The shape `smtlab run --json` writes: per-CPU instructions and cycles of the measured window, and the run's
+    # total cycles and everything simulated.
+    data = {"cycles": 900, "instructions": 200, "simulated_instructions": 260,
+            "logical_cpus": [{"instructions": 100, "cycles": 900}, {"instructions": 100, "cycles": 700}]}
+    assert ht.cpu_window(data, 1) == ht.Window(100, 700)
+    assert ht.run_total(data) == ht.Window(260, 900)
+    assert bench.speed({**data, "host_seconds": 2.0})["mips"] == pytest.approx(260 / 2.0 / 1e6)
+
+
+def test_callgrind_cost_is_the_marginal_cost_per_simulated_instruction():
+    # 1 M host instructions for 100 simulated ones (mostly start-up), 21 M for 10 100: the difference, 20 M host
+    # instructions for 10 000 simulated ones, is 2000 per simulated instruction; start-up cancels.
+    assert bench.marginal_cost((1_000_000, 100), (21_000_000, 10_100)) == pytest.approx(2000.0)
+    with pytest.raises(bench.BenchError, match="not more"):
+        bench.marginal_cost((1_000_000, 100), (2_000_000, 100))
+
+
+def test_counts_accept_suffixes_and_refuse_nonsense():
+    assert bench.parse_count("5M") == 5_000_000
+    assert bench.parse_count("500k") == 500_000
+    assert bench.parse_count("123") == 123
+    for bad in ("five", "0", "-3"):
+        with pytest.raises(Exception, match="count"):
+            bench.parse_count(bad)
+
+
+def test_results_are_written_whole_under_their_name_and_nothing_else_is_left(tmp_path):
+    target = tmp_path / "sub" / "results.json"
+    bench.write_atomically(target, '{"rows": []}\n')
+    assert json.loads(target.read_text()) == {"rows": []}
+    assert [p.name for p in target.parent.iterdir()] == ["results.json"]
+
+
+def _fake_smtlab(tmp_path: Path, first_line: str) -> Path:
+    exe = tmp_path / "smtlab"
+    exe.write_text(f"#!/bin/sh\necho '{first_line}'\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    return exe
+
+
+def test_without_the_tracer_the_programs_are_skipped_in_one_line(tmp_path):
+    # The first line `smtlab trace kernels` prints when it cannot trace (src/cli/trace_command.cpp, listKernels).
+    exe = _fake_smtlab(tmp_path, "kernel traces (cache /x; tracer unavailable: qemu-x86_64 not found on PATH; "
+                                 "look-alikes are used):")
+    lines: list[str] = []
+    ready = programs.ensure_traces(exe, tmp_path / "cache", log=lines.append)
+    assert ready == {}
+    assert len(lines) == 1
+    assert lines[0] == "real programs: not run, tracer unavailable: qemu-x86_64 not found on PATH; generators only"
+
+
+def test_cached_traces_are_still_used_without_the_tracer(tmp_path):
+    exe = _fake_smtlab(tmp_path, "kernel traces (cache /x; tracer unavailable: no capstone; look-alikes are used):")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for suffix in ("a.trace", "b.trace", "stamp"):
+        (cache / f"gzip.{suffix}").write_text("x")
+    lines: list[str] = []
+    ready = programs.ensure_traces(exe, cache, log=lines.append)
+    assert ready == {"gzip": (cache / "gzip.a.trace", cache / "gzip.b.trace")}
+    assert lines == ["gzip: tracer unavailable, using the cached traces as they are"]
+
+
+def test_a_working_tracer_is_recognised(tmp_path):
+    exe = _fake_smtlab(tmp_path, "kernel traces (cache /x; traced on first use):")
+    assert programs.tracer_unavailable(exe) is None
+
+
+def test_every_copy_b_window_ends_inside_its_program():
+    # Copy b records [skip + keep/2, skip + 3 keep/2); the whole runs are 51.6 M (gzip), 84.3 M (bzip2), 566 M (cc1)
+    # and 98.8 M (raytrace) instructions, counted with callgrind and written in programs.py. A recipe that reaches
+    # past its program's end would make the recorder stop short (programs.py then refuses the trace).
+    whole = {"gzip": 51_600_000, "bzip2": 84_300_000, "cc1": 566_000_000, "raytrace": 98_800_000}
+    assert {p.name for p in programs.PROGRAMS} == set(whole)
+    for p in programs.PROGRAMS:
+        assert p.skip + p.keep // 2 + p.keep <= whole[p.name], p.name
