@@ -12,12 +12,14 @@
 #include "smtlab/trace/source.hpp"
 #include "smtlab/trace/text_format.hpp"
 #include "smtlab/tracer/kernels.hpp"
+#include "smtlab/tracer/kpath.hpp"
 
 namespace smtlab {
 
 std::unique_ptr<TraceSource> openTrace(const std::string& spec) {
   if (spec.rfind("gen:", 0) == 0) return makeGenerator(spec);
   if (spec.rfind("kernel:", 0) == 0) return openKernelTrace(spec);
+  if (spec.rfind("kpath:", 0) == 0) return openKpathTrace(spec);
   if (spec.empty()) throw TraceError("empty trace name");
   // Opening a directory succeeds on Linux and only reading fails, with a vague message; name the problem.
   if (std::error_code ec; std::filesystem::is_directory(spec, ec)) {
