@@ -196,6 +196,7 @@ std::vector<std::vector<KpathInstance>> splitKpathRecording(const std::string& r
     sum.cut += s.cut;
     sum.instructions += s.instructions;
     sum.droppedAccesses += s.droppedAccesses;
+    sum.deliveryAccesses += s.deliveryAccesses;
     sum.limitReached = sum.limitReached || s.limitReached;
   }
   for (std::size_t id = 0; id < table.size(); ++id) {
@@ -247,11 +248,13 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
   }
   const std::string rawPrefix = (work / "raw").string();
   const fs::path console = work / "console.log";
-  // mitigations=off: the paths of a 2002 kernel had no speculation barriers. no_timer_check: TCG on a loaded host
+  // la57=off: the modelled CPUs have 4-level paging, so kernel data lies in the upper half (0xffff8...) as the
+  // model's shared kernel region expects; QEMU's max CPU would otherwise give 5-level paging and a direct map at
+  // 0xff1.... mitigations=off: the paths of a 2002 kernel had no speculation barriers. no_timer_check: TCG on a loaded host
   // can be too slow for the kernel's IO-APIC timer check, which then panics. panic=-1 with -no-reboot turns any
   // panic into QEMU's exit instead of a hang.
   const std::vector<std::string> qemu = {
-      "qemu-system-x86_64", "-m", "256", "-cpu", "max", "-smp", "1", "-nic", "none", "-nographic", "-no-reboot",
+      "qemu-system-x86_64", "-m", "256", "-cpu", "max,la57=off", "-smp", "1", "-nic", "none", "-nographic", "-no-reboot",
       "-kernel", vmlinuz, "-initrd", initrd.string(), "-append",
       fmt::format("console=ttyS0 mitigations=off quiet rdinit=/init no_timer_check panic=-1 kpath_count={}", o.count),
       "-plugin", fmt::format("{},out={},limit={}", systemTracerPluginPath(), rawPrefix, kStreamLimitBytes)};
@@ -288,6 +291,7 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
   m["broken_regions"] = stats.broken;
   m["cut_blocks"] = stats.cut;
   m["dropped_accesses"] = stats.droppedAccesses;
+  m["delivery_accesses"] = stats.deliveryAccesses;
   m["paths"] = std::move(paths);
   const fs::path tmp = dir / (std::string(kManifest) + "." + tag);
   std::ofstream(tmp) << boost::json::serialize(m) << "\n";

@@ -96,7 +96,9 @@ Instr makeInstr(const X86Insn& d, const std::vector<Access>& accesses, std::uint
     if (r.hasLoad()) r.op = OpClass::Load;
     else if (r.hasStore()) r.op = OpClass::Store;
   }
-  if (d.branch == BranchKind::None && next != 0 && next != d.pc + d.length) {
+  // A rep-prefixed string op runs one iteration per execution in QEMU: its next pc is its own, not a transfer.
+  const bool repeats = d.isRep && next == d.pc;
+  if (d.branch == BranchKind::None && next != 0 && next != d.pc + d.length && !repeats) {
     // Control went elsewhere after a non-branch: a mode switch (syscall, sysret, iret) or an interrupt taken after
     // it. The pipeline is redirected there, so the record says so (chosen: kind `other`, like ChampSim's
     // unclassified transfers, which the predictor treats as indirect).
@@ -165,7 +167,14 @@ SplitStats splitSystemStream(const RawBlockTable& blocks, const std::string& pat
       std::uint64_t addr = 0;
       if (!in.u64(addr)) break;
       const std::uint32_t index = (w >> 4) & 1023;
-      if (!cur.block || index >= cur.block->count) in.fail(at, "memory access outside its block");
+      if (!cur.block) in.fail(at, "memory access before any block");
+      // QEMU 7.2 reports the CPU's own accesses while it delivers an interrupt or exception (IDT and TSS reads,
+      // the frame it pushes) through the callbacks of the instruction that ran last. Those that cannot belong to
+      // that instruction (an index past its block, a kernel address from user code) are dropped and counted.
+      if (index >= cur.block->count || (!cur.kernel && addr >= kKernelHalf)) {
+        ++stats.deliveryAccesses;
+        continue;
+      }
       cur.accesses.push_back(Access{index, (w & 8) != 0, static_cast<std::uint8_t>(1u << ((w >> 1) & 3)), addr});
     } else if (w == kCutWord) {
       std::uint32_t k = 0;

@@ -261,13 +261,13 @@ static void tcp_paths(int n) {
 }
 
 /* The tick interrupts user code at random points: spin in marked regions until `n` of them held a kernel excursion
- * (the probe cannot see that; it spins long enough: about 4 ms of guest time per region at HZ=250). */
+ * (the probe cannot see that; it spins long enough: a tick every 4 ms at HZ=250 and some 10-50 M instructions per second under the plugin, so a 250 k-instruction spin is often interrupted). */
 static void timer_path(int n) {
   if (n > 20) n = 20;
   for (int i = 0; i < n; ++i) {
     volatile unsigned long x = 0;
     BEGIN(KP_timer);
-    for (unsigned long k = 0; k < 200000; ++k) x += k;
+    for (unsigned long k = 0; k < 50000; ++k) x += k;
     END(KP_timer);
   }
 }

@@ -41,7 +41,7 @@ std::vector<std::vector<KpathInstance>> splitKpathRecording(const std::string& r
                                                             SplitStats* total = nullptr);
 
 struct KpathBuildOptions {
-  int count = 100;            // instances of each path the probe runs
+  int count = 30;             // instances of each path the probe runs (30: ~35 M instructions, ~250 MB of raw stream)
   int timeoutSeconds = 900;   // the boot is stopped after this (the machine may be slow and shared)
   bool quiet = false;
 };

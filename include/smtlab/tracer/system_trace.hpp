@@ -33,6 +33,7 @@ struct SplitStats {
   std::uint64_t cut = 0;         // blocks left early by an exception (the faulting instruction is not emitted)
   std::uint64_t instructions = 0;
   std::uint64_t droppedAccesses = 0;  // beyond a record's 2 loads + 2 stores
+  std::uint64_t deliveryAccesses = 0;  // made by the CPU delivering an interrupt or exception, not by an instruction
   bool limitReached = false;     // the plugin stopped at its byte limit
 };
 
