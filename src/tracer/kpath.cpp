@@ -250,13 +250,16 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
   const fs::path console = work / "console.log";
   // la57=off: the modelled CPUs have 4-level paging, so kernel data lies in the upper half (0xffff8...) as the
   // model's shared kernel region expects; QEMU's max CPU would otherwise give 5-level paging and a direct map at
-  // 0xff1.... mitigations=off: the paths of a 2002 kernel had no speculation barriers. no_timer_check: TCG on a loaded host
+  // 0xff1.... mitigations=off and init_on_alloc=0: the kernels of the reference study had neither speculation
+  // barriers nor zeroing of every allocation (Debian turns the latter on by default; it adds a 4 KiB clear to each
+  // path name lookup). no_timer_check: TCG on a loaded host
   // can be too slow for the kernel's IO-APIC timer check, which then panics. panic=-1 with -no-reboot turns any
   // panic into QEMU's exit instead of a hang.
   const std::vector<std::string> qemu = {
       "qemu-system-x86_64", "-m", "256", "-cpu", "max,la57=off", "-smp", "1", "-nic", "none", "-nographic", "-no-reboot",
       "-kernel", vmlinuz, "-initrd", initrd.string(), "-append",
-      fmt::format("console=ttyS0 mitigations=off quiet rdinit=/init no_timer_check panic=-1 kpath_count={}", o.count),
+      fmt::format("console=ttyS0 mitigations=off init_on_alloc=0 quiet rdinit=/init no_timer_check panic=-1 "
+                  "kpath_count={}", o.count),
       "-plugin", fmt::format("{},out={},limit={}", systemTracerPluginPath(), rawPrefix, kStreamLimitBytes)};
   const auto t0 = std::chrono::steady_clock::now();
   const int status = runLogged(qemu, console.string(), o.timeoutSeconds);
@@ -271,6 +274,8 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
                                  "ended with: {}", status, lastLine(log)));
   }
 
+  std::uint64_t rawBytes = 0;
+  for (const std::string& f : systemCpuFiles(rawPrefix)) rawBytes += fs::file_size(f, ec);
   const auto t1 = std::chrono::steady_clock::now();
   SplitStats stats;
   const auto instances = splitKpathRecording(rawPrefix, dir.string(), &stats);
@@ -288,6 +293,7 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
   m["boot_seconds"] = bootSeconds;
   m["split_seconds"] = splitSeconds;
   m["instructions"] = stats.instructions;
+  m["raw_bytes"] = rawBytes;
   m["broken_regions"] = stats.broken;
   m["cut_blocks"] = stats.cut;
   m["dropped_accesses"] = stats.droppedAccesses;
