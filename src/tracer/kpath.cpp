@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -212,14 +213,26 @@ std::vector<std::vector<KpathInstance>> splitKpathRecording(const std::string& r
 std::string ensureKpathCache(const KpathBuildOptions& o) {
   const fs::path dir = kpathCacheDir();
   const fs::path manifest = dir / kManifest;
-  const bool current = fs::exists(manifest) && !newer(kProbeDir / "probe.c", manifest) &&
-                       !newer(kProbeDir / "kpath_paths.h", manifest) &&
-                       !newer(kProbeDir / "make_initramfs.sh", manifest);
-  if (current) return manifest.string();
+  auto current = [&] {
+    return fs::exists(manifest) && !newer(kProbeDir / "probe.c", manifest) &&
+           !newer(kProbeDir / "kpath_paths.h", manifest) && !newer(kProbeDir / "make_initramfs.sh", manifest);
+  };
+  if (current()) return manifest.string();
   if (auto why = systemTracerUnavailableReason()) throw TraceError("kpath: cannot record kernel paths: " + *why);
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw TraceError(fmt::format("kpath: cannot create cache directory {}: {}", dir.string(), ec.message()));
+  // One recording at a time per cache (parallel tests or sweeps): the others wait and then find it current.
+  struct Lock {
+    int fd;
+    ~Lock() {
+      if (fd >= 0) ::close(fd);  // releases the flock
+    }
+  } lock{::open((dir / ".lock").c_str(), O_CREAT | O_RDWR, 0644)};
+  if (lock.fd < 0 || ::flock(lock.fd, LOCK_EX) != 0) {
+    throw TraceError(fmt::format("kpath: cannot lock {}", (dir / ".lock").string()));
+  }
+  if (current()) return manifest.string();
   const std::string tag = fmt::format("boot.tmp{}", ::getpid());
   const fs::path work = dir / tag;
   fs::create_directories(work, ec);

@@ -63,29 +63,37 @@ class KpathBoot : public ::testing::Test {
   static std::uint64_t kernelCount(const std::vector<Instr>& t) {
     return static_cast<std::uint64_t>(std::count_if(t.begin(), t.end(), [](const Instr& i) { return i.pc >= kKernelHalf; }));
   }
+  void checkEveryPathOfTheProbeHasItsInstances();
+  void checkNullSystemCallIsUserThenKernelThenUser();
+  void checkWarmInstancesOfOnePathRunTheSameUserCode();
+  void checkPageFaultZeroesOneWholePage();
+  void checkPipeRoundTripRunsTheOtherProcess();
+  void checkSameSeedSameInstance();
+  void checkTraceInfoWorksOnAKpath();
   static inline std::string skip_;
   static inline fs::path cache_;
   static inline std::string manifest_;
 };
 
-TEST_F(KpathBoot, EveryPathOfTheProbeHasItsInstances) {
+void KpathBoot::checkEveryPathOfTheProbeHasItsInstances() {
   // Every marked path ran 10 times in the guest; on one CPU each region ends where it began, so all 10 arrive.
-  // Exceptions: ctxsw loses the instances in which the woken child preempts the parent before its begin marker (the
-  // region then never ends and is dropped); the timer path keeps the kernel runs of the 10 spins a tick interrupted.
+  // Exceptions: the ctxsw loop stops once the child has ended 10 regions; a region in which a tick preempted the
+  // child before its yield is ended later, so 10 arrive unless the loop's cap hit first, hence at least half. The
+  // timer path keeps the kernel runs of the 10 spins that a tick interrupted, at least one.
   for (const KpathInfo& k : kpaths()) {
     const auto list = instances(k.name);
-    if (k.excursion || k.name == "ctxsw") {
+    if (k.excursion) {
       EXPECT_GE(list.size(), 1u) << k.name;
+    } else if (k.name == "ctxsw") {
+      EXPECT_GE(list.size(), 5u) << k.name;
+      EXPECT_LE(list.size(), 10u) << k.name;
     } else {
       EXPECT_EQ(list.size(), 10u) << k.name;
-    }
-    if (k.name == "ctxsw") {
-      EXPECT_LE(list.size(), 10u);
     }
   }
 }
 
-TEST_F(KpathBoot, NullSystemCallIsUserThenKernelThenUser) {
+void KpathBoot::checkNullSystemCallIsUserThenKernelThenUser() {
   // getppid(): glibc's syscall() wrapper in user mode, the kernel's entry, do_syscall_64, sys_getppid and the exit
   // work, then back. Linux 6.1 with mitigations=off runs about 150-300 kernel instructions for it; the band is wide
   // but two-sided (a recording of the wrong thing, e.g. a whole tick, is far outside it).
@@ -109,7 +117,7 @@ TEST_F(KpathBoot, NullSystemCallIsUserThenKernelThenUser) {
   }
 }
 
-TEST_F(KpathBoot, WarmInstancesOfOnePathRunTheSameUserCode) {
+void KpathBoot::checkWarmInstancesOfOnePathRunTheSameUserCode() {
   // The user part of getppid (the wrapper) is the same code every time; only the first, cold instance may take
   // page faults. So the user-mode instruction count of instances 1..9 is one number.
   const auto list = instances("getppid");
@@ -122,7 +130,7 @@ TEST_F(KpathBoot, WarmInstancesOfOnePathRunTheSameUserCode) {
   EXPECT_EQ(userCounts.size(), 1u);
 }
 
-TEST_F(KpathBoot, PageFaultZeroesOneWholePage) {
+void KpathBoot::checkPageFaultZeroesOneWholePage() {
   // The first write to an anonymous page makes the kernel allocate a page and clear it: all 4096 bytes of one
   // page-aligned kernel (direct-map) page are stored to, whatever the clearing routine (rep stosb / stosq).
   const auto t = instance("page_fault", 3);
@@ -142,7 +150,7 @@ TEST_F(KpathBoot, PageFaultZeroesOneWholePage) {
   EXPECT_TRUE(t.back().stores[0].valid());
 }
 
-TEST_F(KpathBoot, PipeRoundTripRunsTheOtherProcess) {
+void KpathBoot::checkPipeRoundTripRunsTheOtherProcess() {
   // lat_pipe's round trip: two pipe writes, two reads, two context switches and the child's user code. So it runs
   // several times the kernel code of one write to a pipe nobody waits on, and it has more than one user run.
   const auto trip = instance("pipe_roundtrip", 1), write = instance("pipe_write", 1);
@@ -154,15 +162,47 @@ TEST_F(KpathBoot, PipeRoundTripRunsTheOtherProcess) {
   EXPECT_GE(userRuns, 3);  // parent before, child in between, parent after
 }
 
-TEST_F(KpathBoot, SameSeedSameInstance) {
+void KpathBoot::checkSameSeedSameInstance() {
   EXPECT_EQ(instance("read", 7), instance("read", 7));
   const auto src = openTrace("kpath:fork,seed=2");
   EXPECT_EQ(src->describe().rfind("kpath:fork#", 0), 0u) << src->describe();
 }
 
-TEST_F(KpathBoot, TraceInfoWorksOnAKpath) {
+void KpathBoot::checkTraceInfoWorksOnAKpath() {
   const std::string cmd = std::string(SMTLAB_BINARY) + " trace info kpath:getppid >/dev/null 2>&1";
   EXPECT_EQ(std::system(cmd.c_str()), 0);
+}
+
+// One test: ctest runs every test in a process of its own, and each process would boot the guest again.
+TEST_F(KpathBoot, RecordedPathsAreWhatTheKernelMustRun) {
+  {
+    SCOPED_TRACE("EveryPathOfTheProbeHasItsInstances");
+    checkEveryPathOfTheProbeHasItsInstances();
+  }
+  {
+    SCOPED_TRACE("NullSystemCallIsUserThenKernelThenUser");
+    checkNullSystemCallIsUserThenKernelThenUser();
+  }
+  {
+    SCOPED_TRACE("WarmInstancesOfOnePathRunTheSameUserCode");
+    checkWarmInstancesOfOnePathRunTheSameUserCode();
+  }
+  {
+    SCOPED_TRACE("PageFaultZeroesOneWholePage");
+    checkPageFaultZeroesOneWholePage();
+  }
+  {
+    SCOPED_TRACE("PipeRoundTripRunsTheOtherProcess");
+    checkPipeRoundTripRunsTheOtherProcess();
+  }
+  {
+    SCOPED_TRACE("SameSeedSameInstance");
+    checkSameSeedSameInstance();
+  }
+  {
+    SCOPED_TRACE("TraceInfoWorksOnAKpath");
+    checkTraceInfoWorksOnAKpath();
+  }
 }
 
 }  // namespace

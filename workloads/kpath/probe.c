@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,8 +136,7 @@ static void pipe_paths(int n) {
   close(p[0]);
   close(p[1]);
 
-  /* Two processes, one pipe each way. The child echoes each byte; it marks the end of a ctxsw instance when its read
-   * returns after the parent blocked. On one CPU the child is asleep in read() whenever the parent runs its loop. */
+  /* Two processes, one pipe each way: the child echoes each byte. */
   if (pipe(p) != 0 || pipe(q) != 0) die("pipe");
   pid_t child = fork();
   if (child < 0) die("fork");
@@ -145,7 +145,6 @@ static void pipe_paths(int n) {
     close(q[0]);
     for (;;) {
       if (read(p[0], &c, 1) != 1) _exit(0);
-      if (c == 's') END(KP_ctxsw);
       if (write(q[1], &c, 1) != 1) _exit(1);
     }
   }
@@ -159,16 +158,41 @@ static void pipe_paths(int n) {
     if (write(p[1], &c, 1) != 1) die("pipe write");
     END(KP_pipe_write_wake);
     if (read(q[0], &c, 1) != 1) die("pipe read");
-    c = 's';
-    if (write(p[1], &c, 1) != 1) die("pipe write");
-    BEGIN(KP_ctxsw);
-    if (read(q[0], &c, 1) != 1) die("pipe read");
   }
   close(p[1]);
   waitpid(child, NULL, 0);
   close(p[0]);
   close(q[0]);
   close(q[1]);
+}
+
+/* Two runnable processes on one CPU that yield to each other: a region runs from the parent's sched_yield() through
+ * the switch to the child's return from its own sched_yield(), where the child ends it. No wake-up is involved, so
+ * no wake-up preemption can reorder the markers (a pipe-based version lost about half of its instances that way).
+ * CFS switches on a yield only when the other task's vruntime is within the wake-up granularity; the forked child
+ * starts a slice ahead, so the parent's first yields return without a switch: the parent then ends the region with
+ * the id KP_NONE, which the splitter drops as broken. A counter shared with the child says when enough switched. */
+#define KP_NONE 0x7fff
+static void ctxsw_path(int n) {
+  volatile int *switches = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (switches == MAP_FAILED) die("mmap");
+  pid_t child = fork();
+  if (child < 0) die("fork");
+  if (child == 0) {
+    for (;;) {
+      sched_yield();
+      END(KP_ctxsw);
+      ++*switches;
+    }
+  }
+  for (long i = 0; *switches < n && i < 200L * n; ++i) {
+    BEGIN(KP_ctxsw);
+    sched_yield();
+    END(KP_NONE);
+  }
+  kill(child, SIGKILL);
+  waitpid(child, NULL, 0);
+  munmap((void *)switches, 4096);
 }
 
 static void process_paths(int n) {
@@ -288,7 +312,8 @@ int main(int argc, char **argv) {
   /* The first run of each path is cold (caches, page tables, first faults); it is recorded like the others. */
   /* Progress lines name the phase that hangs or fails, if one does (the recorder prints the console on failure). */
   static const struct { const char *name; void (*run)(int); } phases[] = {
-      {"system calls", simple_syscalls}, {"pipes", pipe_paths}, {"processes", process_paths},
+      {"system calls", simple_syscalls}, {"pipes", pipe_paths}, {"context switch", ctxsw_path},
+      {"processes", process_paths},
       {"files", file_paths},             {"tcp", tcp_paths},    {"timer", timer_path}};
   for (size_t k = 0; k < sizeof phases / sizeof phases[0]; ++k) {
     printf("kpath probe: %s\n", phases[k].name);
