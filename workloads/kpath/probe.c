@@ -148,12 +148,17 @@ static void pipe_paths(int n) {
       if (write(q[1], &c, 1) != 1) _exit(1);
     }
   }
+  /* Before each instance the parent sleeps 1 ms (unrecorded), so the child has run to its read() and sleeps there:
+   * without it, the parent sometimes preempts the child right at the wake-up (the child then has yet to reach read(),
+   * and the "waking" write wakes nobody). */
   for (int i = 0; i < n; ++i) {
+    usleep(1000);
     c = 'r';
     BEGIN(KP_pipe_roundtrip);
     if (write(p[1], &c, 1) != 1 || read(q[0], &c, 1) != 1) die("pipe round trip");
     END(KP_pipe_roundtrip);
     c = 'w';
+    usleep(1000);
     BEGIN(KP_pipe_write_wake);
     if (write(p[1], &c, 1) != 1) die("pipe write");
     END(KP_pipe_write_wake);
@@ -171,28 +176,37 @@ static void pipe_paths(int n) {
  * no wake-up preemption can reorder the markers (a pipe-based version lost about half of its instances that way).
  * CFS switches on a yield only when the other task's vruntime is within the wake-up granularity; the forked child
  * starts a slice ahead, so the parent's first yields return without a switch: the parent then ends the region with
- * the id KP_NONE, which the splitter drops as broken. A counter shared with the child says when enough switched. */
+ * the id KP_NONE, which the splitter drops as broken. Memory shared with the child says whether a region is open
+ * (only then does the child end it) and how many the child ended. */
 #define KP_NONE 0x7fff
 static void ctxsw_path(int n) {
-  volatile int *switches = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (switches == MAP_FAILED) die("mmap");
+  volatile int *shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (shared == MAP_FAILED) die("mmap");
+  volatile int *open_region = shared, *switches = shared + 1;
   pid_t child = fork();
   if (child < 0) die("fork");
   if (child == 0) {
     for (;;) {
       sched_yield();
-      END(KP_ctxsw);
-      ++*switches;
+      if (*open_region) {
+        END(KP_ctxsw);
+        *open_region = 0;
+        ++*switches;
+      }
     }
   }
   for (long i = 0; *switches < n && i < 200L * n; ++i) {
+    *open_region = 1;
     BEGIN(KP_ctxsw);
     sched_yield();
-    END(KP_NONE);
+    if (*open_region) {
+      END(KP_NONE);
+      *open_region = 0;
+    }
   }
   kill(child, SIGKILL);
   waitpid(child, NULL, 0);
-  munmap((void *)switches, 4096);
+  munmap((void *)shared, 4096);
 }
 
 static void process_paths(int n) {
