@@ -21,6 +21,7 @@ PACKAGES=(cmake ninja-build g++ pkg-config
   python3 python3-venv python3-dev
   clang libclang-rt-14-dev  # clang and its runtime (libFuzzer, sanitizers) for scripts/fuzz.sh
   gcc qemu-user libcapstone-dev)  # the tracer: QEMU runs programs with our plugin, capstone decodes (docs/tracing.md)
+PACKAGES+=(qemu-system-x86 busybox-static cpio)  # system mode: kpath:NAME boots Debian's kernel (scripts/kpath_kernel.sh)
 
 if command -v dpkg-query >/dev/null 2>&1; then
   missing=()

@@ -1,0 +1,56 @@
+// Real Linux kernel paths as traces: `kpath:NAME` boots Debian 12's own kernel under qemu-system-x86_64 with the
+// system plugin and an initramfs whose probe (workloads/kpath/probe.c) runs every path of workloads/kpath/
+// kpath_paths.h many times between markers; the recorded instances are cached and served one at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "smtlab/trace/source.hpp"
+#include "smtlab/tracer/system_trace.hpp"
+
+namespace smtlab {
+
+struct KpathInfo {
+  std::string name;        // kpath:NAME; its id is its index in kpaths()
+  bool excursion = false;  // instances are the kernel runs inside the marked user region (interrupts)
+  std::string what;        // one line for listings
+};
+
+// The table of workloads/kpath/kpath_paths.h.
+const std::vector<KpathInfo>& kpaths();
+// $SMTLAB_KPATH_CACHE, else build/kpath of this build tree.
+std::string kpathCacheDir();
+// nullopt when kernel paths can be recorded here; otherwise why not (no capstone, qemu-system-x86_64, plugin).
+std::optional<std::string> systemTracerUnavailableReason();
+std::string systemTracerPluginPath();
+
+struct KpathInstance {
+  std::uint64_t offset = 0;  // first record in the path's trace file
+  std::uint64_t length = 0;
+  std::uint64_t kernelInstructions = 0;
+};
+
+// Splits the plugin's output (PREFIX.blocks, PREFIX.cpuK.raw) into one native trace per path, NAME.trace in `dir`
+// (all instances one after the other), and returns the instances per path (indexed like kpaths()). Files are
+// written under temporary names and renamed when complete.
+std::vector<std::vector<KpathInstance>> splitKpathRecording(const std::string& rawPrefix, const std::string& dir,
+                                                            SplitStats* total = nullptr);
+
+struct KpathBuildOptions {
+  int count = 30;             // instances of each path the probe runs (30: ~35 M instructions, ~250 MB of raw stream)
+  int timeoutSeconds = 900;   // the boot is stopped after this (the machine may be slow and shared)
+  bool quiet = false;
+};
+
+// Makes sure the cache exists and is current (boots and records when not); returns the manifest's path. Throws
+// TraceError with one clear message when something needed is missing or the boot fails.
+std::string ensureKpathCache(const KpathBuildOptions& options = {});
+
+// Opens "kpath:NAME[,seed=N]": instance (splitmix64(N) mod instances) of the path, recording first if needed.
+std::unique_ptr<TraceSource> openKpathTrace(const std::string& spec);
+
+}  // namespace smtlab

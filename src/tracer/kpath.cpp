@@ -1,0 +1,382 @@
+#include "smtlab/tracer/kpath.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include "smtlab/common/error.hpp"
+#include "smtlab/trace/native_format.hpp"
+#include "smtlab/trace/vector_source.hpp"
+#include "smtlab/tracer/recorder.hpp"
+#include "smtlab/tracer/x86_decoder.hpp"
+
+namespace smtlab {
+namespace fs = std::filesystem;
+
+namespace {
+
+#ifndef SMTLAB_KPATH_SOURCE_DIR
+#define SMTLAB_KPATH_SOURCE_DIR "."
+#endif
+#ifndef SMTLAB_KPATH_CACHE_DEFAULT
+#define SMTLAB_KPATH_CACHE_DEFAULT "build/kpath"
+#endif
+
+const fs::path kSourceDir = SMTLAB_KPATH_SOURCE_DIR;
+const fs::path kProbeDir = kSourceDir / "workloads/kpath";
+constexpr const char* kManifest = "kpaths.json";
+// Per-CPU stream cap: the probe's regions at the default count take ~100 MB; a runaway region stops here.
+constexpr std::uint64_t kStreamLimitBytes = 2ull << 30;
+
+std::vector<KpathInfo> makeTable() {
+  std::vector<KpathInfo> t;
+#define REGION false
+#define EXCURSION true
+#define KPATH(name, kind, what) t.push_back(KpathInfo{#name, kind, what});
+#include "../../workloads/kpath/kpath_paths.h"
+#undef KPATH
+#undef EXCURSION
+#undef REGION
+  return t;
+}
+
+std::string onPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string_view rest = path ? path : "/usr/bin:/bin";
+  while (!rest.empty()) {
+    const std::size_t colon = rest.find(':');
+    const std::string dir(rest.substr(0, colon));
+    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return {};
+}
+
+// Runs argv with stdin from /dev/null and stdout + stderr into `logFile`; kills it (by its pid) after `timeout`.
+// Returns the exit status (128 + signal when killed), or -1 on a timeout.
+int runLogged(const std::vector<std::string>& args, const std::string& logFile, int timeoutSeconds) {
+  std::vector<std::string> copy = args;
+  std::vector<char*> argv;
+  for (auto& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw TraceError("kpath: fork failed");
+  if (pid == 0) {
+    const int in = ::open("/dev/null", O_RDONLY);
+    const int out = ::open(logFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (in < 0 || out < 0) std::_Exit(126);
+    ::dup2(in, 0);
+    ::dup2(out, 1);
+    ::dup2(out, 2);
+    ::execvp(argv[0], argv.data());
+    std::_Exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeoutSeconds);
+  int status = 0;
+  for (;;) {
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) throw TraceError("kpath: waitpid failed");
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string readFile(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string lastLine(const std::string& text) {
+  std::string t = text;
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+  const std::size_t nl = t.find_last_of('\n');
+  return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
+bool newer(const fs::path& a, const fs::path& b) {
+  std::error_code e1, e2;
+  const auto ta = fs::last_write_time(a, e1), tb = fs::last_write_time(b, e2);
+  return !e1 && !e2 && ta > tb;
+}
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+const std::vector<KpathInfo>& kpaths() {
+  static const std::vector<KpathInfo> table = makeTable();
+  return table;
+}
+
+std::string kpathCacheDir() {
+  if (const char* d = std::getenv("SMTLAB_KPATH_CACHE"); d && *d) return d;
+  return SMTLAB_KPATH_CACHE_DEFAULT;
+}
+
+std::string systemTracerPluginPath() {
+  if (const char* p = std::getenv("SMTLAB_QEMU_SYSTEM_PLUGIN"); p && *p) return p;
+#ifdef SMTLAB_SYSTEM_TRACER_PLUGIN
+  if (fs::exists(SMTLAB_SYSTEM_TRACER_PLUGIN)) return SMTLAB_SYSTEM_TRACER_PLUGIN;
+#endif
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (const fs::path& p : {self.parent_path() / "libsmtlab_system_tracer.so",
+                              self.parent_path() / "tools/qemu-tracer/libsmtlab_system_tracer.so"}) {
+      if (fs::exists(p)) return p.string();
+    }
+  }
+  return {};
+}
+
+std::optional<std::string> systemTracerUnavailableReason() {
+  if (!x86DecoderAvailable()) return "smtlab was built without capstone (Debian: libcapstone-dev)";
+  if (onPath("qemu-system-x86_64").empty()) return "qemu-system-x86_64 not found (Debian: qemu-system-x86)";
+  if (systemTracerPluginPath().empty()) {
+    return "the QEMU system tracer plugin was not built (qemu-plugin.h could not be had at configure time; see "
+           "docs/tracing.md) and SMTLAB_QEMU_SYSTEM_PLUGIN is not set";
+  }
+  return std::nullopt;
+}
+
+std::vector<std::vector<KpathInstance>> splitKpathRecording(const std::string& rawPrefix, const std::string& dir,
+                                                            SplitStats* total) {
+  const auto& table = kpaths();
+  const std::vector<std::string> cpus = systemCpuFiles(rawPrefix);
+  if (cpus.empty()) throw TraceError(fmt::format("kpath: the plugin wrote no stream ({}.cpu0.raw)", rawPrefix));
+  const RawBlockTable blocks(rawPrefix + ".blocks");
+  const std::string tag = fmt::format(".tmp{}", ::getpid());
+  std::vector<std::unique_ptr<NativeTraceWriter>> writers(table.size());
+  std::vector<std::vector<KpathInstance>> instances(table.size());
+  auto add = [&](const SystemRegion& r) {
+    auto& w = writers[r.id];
+    if (!w) w = std::make_unique<NativeTraceWriter>((fs::path(dir) / (table[r.id].name + ".trace" + tag)).string());
+    instances[r.id].push_back(KpathInstance{w->written(), r.instrs.size(), r.kernelInstructions()});
+    for (const Instr& i : r.instrs) w->write(i);
+  };
+  SplitStats sum;
+  for (const std::string& cpu : cpus) {
+    const SplitStats s = splitSystemStream(blocks, cpu, [&](SystemRegion&& r) {
+      if (r.id >= table.size()) throw TraceError(fmt::format("{}: region id {} is not a kpath", cpu, r.id));
+      if (!table[r.id].excursion) {
+        if (!r.instrs.empty()) add(r);
+        return;
+      }
+      for (const SystemRegion& e : kernelExcursions(r)) add(e);
+    });
+    sum.regions += s.regions;
+    sum.broken += s.broken;
+    sum.cut += s.cut;
+    sum.instructions += s.instructions;
+    sum.droppedAccesses += s.droppedAccesses;
+    sum.deliveryAccesses += s.deliveryAccesses;
+    sum.limitReached = sum.limitReached || s.limitReached;
+  }
+  for (std::size_t id = 0; id < table.size(); ++id) {
+    if (!writers[id]) continue;
+    writers[id]->close();
+    const fs::path final = fs::path(dir) / (table[id].name + ".trace");
+    fs::rename(final.string() + tag, final);
+  }
+  if (total) *total = sum;
+  return instances;
+}
+
+std::string ensureKpathCache(const KpathBuildOptions& o) {
+  const fs::path dir = kpathCacheDir();
+  const fs::path manifest = dir / kManifest;
+  auto current = [&] {
+    return fs::exists(manifest) && !newer(kProbeDir / "probe.c", manifest) &&
+           !newer(kProbeDir / "kpath_paths.h", manifest) && !newer(kProbeDir / "make_initramfs.sh", manifest);
+  };
+  if (current()) return manifest.string();
+  if (auto why = systemTracerUnavailableReason()) throw TraceError("kpath: cannot record kernel paths: " + *why);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw TraceError(fmt::format("kpath: cannot create cache directory {}: {}", dir.string(), ec.message()));
+  // One recording at a time per cache (parallel tests or sweeps): the others wait and then find it current.
+  struct Lock {
+    int fd;
+    ~Lock() {
+      if (fd >= 0) ::close(fd);  // releases the flock
+    }
+  } lock{::open((dir / ".lock").c_str(), O_CREAT | O_RDWR, 0644)};
+  if (lock.fd < 0 || ::flock(lock.fd, LOCK_EX) != 0) {
+    throw TraceError(fmt::format("kpath: cannot lock {}", (dir / ".lock").string()));
+  }
+  if (current()) return manifest.string();
+  const std::string tag = fmt::format("boot.tmp{}", ::getpid());
+  const fs::path work = dir / tag;
+  fs::create_directories(work, ec);
+  struct Cleanup {
+    fs::path p;
+    ~Cleanup() {
+      std::error_code e;
+      fs::remove_all(p, e);
+    }
+  } cleanup{work};
+
+  // The pinned Debian kernel (downloaded once into ~/.cache/smtlab/kpath) and the initramfs with the probe.
+  const fs::path kernelLog = work / "kernel.log";
+  if (runLogged({(kSourceDir / "scripts/kpath_kernel.sh").string()}, kernelLog.string(), 600) != 0) {
+    throw TraceError(fmt::format("kpath: cannot get the kernel: {}", lastLine(readFile(kernelLog))));
+  }
+  const std::string vmlinuz = lastLine(readFile(kernelLog));
+  const fs::path initrd = work / "initrd.gz", initrdLog = work / "initrd.log";
+  if (runLogged({(kProbeDir / "make_initramfs.sh").string(), initrd.string()}, initrdLog.string(), 300) != 0) {
+    throw TraceError(fmt::format("kpath: cannot build the initramfs: {}", lastLine(readFile(initrdLog))));
+  }
+
+  if (!o.quiet) {
+    std::fprintf(stderr, "smtlab: kpath: booting Linux under qemu-system-x86_64 to record %zu kernel paths x %d "
+                         "(about a minute; once per cache)\n", kpaths().size(), o.count);
+  }
+  const std::string rawPrefix = (work / "raw").string();
+  const fs::path console = work / "console.log";
+  // la57=off: the modelled CPUs have 4-level paging, so kernel data lies in the upper half (0xffff8...) as the
+  // model's shared kernel region expects; QEMU's max CPU would otherwise give 5-level paging and a direct map at
+  // 0xff1.... mitigations=off and init_on_alloc=0: the kernels of the reference study had neither speculation
+  // barriers nor zeroing of every allocation (Debian turns the latter on by default; it adds a 4 KiB clear to each
+  // path name lookup). no_timer_check: TCG on a loaded host
+  // can be too slow for the kernel's IO-APIC timer check, which then panics. panic=-1 with -no-reboot turns any
+  // panic into QEMU's exit instead of a hang.
+  const std::vector<std::string> qemu = {
+      "qemu-system-x86_64", "-m", "256", "-cpu", "max,la57=off", "-smp", "1", "-nic", "none", "-nographic", "-no-reboot",
+      "-kernel", vmlinuz, "-initrd", initrd.string(), "-append",
+      fmt::format("console=ttyS0 mitigations=off init_on_alloc=0 quiet rdinit=/init no_timer_check panic=-1 "
+                  "kpath_count={}", o.count),
+      "-plugin", fmt::format("{},out={},limit={}", systemTracerPluginPath(), rawPrefix, kStreamLimitBytes)};
+  const auto t0 = std::chrono::steady_clock::now();
+  const int status = runLogged(qemu, console.string(), o.timeoutSeconds);
+  const double bootSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string log = readFile(console);
+  if (status == -1) {
+    throw TraceError(fmt::format("kpath: the guest did not finish within {} s (SMTLAB_KPATH_TIMEOUT); its console "
+                                 "ended with: {}", o.timeoutSeconds, lastLine(log)));
+  }
+  if (log.find("kpath: probe ok") == std::string::npos) {
+    throw TraceError(fmt::format("kpath: the probe did not complete in the guest (qemu status {}); its console "
+                                 "ended with: {}", status, lastLine(log)));
+  }
+
+  std::uint64_t rawBytes = 0;
+  for (const std::string& f : systemCpuFiles(rawPrefix)) rawBytes += fs::file_size(f, ec);
+  const auto t1 = std::chrono::steady_clock::now();
+  SplitStats stats;
+  const auto instances = splitKpathRecording(rawPrefix, dir.string(), &stats);
+  const double splitSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  if (stats.limitReached) throw TraceError("kpath: a CPU's stream reached the plugin's byte limit; lower the count");
+
+  boost::json::object m, paths;
+  for (std::size_t id = 0; id < kpaths().size(); ++id) {
+    boost::json::array list;
+    for (const KpathInstance& i : instances[id]) list.emplace_back(boost::json::array{i.offset, i.length, i.kernelInstructions});
+    paths[kpaths()[id].name] = boost::json::object{{"file", kpaths()[id].name + ".trace"}, {"instances", std::move(list)}};
+  }
+  m["kernel"] = lastLine(readFile(fs::path(vmlinuz).parent_path() / "kernel-package.txt"));
+  m["count"] = o.count;
+  m["boot_seconds"] = bootSeconds;
+  m["split_seconds"] = splitSeconds;
+  m["instructions"] = stats.instructions;
+  m["raw_bytes"] = rawBytes;
+  m["broken_regions"] = stats.broken;
+  m["cut_blocks"] = stats.cut;
+  m["dropped_accesses"] = stats.droppedAccesses;
+  m["delivery_accesses"] = stats.deliveryAccesses;
+  m["paths"] = std::move(paths);
+  const fs::path tmp = dir / (std::string(kManifest) + "." + tag);
+  std::ofstream(tmp) << boost::json::serialize(m) << "\n";
+  fs::rename(tmp, manifest);
+  if (!o.quiet) {
+    std::fprintf(stderr, "smtlab: kpath: recorded %llu instructions in %.1f s (boot, probe, power-off), split in "
+                         "%.1f s into %s\n", static_cast<unsigned long long>(stats.instructions), bootSeconds,
+                 splitSeconds, dir.c_str());
+  }
+  return manifest.string();
+}
+
+std::unique_ptr<TraceSource> openKpathTrace(const std::string& spec) {
+  std::string rest = spec.substr(spec.find(':') + 1);
+  const std::size_t comma = rest.find(',');
+  const std::string name = rest.substr(0, comma);
+  std::uint64_t seed = 0;
+  if (comma != std::string::npos) {
+    const std::string opt = rest.substr(comma + 1);
+    char* end = nullptr;
+    if (opt.rfind("seed=", 0) != 0 || opt.size() == 5 ||
+        (seed = std::strtoull(opt.c_str() + 5, &end, 10), *end != '\0')) {
+      throw TraceError(fmt::format("'{}': bad option '{}' (kpath:NAME[,seed=N])", spec, opt));
+    }
+  }
+  const auto& table = kpaths();
+  const auto it = std::find_if(table.begin(), table.end(), [&](const KpathInfo& k) { return k.name == name; });
+  if (it == table.end()) {
+    std::string names;
+    for (const auto& k : table) names += (names.empty() ? "" : " ") + k.name;
+    throw TraceError(fmt::format("'{}': unknown kernel path '{}' (paths: {})", spec, name, names));
+  }
+  KpathBuildOptions build;
+  if (const char* t = std::getenv("SMTLAB_KPATH_TIMEOUT"); t && *t) build.timeoutSeconds = std::atoi(t);
+  if (const char* c = std::getenv("SMTLAB_KPATH_COUNT"); c && *c) build.count = std::atoi(c);
+  if (build.timeoutSeconds <= 0 || build.count <= 0 || build.count > 100000) {
+    throw TraceError("kpath: SMTLAB_KPATH_TIMEOUT and SMTLAB_KPATH_COUNT must be positive (count at most 100000)");
+  }
+  const std::string manifestPath = ensureKpathCache(build);
+  boost::json::value m;
+  try {
+    m = boost::json::parse(readFile(manifestPath));
+    const auto& entry = m.at("paths").at(name).as_object();
+    const auto& list = entry.at("instances").as_array();
+    if (list.empty()) {
+      throw TraceError(fmt::format("'{}': the recording holds no instance of '{}' (see {})", spec, name, manifestPath));
+    }
+    const std::size_t pick = static_cast<std::size_t>(splitmix64(seed) % list.size());
+    const auto& inst = list[pick].as_array();
+    const std::uint64_t offset = inst.at(0).to_number<std::uint64_t>(), length = inst.at(1).to_number<std::uint64_t>();
+    NativeTraceReader reader((fs::path(manifestPath).parent_path() / entry.at("file").as_string().c_str()).string());
+    std::vector<Instr> skip(4096);
+    for (std::uint64_t left = offset; left > 0;) {
+      const std::size_t n = reader.read(std::span<Instr>(skip.data(), std::min<std::uint64_t>(left, skip.size())));
+      if (n == 0) throw TraceError(fmt::format("'{}': {} ends before instance {}", spec, reader.describe(), pick));
+      left -= n;
+    }
+    std::vector<Instr> records = readAll(reader, length);
+    if (records.size() != length) {
+      throw TraceError(fmt::format("'{}': {} ends inside instance {}", spec, reader.describe(), pick));
+    }
+    return std::make_unique<VectorSource>(std::move(records), fmt::format("kpath:{}#{}", name, pick));
+  } catch (const std::exception& e) {
+    if (dynamic_cast<const TraceError*>(&e)) throw;
+    throw TraceError(fmt::format("'{}': corrupt kpath manifest {}: {}", spec, manifestPath, e.what()));
+  }
+}
+
+}  // namespace smtlab

@@ -1,0 +1,209 @@
+// Full-system tracing end to end: boots Debian 12's kernel under qemu-system-x86_64 with the system plugin, runs the
+// probe (10 instances per path), splits the recording into kpath: traces and checks them against what the kernel
+// must do. Skipped (one line) only when qemu-system-x86_64, the plugin, capstone or the kernel package cannot be had.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+
+#include <boost/json.hpp>
+
+#include "smtlab/trace/source.hpp"
+#include "smtlab/trace/vector_source.hpp"
+#include "smtlab/tracer/kpath.hpp"
+
+namespace smtlab {
+namespace {
+namespace fs = std::filesystem;
+
+class KpathBoot : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (auto why = systemTracerUnavailableReason()) {
+      skip_ = *why;
+      return;
+    }
+    // The kernel comes from Debian's archive; only its absence (no apt, no network) is a reason to skip.
+    const std::string script = std::string(SMTLAB_SOURCE_DIR) + "/scripts/kpath_kernel.sh >/dev/null 2>&1";
+    if (std::system(script.c_str()) != 0) {
+      skip_ = "scripts/kpath_kernel.sh could not get the kernel image (run it to see why)";
+      return;
+    }
+    cache_ = fs::temp_directory_path() / ("smtlab-kpath-test-" + std::to_string(::getpid()));
+    fs::create_directories(cache_);
+    ::setenv("SMTLAB_KPATH_CACHE", cache_.c_str(), 1);
+    KpathBuildOptions o;
+    o.count = 10;
+    o.quiet = true;
+    manifest_ = ensureKpathCache(o);
+  }
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    if (!cache_.empty()) fs::remove_all(cache_, ec);
+  }
+  void SetUp() override {
+    if (!skip_.empty()) GTEST_SKIP() << skip_;
+  }
+  static std::vector<Instr> instance(const std::string& name, int seed) {
+    auto src = openTrace("kpath:" + name + ",seed=" + std::to_string(seed));
+    return readAll(*src);
+  }
+  static boost::json::array instances(const std::string& name) {
+    std::ifstream in(manifest_);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return boost::json::parse(text).at("paths").at(name).at("instances").as_array();
+  }
+  static std::uint64_t kernelCount(const std::vector<Instr>& t) {
+    return static_cast<std::uint64_t>(std::count_if(t.begin(), t.end(), [](const Instr& i) { return i.pc >= kKernelHalf; }));
+  }
+  void checkEveryPathOfTheProbeHasItsInstances();
+  void checkNullSystemCallIsUserThenKernelThenUser();
+  void checkWarmInstancesOfOnePathRunTheSameUserCode();
+  void checkPageFaultZeroesOneWholePage();
+  void checkPipeRoundTripRunsTheOtherProcess();
+  void checkSameSeedSameInstance();
+  void checkTraceInfoWorksOnAKpath();
+  static inline std::string skip_;
+  static inline fs::path cache_;
+  static inline std::string manifest_;
+};
+
+void KpathBoot::checkEveryPathOfTheProbeHasItsInstances() {
+  // Every marked path ran 10 times in the guest; on one CPU each region ends where it began, so all 10 arrive.
+  // Exceptions: the ctxsw loop stops once the child has ended 10 regions; a region in which a tick preempted the
+  // child before its yield is ended later, so 10 arrive unless the loop's cap hit first, hence at least half. The
+  // timer path keeps the kernel runs of the 10 spins that a tick interrupted, at least one.
+  for (const KpathInfo& k : kpaths()) {
+    const auto list = instances(k.name);
+    if (k.excursion) {
+      EXPECT_GE(list.size(), 1u) << k.name;
+    } else if (k.name == "ctxsw") {
+      EXPECT_GE(list.size(), 5u) << k.name;
+      EXPECT_LE(list.size(), 10u) << k.name;
+    } else {
+      EXPECT_EQ(list.size(), 10u) << k.name;
+    }
+  }
+}
+
+void KpathBoot::checkNullSystemCallIsUserThenKernelThenUser() {
+  // getppid(): glibc's syscall() wrapper in user mode, the kernel's entry, do_syscall_64, sys_getppid and the exit
+  // work, then back. Linux 6.1 with mitigations=off runs about 150-300 kernel instructions for it; the band is wide
+  // but two-sided (a recording of the wrong thing, e.g. a whole tick, is far outside it).
+  for (int seed = 0; seed < 5; ++seed) {
+    const auto t = instance("getppid", seed);
+    ASSERT_FALSE(t.empty());
+    EXPECT_LT(t.front().pc, kKernelHalf);
+    EXPECT_LT(t.back().pc, kKernelHalf);
+    const std::uint64_t kernel = kernelCount(t);
+    EXPECT_GE(kernel, 60u) << "seed " << seed;
+    EXPECT_LE(kernel, 1500u) << "seed " << seed;
+    // The kernel reads its per-CPU data and the task (kernel-half addresses) ...
+    EXPECT_TRUE(std::any_of(t.begin(), t.end(), [](const Instr& i) {
+      return i.pc >= kKernelHalf && i.loads[0].valid() && i.loads[0].addr >= kKernelHalf;
+    }));
+    // ... and enters with a transfer from user to kernel code that the record marks as taken.
+    const auto entry = std::find_if(t.begin(), t.end(), [](const Instr& i) { return i.pc >= kKernelHalf; });
+    ASSERT_NE(entry, t.begin());
+    EXPECT_TRUE((entry - 1)->taken);
+    EXPECT_EQ((entry - 1)->target, entry->pc);
+  }
+}
+
+void KpathBoot::checkWarmInstancesOfOnePathRunTheSameUserCode() {
+  // The user part of getppid (the wrapper) is the same code every time; only the first, cold instance may take
+  // page faults. So the user-mode instruction count of instances 1..9 is one number.
+  const auto list = instances("getppid");
+  ASSERT_GE(list.size(), 3u);
+  std::map<std::uint64_t, int> userCounts;
+  for (std::size_t k = 1; k < list.size(); ++k) {
+    const auto& i = list[k].as_array();
+    ++userCounts[i.at(1).to_number<std::uint64_t>() - i.at(2).to_number<std::uint64_t>()];
+  }
+  EXPECT_EQ(userCounts.size(), 1u);
+}
+
+void KpathBoot::checkPageFaultZeroesOneWholePage() {
+  // The first write to an anonymous page makes the kernel allocate a page and clear it: all 4096 bytes of one
+  // page-aligned kernel (direct-map) page are stored to, whatever the clearing routine (rep stosb / stosq).
+  const auto t = instance("page_fault", 3);
+  ASSERT_FALSE(t.empty());
+  std::map<Addr, std::uint64_t> storedPerPage;
+  for (const Instr& i : t) {
+    for (const MemRef& s : i.stores) {
+      if (s.valid() && i.pc >= kKernelHalf && s.addr >= kKernelHalf) storedPerPage[s.addr & ~Addr{4095}] += s.size;
+    }
+  }
+  std::uint64_t most = 0;
+  for (const auto& [page, bytes] : storedPerPage) most = std::max(most, bytes);
+  EXPECT_GE(most, 4096u);
+  EXPECT_LE(most, 2 * 4096u);
+  // The faulting user store runs once, after the handler: the region's last user record before the end is it.
+  EXPECT_LT(t.back().pc, kKernelHalf);
+  EXPECT_TRUE(t.back().stores[0].valid());
+}
+
+void KpathBoot::checkPipeRoundTripRunsTheOtherProcess() {
+  // lat_pipe's round trip: two pipe writes, two reads, two context switches and the child's user code. So it runs
+  // several times the kernel code of one write to a pipe nobody waits on, and it has more than one user run.
+  const auto trip = instance("pipe_roundtrip", 1), write = instance("pipe_write", 1);
+  EXPECT_GT(kernelCount(trip), 3 * kernelCount(write));
+  int userRuns = 0;
+  for (std::size_t i = 0; i < trip.size(); ++i) {
+    if (trip[i].pc < kKernelHalf && (i == 0 || trip[i - 1].pc >= kKernelHalf)) ++userRuns;
+  }
+  EXPECT_GE(userRuns, 3);  // parent before, child in between, parent after
+}
+
+void KpathBoot::checkSameSeedSameInstance() {
+  EXPECT_EQ(instance("read", 7), instance("read", 7));
+  const auto src = openTrace("kpath:fork,seed=2");
+  EXPECT_EQ(src->describe().rfind("kpath:fork#", 0), 0u) << src->describe();
+}
+
+void KpathBoot::checkTraceInfoWorksOnAKpath() {
+  const std::string cmd = std::string(SMTLAB_BINARY) + " trace info kpath:getppid >/dev/null 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+}
+
+// One test: ctest runs every test in a process of its own, and each process would boot the guest again.
+TEST_F(KpathBoot, RecordedPathsAreWhatTheKernelMustRun) {
+  {
+    SCOPED_TRACE("EveryPathOfTheProbeHasItsInstances");
+    checkEveryPathOfTheProbeHasItsInstances();
+  }
+  {
+    SCOPED_TRACE("NullSystemCallIsUserThenKernelThenUser");
+    checkNullSystemCallIsUserThenKernelThenUser();
+  }
+  {
+    SCOPED_TRACE("WarmInstancesOfOnePathRunTheSameUserCode");
+    checkWarmInstancesOfOnePathRunTheSameUserCode();
+  }
+  {
+    SCOPED_TRACE("PageFaultZeroesOneWholePage");
+    checkPageFaultZeroesOneWholePage();
+  }
+  {
+    SCOPED_TRACE("PipeRoundTripRunsTheOtherProcess");
+    checkPipeRoundTripRunsTheOtherProcess();
+  }
+  {
+    SCOPED_TRACE("SameSeedSameInstance");
+    checkSameSeedSameInstance();
+  }
+  {
+    SCOPED_TRACE("TraceInfoWorksOnAKpath");
+    checkTraceInfoWorksOnAKpath();
+  }
+}
+
+}  // namespace
+}  // namespace smtlab
