@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..workloads import sysbench as sb
+from ..fileio import atomic_path
 from .section import Section
 
 #: The published table (shared/reference/smt_energy_sysbench.csv; article "SMT energy", sysbench --test=cpu
@@ -176,7 +177,8 @@ def _figure(out_dir: pathlib.Path, rows: list[dict[str, Any]]) -> pathlib.Path:
     fig.suptitle("sysbench cpu on the i7-5557U (broadwell preset): published vs model")
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "sysbench_energy.png"
-    fig.savefig(path, dpi=110)
+    with atomic_path(path, "energy figure") as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
     return path
 
 
