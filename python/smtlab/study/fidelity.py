@@ -5,7 +5,7 @@ a change made the study truer.
 Rows: every row of a section table that has both a published and a model speed-up (LMbench latencies, AIM9 rates,
 chat / dbench / tbench per parameter value, sysbench per thread count). The geometric-mean rows of the multithreaded
 tables are left out: they are computed from the other rows, and counting them would weigh those twice. A published
-row the study has no model for (most of AIM9's 58 tests) cannot be compared; it is counted in ``published_rows`` so
+row the study has no model for (most of AIM9's 59 tests) cannot be compared; it is counted in ``published_rows`` so
 that the coverage is printed beside the figure. Quick mode runs fewer rows, so its figure is not comparable with a
 default run's."""
 
