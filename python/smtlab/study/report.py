@@ -62,7 +62,7 @@ def run_study(out_dir: pathlib.Path, quick: bool = False, workers: int | None = 
         seconds[key] = time.perf_counter() - t0
         sections.append(sec)
         with atomic_path(out_dir / f"{sec.key}.csv", f"{sec.key} table") as tmp:
-            sec.table.to_csv(tmp, index=False)
+            sec.table.to_csv(tmp, index=sec.table.index.name is not None)  # a named index (threads) is a column
         if echo:
             print(f"\n== {sec.title}  ({seconds[key]:.1f} s)")
             print(text_table(sec.table))
