@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 
@@ -29,9 +30,19 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
     out = tmp_path_factory.mktemp("study")
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH", ""), str(ROOT / "python")]))
-    proc = subprocess.run([sys.executable, "-m", "smtlab.study", "--quick", "-o", str(out), "--workers", "2",
-                           "--no-progress"], env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    # Its own session, so that a timeout kills the study's worker processes too (subprocess.run's timeout kills
+    # only the direct child and would leave the pool's workers computing). The bound is generous: quick mode takes
+    # about 30 s on an idle 2-core host and was measured at over 10 minutes with many builds running beside it.
+    proc = subprocess.Popen([sys.executable, "-m", "smtlab.study", "--quick", "-o", str(out), "--workers", "2",
+                             "--no-progress"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=1800)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail("the quick study did not finish within 30 minutes")
+    assert proc.returncode == 0, stdout[-3000:] + stderr[-3000:]
     return out
 
 
@@ -113,14 +124,6 @@ def test_lmbench_pipe_and_fork_checks_say_what_the_table_shows(study: pathlib.Pa
     fork = lm[lm.index.str.contains("fork")]["model speed-up %"]
     assert len(fork) == 3
     assert checks["lmbench.fork_rows_slower_within_10pct"] is chk.fork_slower(fork)
-
-
-def test_multithreaded_workloads_gain_from_ht(study: pathlib.Path) -> None:
-    # Two logical CPUs with work on both retire more than one: every geomean speed-up is a clear gain.
-    for key in ("chat", "dbench", "tbench"):
-        t = _table(study, key)
-        g = t[t.iloc[:, 1].astype(str) == "geomean"]
-        assert (g["model speed-up %"] >= 10.0).all(), (key, g)
 
 
 def test_multithreaded_band_reported_as_the_numbers_show(study: pathlib.Path) -> None:
