@@ -36,7 +36,12 @@ def run_study(out_dir: pathlib.Path, quick: bool = False, workers: int | None = 
     """Runs the study; returns {'sections': [Section...], 'checks': {...}, 'notes': [...], 'seconds': {...}}."""
     kernel_cache_env()
     workers = workers or os.cpu_count() or 1
-    out_dir.mkdir(parents=True, exist_ok=True)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ValueError(f"cannot write the study into '{out_dir}': it is not a directory")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"cannot create the study's output folder '{out_dir}': {e.strerror}") from None
     # Checked before the long run, so that an unwritable folder is reported at once, not after minutes of work.
     check_output_path(out_dir / "study.md", "study report")
     available, notes = _sections()
@@ -127,7 +132,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-progress", action="store_true", help="no progress bars")
     a = ap.parse_args(argv)
     only = [x.strip() for x in a.only.split(",") if x.strip()] or None
-    res = run_study(pathlib.Path(a.out), a.quick, a.workers, only, progress=not a.no_progress)
+    try:
+        res = run_study(pathlib.Path(a.out), a.quick, a.workers, only, progress=not a.no_progress)
+    except ValueError as e:  # a bad output folder, found before any simulation
+        print(f"smtlab.study: {e}", file=sys.stderr)
+        return 2
     return 0 if res["sections"] else 1
 
 
