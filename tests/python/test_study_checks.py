@@ -55,3 +55,12 @@ def test_fork_rows_slower():
     assert not chk.fork_slower([-4.0, 0.0])  # exactly 0: not slower
     assert not chk.fork_slower([-11.0])  # slower than the band allows
     assert not chk.fork_slower([])
+
+
+def test_numpy_values_give_plain_bools():
+    # Table cells are numpy scalars; the report stores the answers as JSON booleans.
+    import numpy as np
+
+    assert chk.pipe_close(np.float64(-1.33), np.float64(-8.5)) is False
+    assert chk.reproduced(np.float64(60.0), np.float32(55.0)) is True
+    assert chk.in_mt_band(np.float64(35.0)) is True and chk.is_flat(np.float64(0.0)) is True

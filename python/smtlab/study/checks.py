@@ -8,6 +8,7 @@ study.md and checks.json."""
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Iterable
 
 #: A row "did not move" when its speed-up is within +-2 %: the article's single-threaded rows lie within -1.9..+1.0 %
@@ -29,12 +30,12 @@ CHANGING_FACTOR = (0.5, 1.5)
 
 
 def _finite(x: float) -> bool:
-    return isinstance(x, (int, float)) and math.isfinite(x)
+    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def is_flat(pct: float) -> bool:
     """A speed-up within +-FLAT_PCT."""
-    return _finite(pct) and abs(pct) <= FLAT_PCT
+    return bool(_finite(pct) and abs(pct) <= FLAT_PCT)
 
 
 def all_flat(pcts: Iterable[float]) -> bool:
@@ -48,20 +49,20 @@ def reproduced(published: float, model: float) -> bool:
     if not (_finite(published) and _finite(model)) or is_flat(published):
         return False
     ratio = model / published
-    return CHANGING_FACTOR[0] <= ratio <= CHANGING_FACTOR[1]
+    return bool(CHANGING_FACTOR[0] <= ratio <= CHANGING_FACTOR[1])
 
 
 def in_mt_band(pct: float) -> bool:
     """A multithreaded speed-up inside the article's 10..60 %."""
-    return _finite(pct) and MT_BAND[0] <= pct <= MT_BAND[1]
+    return bool(_finite(pct) and MT_BAND[0] <= pct <= MT_BAND[1])
 
 
 def pipe_close(published: float, model: float) -> bool:
     """Pipe latency within PIPE_TOLERANCE_PP of the published change."""
-    return _finite(published) and _finite(model) and abs(model - published) <= PIPE_TOLERANCE_PP
+    return bool(_finite(published) and _finite(model) and abs(model - published) <= PIPE_TOLERANCE_PP)
 
 
 def fork_slower(pcts: Iterable[float]) -> bool:
     """Every fork row slower with HT (negative), by no more than 10 %."""
     v = list(pcts)
-    return bool(v) and all(_finite(x) and FORK_BAND[0] <= x < FORK_BAND[1] for x in v)
+    return bool(v) and all(bool(_finite(x) and FORK_BAND[0] <= x < FORK_BAND[1]) for x in v)
