@@ -50,7 +50,7 @@ def test_instructions_conserved_across_thousands_of_switches(cfg_1x2, kernel_pat
     tasks = [k.spawn(Task(f"t{i}", [Compute(n)], source=f"gen:mix,count=0,seed={i}")) for i, n in enumerate(lengths)]
     k.run()
     assert [t.stats.instructions for t in tasks] == lengths
-    assert [t._sources[t.source].retired for t in tasks] == lengths
+    assert [k.record(t).sources[t.source].retired for t in tasks] == lengths
     assert all(t.done and t.stats.finished is not None for t in tasks)
     switches = sum(t.stats.dispatches for t in tasks)
     assert switches > 2000
@@ -78,7 +78,7 @@ def test_compute_steps_split_over_sources_and_marks(cfg_1x2):
                            Compute(source=src), Compute(7, source="gen:alu,count=0")]))
     k.run()
     assert src.retired == 81  # 51 through the mark, then the remaining 30
-    assert t._sources["gen:alu,count=0"].retired == 17  # the same spec continues the same source
+    assert k.record(t).sources["gen:alu,count=0"].retired == 17  # the same spec continues the same source
     assert t.stats.instructions == 98
 
 
@@ -342,6 +342,6 @@ def test_compute_again_on_an_ended_source_starts_it_over(cfg_1x2):
     t = k.spawn(Task("again", [Compute(1000), Compute(1000), Sleep(cycles=5000), Compute(), Compute(500)],
                      source="gen:alu,count=1000"))
     k.run()
-    src = t._sources["gen:alu,count=1000"]
+    src = k.record(t).sources["gen:alu,count=1000"]
     assert t.stats.instructions == 3500 and src.retired == 3500
     assert src.restarts == 3

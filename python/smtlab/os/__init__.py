@@ -15,12 +15,14 @@ Example::
     for i in range(2):
         k.spawn(Task(f"cpu{i}", [Compute(2_000_000)], source=f"gen:mix,count=0,seed={i}"))
     k.run()
-    print(k.task_frame()[["instructions", "running", "finished"]])
+    print(k.task_frame()[["instructions", "running", "finished", "cpus", "packages", "doubled_up"]])
 """
 
-from .kernel import CpuState, Kernel
+from .cpu import CpuState
+from .kernel import Kernel
 from .policies import SCHEDULERS, IdleCoreFirst, Linux24, Linux25HT, make_scheduler
-from .scheduler import Interval, RunqueueScheduler, Scheduler
+from .record import TaskRecord
+from .scheduler import Interval, RunqueueScheduler, Scheduler, SchedulerParams
 from .tasks import IO, Block, Channel, Compute, Exit, Send, Sleep, Spawn, Task, TaskState, TaskStats, WakeAll, Yield
 
 __all__ = [
@@ -38,10 +40,12 @@ __all__ = [
     "RunqueueScheduler",
     "SCHEDULERS",
     "Scheduler",
+    "SchedulerParams",
     "Send",
     "Sleep",
     "Spawn",
     "Task",
+    "TaskRecord",
     "TaskState",
     "TaskStats",
     "WakeAll",

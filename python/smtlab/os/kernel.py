@@ -19,8 +19,12 @@ Mechanics (the scheduler only decides placement and order, see scheduler.py):
 - **Migration.** Schedulers move waiting tasks between runqueues, and may push a running task to an idle CPU
   (``push_running``); a task switched in on another CPU than last time counts a migration.
 
-Results (results.py): :meth:`Kernel.task_frame`, :meth:`Kernel.cpu_frame`, :meth:`Kernel.timeline_frame`,
-:meth:`Kernel.decision_frame` (pandas DataFrames; the ``*_records`` methods give plain dicts).
+Per-task state lives in the kernel's own records (record.py: pid, address space, state, accounting, the step in
+progress); a Task only links to its record and shows read-only views. Pids count from 1 per kernel.
+
+Results are functions over the kernel (results.py); :meth:`Kernel.task_frame`, :meth:`Kernel.cpu_frame`,
+:meth:`Kernel.timeline_frame`, :meth:`Kernel.decision_frame` call them (pandas DataFrames; the ``*_records`` methods
+give plain dicts).
 """
 
 from __future__ import annotations
@@ -31,7 +35,9 @@ import time
 from typing import Any, Iterable
 
 from .._core import Config, DeadlockError, EventKind, Machine, Source, TraceError, UsageError
-from .results import KernelResults
+from . import results
+from .cpu import CpuState
+from .record import TaskRecord
 from .scheduler import Scheduler
 from .tasks import (
     IO,
@@ -61,45 +67,7 @@ _EXIT = Exit()
 KERNEL_ASID = 0
 
 
-class CpuState:
-    """The kernel's view of one logical CPU."""
-
-    __slots__ = (
-        "id", "core", "thread", "siblings", "current", "incoming", "need_resched", "slice_start", "source",
-        "attach_retired", "source_ended", "kpath", "kpath_active", "state", "since", "busy_cycles",
-        "switch_cycles", "idle_cycles", "kernel_instructions", "dispatches", "segment_start", "loop_base",
-    )
-
-    def __init__(self, info: dict[str, Any]) -> None:
-        self.id: int = info["id"]
-        self.core: int = info["core"]
-        self.thread: int = info["thread"]
-        self.siblings: list[int] = list(info["siblings"])
-        self.current: Task | None = None  # the task on the CPU
-        self.incoming: Task | None = None  # the task being switched in
-        self.need_resched = False
-        self.slice_start = 0
-        self.source: Source | None = None  # what the kernel attached (task source or kernel path)
-        self.attach_retired = 0  # the machine's retired count when the current accounting period began
-        self.source_ended = False
-        self.kpath: Source | None = None
-        self.kpath_active = False
-        self.state = "idle"  # idle | switch | busy
-        self.since = 0
-        self.busy_cycles = 0
-        self.switch_cycles = 0
-        self.idle_cycles = 0
-        self.kernel_instructions = 0
-        self.dispatches = 0
-        self.segment_start = 0
-        self.loop_base = -1  # retired count at the last restart of a looping source
-
-    def __repr__(self) -> str:
-        cur = self.current.name if self.current else None
-        return f"<CpuState {self.id} core={self.core} {self.state} current={cur!r}>"
-
-
-class Kernel(KernelResults):
+class Kernel:
     """Drives a Machine with tasks and a scheduler.
 
     ``machine``: a Machine, or a Config to build one. ``scheduler``: a Scheduler instance (see policies.py).
@@ -107,7 +75,9 @@ class Kernel(KernelResults):
     ``switch_cycles``: context-switch cost as idle cycles; or ``kernel_path`` (a trace spec) and
     ``switch_instructions``: the cost as kernel code run on the CPU. ``spawn_cpu``: the CPU that tasks spawned from
     outside any task come from (their "parent" CPU for fork placement). ``seed``: tick-order randomness.
-    ``log``: keep a log of scheduling decisions (decision_frame).
+    ``log``: keep a log of scheduling decisions (decision_frame). ``stall_ms``: when every task that is not a
+    daemon has waited on a channel this long while only daemons ran, nothing is going to wake it: run() raises
+    DeadlockError (see :meth:`run`).
     """
 
     def __init__(
@@ -125,6 +95,7 @@ class Kernel(KernelResults):
         spawn_cpu: int = 0,
         seed: int = 0,
         log: bool = False,
+        stall_ms: float = 20.0,
     ) -> None:
         if isinstance(machine, Config):
             machine = Machine(machine)
@@ -132,6 +103,11 @@ class Kernel(KernelResults):
             raise TypeError(f"Kernel: machine must be a Machine or a Config, not {type(machine).__name__}")
         if not isinstance(scheduler, Scheduler):
             raise TypeError(f"Kernel: scheduler must be a Scheduler, not {type(scheduler).__name__}")
+        if getattr(scheduler, "kernel", None) is not None:
+            raise UsageError(f"Kernel: the {scheduler.name} scheduler instance already belongs to another kernel; "
+                             "a scheduler keeps that kernel's runqueues, so give every kernel its own instance")
+        if isinstance(stall_ms, bool) or not isinstance(stall_ms, (int, float)) or not stall_ms > 0:
+            raise ValueError(f"Kernel: stall_ms must be a positive number of milliseconds, not {stall_ms!r}")
         for name, value in (("switch_cycles", switch_cycles), ("switch_instructions", switch_instructions)):
             if not isinstance(value, int) or value < 0:
                 raise ValueError(f"Kernel: {name} must be a non-negative int, not {value!r}")
@@ -167,6 +143,7 @@ class Kernel(KernelResults):
             if machine.busy(c.id):
                 raise UsageError(f"Kernel: CPU {c.id} already has a source attached; give the kernel an idle machine")
         self.tasks: list[Task] = []
+        self.records: list[TaskRecord] = []  # one per task, in spawn order (pid = index + 1)
         self.log_enabled = log
         self.decisions: list[tuple[int, int, str, str, str]] = []
         self.segments: list[tuple[int, int, int, int, str]] = []  # (cpu, pid, start, end, how it ended)
@@ -180,6 +157,9 @@ class Kernel(KernelResults):
         self._live = 0  # spawned, not exited, not daemons: run() ends when none is left
         self._live_all = 0  # spawned, not exited, daemons too
         self._blocked = 0  # live tasks (daemons too) waiting on a channel
+        self._blocked_live = 0  # live non-daemon tasks waiting on a channel
+        self.stall_cycles = self.ms_to_cycles(stall_ms)
+        self._stalled_since: int | None = None  # since when every live non-daemon task has been blocked
         self._pending_spawns = 0
         self._next_asid = 1
         self._tick_order = list(range(len(self.cpus)))
@@ -217,7 +197,7 @@ class Kernel(KernelResults):
         if task is None or not self.is_idle(dst) or not task.allowed(dst):
             return False
         self._take_off(s, task, "migrated")
-        task.stats.preemptions += 1
+        task._record.stats.preemptions += 1
         self.log_decision(src, "active_migrate", task, f"to CPU {dst}")
         self._set_task_state(task, TaskState.RUNNABLE, "runnable")
         self._switch_to(d, task)
@@ -234,7 +214,7 @@ class Kernel(KernelResults):
         """Adds a task from outside: runnable at cycle ``at`` (default now), placed as a fork from ``spawn_cpu``."""
         if not isinstance(task, Task):
             raise TypeError(f"Kernel.spawn: expected a Task, not {type(task).__name__}")
-        if task._kernel is not None or task.state is not TaskState.NEW:
+        if task._record is not None:
             raise UsageError(f"Kernel.spawn: task {task.name!r} was spawned already")
         self._admit(task)
         if at is not None and at > self.now:
@@ -243,6 +223,13 @@ class Kernel(KernelResults):
         else:
             self._start_task(task, None)
         return task
+
+    def record(self, task: Task) -> TaskRecord:
+        """The kernel's record of a task it runs (read it; the kernel writes it)."""
+        rec = task._record
+        if rec is None or rec.kernel is not self:
+            raise UsageError(f"Kernel.record: task {task.name!r} was not spawned on this kernel")
+        return rec
 
     def spawn_all(self, tasks: Iterable[Task]) -> list[Task]:
         """Spawns several tasks now, in order."""
@@ -255,19 +242,23 @@ class Kernel(KernelResults):
                                  f"(CPUs 0..{len(self.cpus) - 1})")
         if task.affinity is not None and not task.affinity:
             raise UsageError(f"task {task.name!r}: empty affinity")
-        if task.asid is None:
-            task.asid = self._next_asid
+        asid = task.asid
+        if asid is None:
+            asid = self._next_asid
             self._next_asid += 1
-        task._kernel = self
+        rec = TaskRecord(task, self, len(self.records) + 1, asid)
+        task._record = rec
         self.tasks.append(task)
+        self.records.append(rec)
 
     def _start_task(self, task: Task, parent: Task | None) -> None:
-        task.parent = parent
-        task.stats.created = self.now
-        task._since = self.now
-        task._state_bucket = "runnable"
-        task._steps = steps_of(task)
-        task.state = TaskState.RUNNABLE
+        rec = task._record
+        rec.parent = parent
+        rec.stats.created = self.now
+        rec.since = self.now
+        rec.bucket = "runnable"
+        rec.steps = steps_of(task)
+        rec.state = TaskState.RUNNABLE
         self._live_all += 1
         if not task.daemon:
             self._live += 1
@@ -280,7 +271,9 @@ class Kernel(KernelResults):
     # --- the run loop ------------------------------------------------------------------------------------------------
     def run(self, until: int | None = None) -> "Kernel":
         """Runs until every task that is not a daemon has exited (or until cycle ``until``). Raises DeadlockError if
-        every live task waits on a channel (nobody is left to send)."""
+        every live task waits on a channel (nobody is left to send), or if every live task that is not a daemon has
+        waited on a channel for ``stall_ms`` while only daemons ran: daemons do not count as progress, since a
+        daemon may compute forever (the same holds with ``until``: the run would go on only as long as the bound)."""
         m = self.machine
         heap = self._timers
         perf = time.perf_counter
@@ -345,9 +338,27 @@ class Kernel(KernelResults):
             if c.current is not None and now - c.slice_start >= self.time_slice and sched.has_waiting(i):
                 self.kick(i)
             sched.tick(i)
-        if self._live and self._blocked == self._live_all and not self._pending_spawns:
-            waiting = ", ".join(f"{t.name!r}" for t in self.tasks if t.state is TaskState.BLOCKED)
+        self._check_deadlock(now)
+
+    def _check_deadlock(self, now: int) -> None:
+        """At a tick: raise DeadlockError when nobody is left to wake the blocked non-daemon tasks."""
+        if not self._live or self._pending_spawns or self._blocked_live < self._live:
+            self._stalled_since = None
+            return
+        waiting = ", ".join(f"{r.task.name!r}" for r in self.records
+                            if r.state is TaskState.BLOCKED and not r.task.daemon)
+        if self._blocked == self._live_all:
             raise DeadlockError(f"cycle {now}: every live task waits on a channel nobody will send to: {waiting}")
+        if self._stalled_since is None:
+            self._stalled_since = now
+        elif now - self._stalled_since >= self.stall_cycles:
+            busy = ", ".join(f"{r.task.name!r}" for r in self.records if r.task.daemon and
+                             r.state in (TaskState.RUNNING, TaskState.RUNNABLE, TaskState.SLEEPING))
+            raise DeadlockError(
+                f"cycle {now}: every task that is not a daemon has waited on a channel for "
+                f"{(now - self._stalled_since) / self.cycles_per_us / 1000.0:.1f} ms ({waiting}) while only daemons "
+                f"ran ({busy}); nothing woke them. If a daemon really computes that long before it sends, raise "
+                "Kernel(stall_ms=...)")
 
     def _on_event(self, e: Any) -> None:
         m = self.machine
@@ -362,11 +373,12 @@ class Kernel(KernelResults):
         task = cpu.current
         if task is None:
             return
-        step = task._step
+        rec = task._record
+        step = rec.step
         if step is None:
             return
         if kind == _RETIRE_LIMIT:
-            remaining = task._remaining
+            remaining = rec.remaining
             if remaining is not None and m.retired(cpu.id) - cpu.attach_retired >= remaining:
                 self._step_done(cpu, task)
         elif kind == _MARK:
@@ -380,7 +392,7 @@ class Kernel(KernelResults):
                 cpu.source_ended = False
                 retired = m.retired(cpu.id)
                 if retired == cpu.loop_base:  # nothing retired since the last restart: an empty source
-                    raise TraceError(f"task {task.name!r}: source '{task._source.name}' has no instructions to loop")
+                    raise TraceError(f"task {task.name!r}: source '{rec.source.name}' has no instructions to loop")
                 cpu.loop_base = retired
                 m.restart_trace(cpu.id)
             else:
@@ -392,14 +404,16 @@ class Kernel(KernelResults):
         r = self.machine.retired(cpu.id)
         d = r - cpu.attach_retired
         cpu.attach_retired = r
-        task.stats.instructions += d
-        if task._remaining is not None:
-            task._remaining -= d
+        rec = task._record
+        rec.stats.instructions += d
+        if rec.remaining is not None:
+            rec.remaining -= d
 
     def _step_done(self, cpu: CpuState, task: Task) -> None:
         self._bank(cpu, task)
-        task._step = None
-        task._remaining = None
+        rec = task._record
+        rec.step = None
+        rec.remaining = None
         self._advance(cpu, task)
 
     def _resolve_source(self, task: Task, spec: Any) -> Source:
@@ -411,15 +425,17 @@ class Kernel(KernelResults):
             return spec
         if not isinstance(spec, str):
             raise TypeError(f"task {task.name!r}: a source is a spec string or a Source, not {type(spec).__name__}")
-        src = task._sources.get(spec)
+        sources = task._record.sources
+        src = sources.get(spec)
         if src is None:
-            src = task._sources[spec] = Source(spec)
+            src = sources[spec] = Source(spec)
         return src
 
     def _advance(self, cpu: CpuState, task: Task) -> None:
         """Runs the task's steps from its current position until one that computes (the CPU keeps the task) or one
         that leaves the CPU (sleep, block, exit, yield: the CPU reschedules)."""
-        steps = task._steps
+        rec = task._record
+        steps = rec.steps
         assert steps is not None
         while True:
             try:
@@ -430,9 +446,9 @@ class Kernel(KernelResults):
             if isinstance(step, Compute):
                 if step.instructions == 0:
                     continue
-                task._step = step
-                task._remaining = step.instructions
-                task._source = self._resolve_source(task, step.source)
+                rec.step = step
+                rec.remaining = step.instructions
+                rec.source = self._resolve_source(task, step.source)
                 self._start_compute(cpu, task)
                 return
             if isinstance(step, Sleep):  # and IO
@@ -451,6 +467,8 @@ class Kernel(KernelResults):
                 self._take_off(cpu, task, "block")
                 self._set_task_state(task, TaskState.BLOCKED, "blocked")
                 self._blocked += 1
+                if not task.daemon:
+                    self._blocked_live += 1
                 self.log_decision(cpu.id, "block", task, ch.name)
                 break
             if isinstance(step, Send):
@@ -470,7 +488,7 @@ class Kernel(KernelResults):
                 continue
             if isinstance(step, Spawn):
                 child = step.task
-                if child._kernel is not None or child.state is not TaskState.NEW:
+                if child._record is not None:
                     raise UsageError(f"task {task.name!r}: Spawn of task {child.name!r}, which was spawned already")
                 self._admit(child)
                 self._start_task(child, task)
@@ -485,7 +503,7 @@ class Kernel(KernelResults):
             # Exit
             self._take_off(cpu, task, "exit")
             self._set_task_state(task, TaskState.EXITED, "")
-            task.stats.finished = self.now
+            rec.stats.finished = self.now
             self._live_all -= 1
             if not task.daemon:
                 self._live -= 1
@@ -496,7 +514,8 @@ class Kernel(KernelResults):
     def _start_compute(self, cpu: CpuState, task: Task) -> None:
         """Attaches the step's source (if another is attached) and sets the retire limit for what is left."""
         m = self.machine
-        src = task._source
+        rec = task._record
+        src = rec.source
         if cpu.source is not src:
             if cpu.source is not None:
                 self._bank(cpu, task)
@@ -506,7 +525,7 @@ class Kernel(KernelResults):
                                  "(tasks running at the same time need sources of their own)")
             if src.retired and src.ended():
                 src.restart()
-            m.attach(cpu.id, src, task.asid)
+            m.attach(cpu.id, src, rec.asid)
             cpu.source = src
             cpu.source_ended = False
             cpu.loop_base = -1
@@ -514,8 +533,8 @@ class Kernel(KernelResults):
         elif cpu.source_ended:
             m.restart_trace(cpu.id)
             cpu.source_ended = False
-        if task._remaining is not None:
-            m.set_retire_limit(cpu.id, cpu.attach_retired + task._remaining)
+        if rec.remaining is not None:
+            m.set_retire_limit(cpu.id, cpu.attach_retired + rec.remaining)
         else:
             m.clear_retire_limit(cpu.id)
 
@@ -525,14 +544,18 @@ class Kernel(KernelResults):
             self._bank(cpu, task)
             self.machine.detach(cpu.id)
             cpu.source = None
-        self.segments.append((cpu.id, task.pid, cpu.segment_start, self.now, why))
+        rec = task._record
+        self.segments.append((cpu.id, rec.pid, cpu.segment_start, self.now, why))
         cpu.current = None
-        task.cpu = None
-        task.last_ran = self.now
+        rec.cpu = None
+        rec.last_ran = self.now
         self._set_cpu_state(cpu, "idle")
 
     def _unblock(self, task: Task, ch: Any, by: Task) -> None:
         self._blocked -= 1
+        if not task.daemon:
+            self._blocked_live -= 1
+            self._stalled_since = None
         self.log_decision(by.cpu if by.cpu is not None else -1, "wake", task, f"{ch.name} by {by.name}")
         self._wake(task)
 
@@ -562,7 +585,7 @@ class Kernel(KernelResults):
             return
         if prev is not None:
             self._take_off(cpu, prev, "preempted")
-            prev.stats.preemptions += 1
+            prev._record.stats.preemptions += 1
             self._set_task_state(prev, TaskState.RUNNABLE, "runnable")
             self.scheduler.enqueue(prev, "preempt")
             self.log_decision(cpu.id, "preempt", prev, f"for {nxt.name}" if nxt is not None else "")
@@ -575,7 +598,7 @@ class Kernel(KernelResults):
 
     def _switch_to(self, cpu: CpuState, task: Task) -> None:
         cpu.incoming = task
-        task.cpu = cpu.id
+        task._record.cpu = cpu.id
         self._set_task_state(task, TaskState.RUNNING, "switching")
         self.log_decision(cpu.id, "switch_in", task)
         if self.switch_instructions and cpu.kpath is not None:
@@ -609,18 +632,19 @@ class Kernel(KernelResults):
         cpu.dispatches += 1
         cpu.slice_start = self.now
         cpu.segment_start = self.now
-        st = task.stats
+        rec = task._record
+        st = rec.stats
         st.dispatches += 1
         if st.started is None:
             st.started = self.now
-        if task.last_cpu is not None and task.last_cpu != cpu.id:
+        if rec.last_cpu is not None and rec.last_cpu != cpu.id:
             st.migrations += 1
-            if self.cpus[task.last_cpu].core != cpu.core:
+            if self.cpus[rec.last_cpu].core != cpu.core:
                 st.core_migrations += 1
-        task.last_cpu = cpu.id
+        rec.last_cpu = cpu.id
         self._set_task_state(task, TaskState.RUNNING, "running")
         self._set_cpu_state(cpu, "busy")
-        if task._step is not None:
+        if rec.step is not None:
             self._start_compute(cpu, task)
         else:
             self._advance(cpu, task)
@@ -629,13 +653,16 @@ class Kernel(KernelResults):
 
     # --- accounting --------------------------------------------------------------------------------------------------
     def _set_task_state(self, task: Task, state: TaskState, bucket: str) -> None:
+        self._set_record_state(task._record, state, bucket)
+
+    def _set_record_state(self, rec: TaskRecord, state: TaskState, bucket: str) -> None:
         now = self.now
-        if task._state_bucket:
-            st = task.stats
-            setattr(st, task._state_bucket, getattr(st, task._state_bucket) + now - task._since)
-        task._since = now
-        task._state_bucket = bucket
-        task.state = state
+        if rec.bucket:
+            st = rec.stats
+            setattr(st, rec.bucket, getattr(st, rec.bucket) + now - rec.since)
+        rec.since = now
+        rec.bucket = bucket
+        rec.state = state
 
     def _set_cpu_state(self, cpu: CpuState, state: str) -> None:
         now = self.now
@@ -655,8 +682,45 @@ class Kernel(KernelResults):
             self._set_cpu_state(c, c.state)
             if c.current is not None and c.source is not None:
                 self._bank(c, c.current)
-        for t in self.tasks:
-            if t._state_bucket:
-                self._set_task_state(t, t.state, t._state_bucket)
+        for rec in self.records:
+            if rec.bucket:
+                self._set_record_state(rec, rec.state, rec.bucket)
         # Kept so that the results can be read after the machine is closed.
         self.cpu_snapshot = [self.machine.cpu_stats(c.id) for c in self.cpus]
+
+    # --- results (results.py: functions over the kernel) ------------------------------------------------------------
+    def task_records(self) -> list[dict[str, Any]]:
+        """See :func:`smtlab.os.results.task_records`."""
+        return results.task_records(self)
+
+    def cpu_records(self) -> list[dict[str, Any]]:
+        """See :func:`smtlab.os.results.cpu_records`."""
+        return results.cpu_records(self)
+
+    def timeline_records(self) -> list[dict[str, Any]]:
+        """See :func:`smtlab.os.results.timeline_records`."""
+        return results.timeline_records(self)
+
+    def decision_records(self) -> list[dict[str, Any]]:
+        """See :func:`smtlab.os.results.decision_records`."""
+        return results.decision_records(self)
+
+    def task_frame(self) -> Any:
+        """See :func:`smtlab.os.results.task_frame` (a pandas DataFrame indexed by pid)."""
+        return results.task_frame(self)
+
+    def cpu_frame(self) -> Any:
+        """See :func:`smtlab.os.results.cpu_frame`."""
+        return results.cpu_frame(self)
+
+    def timeline_frame(self) -> Any:
+        """See :func:`smtlab.os.results.timeline_frame`."""
+        return results.timeline_frame(self)
+
+    def decision_frame(self) -> Any:
+        """See :func:`smtlab.os.results.decision_frame`."""
+        return results.decision_frame(self)
+
+    def overhead(self) -> dict[str, float]:
+        """See :func:`smtlab.os.results.overhead`."""
+        return results.overhead(self)

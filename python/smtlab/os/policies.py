@@ -58,13 +58,11 @@ class Linux24(RunqueueScheduler):
     """
 
     name = "linux24"
+    uses = ("cache_hot_ms", "idle_interval_ms", "busy_interval_ms", "wake_idle")
+    defaults = {"busy_interval_ms": 200.0}
 
-    def __init__(self, *, idle_interval_ms: float = 1.0, busy_interval_ms: float = 200.0,
-                 cache_hot_ms: float = 2.5, wake_idle: bool = True) -> None:
-        super().__init__(cache_hot_ms=cache_hot_ms)
-        self.wake_idle = wake_idle
-        self.idle_interval_ms = idle_interval_ms
-        self.busy_interval_ms = busy_interval_ms
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
         self._idle_iv: list[Interval] = []
         self._busy_iv: list[Interval] = []
 
@@ -117,10 +115,6 @@ class Linux24(RunqueueScheduler):
         if idle or most - mine >= 2:
             self.pull(busiest, cpu, allow_hot=idle)
 
-    def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "wake_idle": self.wake_idle, "idle_interval_ms": self.idle_interval_ms,
-                "busy_interval_ms": self.busy_interval_ms}
-
 
 class Linux25HT(RunqueueScheduler):
     """The 2.5.32 HT-aware scheduler: a shared runqueue per physical package and the five HT-aware behaviours.
@@ -131,13 +125,11 @@ class Linux25HT(RunqueueScheduler):
     """
 
     name = "linux25ht"
+    uses = ("cache_hot_ms", "idle_interval_ms", "busy_interval_ms", "active_balance")
+    defaults = {"busy_interval_ms": 250.0}
 
-    def __init__(self, *, idle_interval_ms: float = 1.0, busy_interval_ms: float = 250.0,
-                 cache_hot_ms: float = 2.5, active_balance: bool = True) -> None:
-        super().__init__(cache_hot_ms=cache_hot_ms)
-        self.idle_interval_ms = idle_interval_ms
-        self.busy_interval_ms = busy_interval_ms
-        self.active_balance = active_balance
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
         self._idle_iv: dict[int, Interval] = {}
         self._busy_iv: dict[int, Interval] = {}
 
@@ -227,10 +219,6 @@ class Linux25HT(RunqueueScheduler):
                         if task is not None and task.allowed(d) and k.push_running(src, d):
                             return
 
-    def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "idle_interval_ms": self.idle_interval_ms,
-                "busy_interval_ms": self.busy_interval_ms, "active_balance": self.active_balance}
-
 
 class IdleCoreFirst(RunqueueScheduler):
     """Today's placement: per-CPU runqueues; on fork and wakeup a fully idle core first (the task's own core first),
@@ -240,17 +228,12 @@ class IdleCoreFirst(RunqueueScheduler):
     more (active balancing)."""
 
     name = "idle_core_first"
+    uses = ("cache_hot_ms", "idle_interval_ms", "smt_interval_ms", "smt_imbalance_pct", "package_interval_ms",
+            "package_imbalance_pct", "smt_gain")
+    defaults = {"cache_hot_ms": 0.5}
 
-    def __init__(self, *, smt_interval_ms: float = 2.0, smt_imbalance_pct: int = 110,
-                 package_interval_ms: float = 4.0, package_imbalance_pct: int = 125, idle_interval_ms: float = 1.0,
-                 smt_gain: float = 0.1, cache_hot_ms: float = 0.5) -> None:
-        super().__init__(cache_hot_ms=cache_hot_ms)
-        self.smt_interval_ms = smt_interval_ms
-        self.smt_imbalance_pct = smt_imbalance_pct
-        self.package_interval_ms = package_interval_ms
-        self.package_imbalance_pct = package_imbalance_pct
-        self.idle_interval_ms = idle_interval_ms
-        self.smt_gain = smt_gain
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
         self._smt_iv: list[Interval] = []
         self._pkg_iv: list[Interval] = []
         self._idle_iv: list[Interval] = []
@@ -354,18 +337,13 @@ class IdleCoreFirst(RunqueueScheduler):
                     if task is not None and task.allowed(cpu) and k.push_running(src, cpu):
                         return
 
-    def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "smt_interval_ms": self.smt_interval_ms,
-                "smt_imbalance_pct": self.smt_imbalance_pct, "package_interval_ms": self.package_interval_ms,
-                "package_imbalance_pct": self.package_imbalance_pct, "idle_interval_ms": self.idle_interval_ms,
-                "smt_gain": self.smt_gain}
-
 
 SCHEDULERS = {cls.name: cls for cls in (Linux24, Linux25HT, IdleCoreFirst)}
 
 
 def make_scheduler(name: str, **params: Any) -> RunqueueScheduler:
-    """A built-in scheduler by name ('linux24', 'linux25ht', 'idle_core_first') with its parameters."""
+    """A built-in scheduler by name ('linux24', 'linux25ht', 'idle_core_first') with its parameters (names from
+    :class:`~smtlab.os.scheduler.SchedulerParams`; one the scheduler does not use is an error)."""
     try:
         cls = SCHEDULERS[name]
     except KeyError:

@@ -3,7 +3,8 @@
 A scheduler decides *where* a runnable task waits and *which* task a logical CPU runs next; the Kernel does the
 mechanics (attach/detach, context-switch cost, time slices, accounting). The interface is small:
 
-- ``setup(kernel)``: once, before the first task; topology is in ``kernel.cpus`` / ``kernel.cores``.
+- ``setup(kernel)``: once, before the first task; topology is in ``kernel.cpus`` / ``kernel.cores``. A scheduler
+  keeps one kernel's runqueues, so an instance belongs to that kernel; a second kernel is refused.
 - ``enqueue(task, reason) -> cpu | None``: a task became runnable (``reason`` is ``"fork"``, ``"wakeup"``,
   ``"preempt"`` or ``"yield"``); put it on a runqueue and return a logical CPU that should reschedule now (an idle
   CPU, or one running a less important task), or None.
@@ -20,7 +21,11 @@ Balancing uses two Kernel services: ``kernel.kick(cpu)`` (reschedule that CPU so
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Hashable, Iterable
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Hashable, Iterable
+
+from .._core import UsageError
 
 if TYPE_CHECKING:
     from .kernel import Kernel
@@ -37,6 +42,9 @@ class Scheduler:
 
     def setup(self, kernel: "Kernel") -> None:
         """Called once by the Kernel before anything runs."""
+        if self.kernel is not None and self.kernel is not kernel:
+            raise UsageError(f"{self.name}: this scheduler instance already belongs to another kernel; give every "
+                             "kernel its own instance")
         self.kernel = kernel
 
     def enqueue(self, task: "Task", reason: str) -> int | None:
@@ -66,20 +74,60 @@ class Scheduler:
         return {"scheduler": self.name}
 
 
+@dataclass(frozen=True)
+class SchedulerParams:
+    """The one parameter set of the built-in schedulers: every constructor (and ``make_scheduler``,
+    ``workloads.base.make_kernel(scheduler_params=...)``) takes these names as keywords, each scheduler with its own
+    defaults (``RunqueueScheduler.defaults``) and refusing the ones it does not use (``uses``)."""
+
+    cache_hot_ms: float = 2.5  # a task that left a CPU this recently is cache-hot: busy balancing leaves it
+    idle_interval_ms: float = 1.0  # an idle CPU (package) balances this often
+    busy_interval_ms: float = 200.0  # a busy CPU (package) balances this often
+    wake_idle: bool = True  # Linux24: reschedule_idle(), a woken/forked task whose CPU is busy goes to an idle one
+    active_balance: bool = True  # push a running task to a fully idle package (core)
+    smt_interval_ms: float = 2.0  # IdleCoreFirst: SMT-domain balancing interval
+    smt_imbalance_pct: int = 110  # ... and the imbalance it needs
+    package_interval_ms: float = 4.0  # IdleCoreFirst: package-domain balancing interval
+    package_imbalance_pct: int = 125  # ... and the imbalance it needs
+    smt_gain: float = 0.1  # IdleCoreFirst: capacity of each extra sibling of a core
+
+
+_PARAM_FIELDS = {f.name: f for f in dataclasses.fields(SchedulerParams)}
+
+
 class RunqueueScheduler(Scheduler):
     """Runqueues keyed by ``queue_key(cpu)`` (a CPU, or a package for a shared runqueue), priority order (lower
     ``priority`` first, FIFO among equals), wakeup preemption, and helpers for load balancing.
 
-    Subclasses define ``queue_key`` and ``select_cpu`` (placement on fork and wakeup) and their balancing in ``tick``
-    and ``idle``. ``cache_hot_ms``: a task that ran this recently is cache-hot; busy balancing leaves it where it is.
+    Subclasses define ``queue_key`` and ``select_cpu`` (placement on fork and wakeup), their balancing in ``tick``
+    and ``idle``, and which :class:`SchedulerParams` they use (``uses``) with their defaults (``defaults``). The
+    constructor takes those names as keywords; the values are also attributes (``self.cache_hot_ms``, ...).
     """
 
     name = "runqueue"
+    uses: ClassVar[tuple[str, ...]] = ("cache_hot_ms",)
+    defaults: ClassVar[dict[str, Any]] = {}
 
-    def __init__(self, *, cache_hot_ms: float = 2.5) -> None:
+    def __init__(self, **params: Any) -> None:
         super().__init__()
-        self.cache_hot_ms = cache_hot_ms
+        for key, value in params.items():
+            if key not in _PARAM_FIELDS:
+                raise ValueError(f"{self.name}: unknown scheduler parameter {key!r}; the parameters are "
+                                 f"{', '.join(_PARAM_FIELDS)}")
+            if key not in self.uses:
+                raise ValueError(f"{self.name}: does not use the parameter {key!r}; it takes {', '.join(self.uses)}")
+            kind = _PARAM_FIELDS[key].type
+            if kind == "bool":
+                if not isinstance(value, bool):
+                    raise ValueError(f"{self.name}: {key} must be True or False, not {value!r}")
+            elif isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or (
+                    kind == "int" and not isinstance(value, int)):
+                raise ValueError(f"{self.name}: {key} must be a non-negative {kind}, not {value!r}")
+        self.params = SchedulerParams(**{**self.defaults, **params})
+        for key in self.uses:
+            setattr(self, key, getattr(self.params, key))
         self.queues: dict[Hashable, list[Task]] = {}
+        self._where: dict[Task, tuple[Hashable, int]] = {}  # queued task -> (its runqueue, enqueue order)
         self._seq = 0
         self._cache_hot = 0
         self._queue_cpus: dict[Hashable, list[int]] = {}
@@ -135,9 +183,9 @@ class RunqueueScheduler(Scheduler):
         return victim
 
     def dequeue(self, task: "Task") -> None:
-        if task.rq is not None:
-            self.queues[task.rq].remove(task)
-            task.rq = None
+        where = self._where.pop(task, None)
+        if where is not None:
+            self.queues[where[0]].remove(task)
 
     def pick_next(self, cpu: int, prev: "Task | None") -> "Task | None":
         best = self._best(self.queues[self.queue_key(cpu)], cpu)
@@ -156,17 +204,14 @@ class RunqueueScheduler(Scheduler):
     # --- helpers ---------------------------------------------------------------------------------------------------
     def _push(self, task: "Task", key: Hashable) -> None:
         self._seq += 1
-        task.seq = self._seq
-        task.rq = key
+        self._where[task] = (key, self._seq)
         self.queues[key].append(task)
 
-    @staticmethod
-    def _best(queue: list["Task"], cpu: int) -> "Task | None":
+    def _best(self, queue: list["Task"], cpu: int) -> "Task | None":
+        # A queue is in enqueue order, so the first allowed task of the best priority is the oldest of it.
         best = None
         for t in queue:
-            if (t.affinity is None or cpu in t.affinity) and (
-                best is None or (t.priority, t.seq) < (best.priority, best.seq)
-            ):
+            if (t.affinity is None or cpu in t.affinity) and (best is None or t.priority < best.priority):
                 best = t
         return best
 
@@ -207,7 +252,7 @@ class RunqueueScheduler(Scheduler):
         return None
 
     def describe(self) -> dict[str, Any]:
-        return {"scheduler": self.name, "cache_hot_ms": self.cache_hot_ms}
+        return {"scheduler": self.name, **{key: getattr(self.params, key) for key in self.uses}}
 
 
 class Interval:

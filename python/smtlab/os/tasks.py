@@ -24,7 +24,6 @@ Times are simulated cycles; ``ms=``/``us=`` are converted with the machine's ``s
 
 from __future__ import annotations
 
-import itertools
 from collections import deque
 from dataclasses import dataclass
 from enum import Enum
@@ -189,8 +188,6 @@ class Exit:
 Step = Union[Compute, Sleep, IO, Block, Send, WakeAll, Spawn, Yield, Exit]
 _STEP_TYPES = (Compute, Sleep, Block, Send, WakeAll, Spawn, Yield, Exit)
 
-_pids = itertools.count(1)
-
 
 @dataclass(eq=False)
 class TaskStats:
@@ -241,30 +238,61 @@ class Task:
         if not isinstance(priority, int):
             raise TypeError(f"Task {name!r}: priority must be an int")
         self.name = name
-        self.pid = next(_pids)
         self.program = program
         self.source = source
-        self.asid = asid
+        self.asid = asid  # as given; the address space the kernel runs it in is ``space``
         self.priority = priority
         self.affinity: frozenset[int] | None = frozenset(affinity) if affinity is not None else None
         self.daemon = bool(daemon)
-        self.state = TaskState.NEW
-        self.stats = TaskStats()
-        self.parent: Task | None = None
-        # Kernel-private state.
-        self._kernel: Any = None  # the Kernel it was spawned on
-        self._steps: Iterator[Any] | None = None
-        self._step: Compute | None = None  # the compute step in progress
-        self._remaining: int | None = None  # its instructions left (None: bounded by a mark or the end)
-        self._source: Any = None  # its Source
-        self._sources: dict[Any, Any] = {}  # spec -> opened Source (so later steps continue it)
-        self._since = 0  # cycle of the last state change (for accounting)
-        self._state_bucket = ""  # which TaskStats field the time since _since goes to
-        self.last_cpu: int | None = None
-        self.last_ran = 0  # cycle it last left a CPU (cache-hot test)
-        self.cpu: int | None = None  # CPU it runs on (or is switched in on)
-        self.rq: Any = None  # runqueue key while queued (scheduler-owned)
-        self.seq = 0  # enqueue order (scheduler-owned, FIFO among equal priorities)
+        # The one link a kernel sets, once, at spawn: its record of this task (kernel.TaskRecord). Everything the
+        # kernel keeps about the task lives there; the properties below are read-only views of it.
+        self._record: Any = None
+
+    # --- read-only views of the kernel's record ------------------------------------------------------------------
+    @property
+    def kernel(self) -> Any:
+        """The Kernel the task was spawned on (None before)."""
+        return self._record.kernel if self._record is not None else None
+
+    @property
+    def pid(self) -> int | None:
+        """The process id its kernel gave it at spawn (1, 2, ... per kernel); None before."""
+        return self._record.pid if self._record is not None else None
+
+    @property
+    def space(self) -> int | None:
+        """The address-space id it runs in: ``asid`` if given, else one its kernel allocated; None before spawn."""
+        return self._record.asid if self._record is not None else None
+
+    @property
+    def state(self) -> TaskState:
+        """Where the task is in its life."""
+        return self._record.state if self._record is not None else TaskState.NEW
+
+    @property
+    def stats(self) -> TaskStats:
+        """Its cycle accounting (a fresh, empty one before spawn)."""
+        return self._record.stats if self._record is not None else TaskStats()
+
+    @property
+    def parent(self) -> "Task | None":
+        """The task that spawned it (None: spawned from outside)."""
+        return self._record.parent if self._record is not None else None
+
+    @property
+    def cpu(self) -> int | None:
+        """The logical CPU it runs on (or is being switched in on), else None."""
+        return self._record.cpu if self._record is not None else None
+
+    @property
+    def last_cpu(self) -> int | None:
+        """The logical CPU it last ran on."""
+        return self._record.last_cpu if self._record is not None else None
+
+    @property
+    def last_ran(self) -> int:
+        """The cycle it last left a CPU (the cache-hot test)."""
+        return self._record.last_ran if self._record is not None else 0
 
     @property
     def done(self) -> bool:

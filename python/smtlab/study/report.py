@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import os
 import pathlib
 import sys
 import time
 from typing import Any, Callable
 
+from ..fileio import atomic_path, check_output_path, write_json, write_text
 from .common import kernel_cache_env, markdown_table, text_table
+from .fidelity import fidelity, fidelity_line
 from .section import Section
 
 ORDER = ["lmbench", "aim9", "chat", "dbench", "tbench", "two_package", "sysbench_energy"]
@@ -35,7 +36,14 @@ def run_study(out_dir: pathlib.Path, quick: bool = False, workers: int | None = 
     """Runs the study; returns {'sections': [Section...], 'checks': {...}, 'notes': [...], 'seconds': {...}}."""
     kernel_cache_env()
     workers = workers or os.cpu_count() or 1
-    out_dir.mkdir(parents=True, exist_ok=True)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ValueError(f"cannot write the study into '{out_dir}': it is not a directory")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"cannot create the study's output folder '{out_dir}': {e.strerror}") from None
+    # Checked before the long run, so that an unwritable folder is reported at once, not after minutes of work.
+    check_output_path(out_dir / "study.md", "study report")
     available, notes = _sections()
     keys = [k for k in ORDER if k in available and (not only or k in only)]
     if only:
@@ -58,7 +66,8 @@ def run_study(out_dir: pathlib.Path, quick: bool = False, workers: int | None = 
             raise
         seconds[key] = time.perf_counter() - t0
         sections.append(sec)
-        sec.table.to_csv(out_dir / f"{sec.key}.csv", index=False)
+        with atomic_path(out_dir / f"{sec.key}.csv", f"{sec.key} table") as tmp:
+            sec.table.to_csv(tmp, index=sec.table.index.name is not None)  # a named index (threads) is a column
         if echo:
             print(f"\n== {sec.title}  ({seconds[key]:.1f} s)")
             print(text_table(sec.table))
@@ -67,10 +76,12 @@ def run_study(out_dir: pathlib.Path, quick: bool = False, workers: int | None = 
     seconds["total"] = time.perf_counter() - t_all
     checks = {f"{s.key}.{n}": bool(ok) for s in sections for n, ok in s.checks.items()}
     all_notes = notes + [n for s in sections for n in s.notes]
-    _write_report(out_dir, sections, checks, all_notes, seconds, quick, workers)
-    (out_dir / "checks.json").write_text(json.dumps({"checks": checks, "seconds": seconds, "quick": quick,
-                                                      "notes": all_notes}, indent=2))
+    fid = fidelity({s.key: s.table for s in sections})
+    _write_report(out_dir, sections, checks, all_notes, seconds, quick, workers, fid)
+    write_json(out_dir / "checks.json", {"fidelity": _json_safe(fid), "checks": checks, "seconds": seconds,
+                                         "quick": quick, "notes": all_notes}, "study checks")
     if echo:
+        print("\n" + fidelity_line(fid).replace("**", ""))
         print("\n== Shape checks (issue 5 section 4)")
         for n, ok in checks.items():
             print(f"   {'PASS' if ok else 'MISS'}  {n}")
@@ -78,13 +89,23 @@ def run_study(out_dir: pathlib.Path, quick: bool = False, workers: int | None = 
             print(f"   note: {n}")
         print(f"\nwrote {out_dir / 'study.md'}, {len(sections)} CSV files, "
               f"{sum(len(s.figures) for s in sections)} figures; {seconds['total']:.1f} s")
-    return {"sections": sections, "checks": checks, "notes": all_notes, "seconds": seconds}
+    return {"sections": sections, "checks": checks, "notes": all_notes, "seconds": seconds, "fidelity": fid}
+
+
+def _json_safe(x: Any) -> Any:
+    """NaN (no row compared) as null: JSON has no NaN."""
+    if isinstance(x, dict):
+        return {k: _json_safe(v) for k, v in x.items()}
+    if isinstance(x, float) and x != x:
+        return None
+    return x
 
 
 def _write_report(out_dir: pathlib.Path, sections: list[Section], checks: dict[str, bool], notes: list[str],
-                  seconds: dict[str, float], quick: bool, workers: int) -> None:
+                  seconds: dict[str, float], quick: bool, workers: int, fid: dict[str, Any]) -> None:
     import pandas as pd
-    lines = ["# smtlab: the Hyper-Threading studies rerun on the model", "",
+    lines = ["# smtlab: the Hyper-Threading studies rerun on the model", "", fidelity_line(fid)
+             + (" Quick mode runs fewer rows: compare the figure only with another quick run." if quick else ""), "",
              f"Mode: {'quick' if quick else 'default'}; {workers} worker processes; {seconds['total']:.0f} s. "
              "Published numbers: data/reference/ (from the articles named in each CSV's header). Every model "
              "number is a simulation of the netburst (or broadwell) preset; nothing is fitted per row.", "",
@@ -97,7 +118,7 @@ def _write_report(out_dir: pathlib.Path, sections: list[Section], checks: dict[s
         lines += [f"## {s.title}", "", s.markdown, ""]
         for f in s.figures:
             lines += [f"![{f.stem}]({os.path.relpath(f, out_dir)})", ""]
-    (out_dir / "study.md").write_text("\n".join(lines))
+    write_text(out_dir / "study.md", "\n".join(lines), "study report")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,7 +132,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-progress", action="store_true", help="no progress bars")
     a = ap.parse_args(argv)
     only = [x.strip() for x in a.only.split(",") if x.strip()] or None
-    res = run_study(pathlib.Path(a.out), a.quick, a.workers, only, progress=not a.no_progress)
+    try:
+        res = run_study(pathlib.Path(a.out), a.quick, a.workers, only, progress=not a.no_progress)
+    except ValueError as e:  # a bad output folder, found before any simulation
+        print(f"smtlab.study: {e}", file=sys.stderr)
+        return 2
     return 0 if res["sections"] else 1
 
 

@@ -25,13 +25,15 @@ def user_spec(seed: int = 1) -> str:
 
 def make_kernel(ht: bool, scheduler: str, *, cores: int = 1, seed: int = 0, preset: str = "netburst",
                 hz: float = 1000.0, time_slice_ms: float = 10.0, log: bool = False,
-                overrides: dict[str, Any] | None = None) -> Kernel:
+                overrides: dict[str, Any] | None = None, scheduler_params: dict[str, Any] | None = None) -> Kernel:
     """A kernel on the preset with HT off (``core.threads=1``) or on (2), ``cores`` packages, and the context-switch
     path run as kernel code (kpaths.SWITCH_SPEC, 1500 instructions) so that a switch contends for the core like the
     real schedule() + switch_to. HZ is 1000 for both kernels (the 2.5 series' value; it sets how often idle CPUs
-    rebalance, i.e. how soon Linux25HT's active balancing moves a task to an idle package)."""
+    rebalance, i.e. how soon Linux25HT's active balancing moves a task to an idle package). ``scheduler_params``:
+    keywords of the scheduler (smtlab.os.SchedulerParams names, e.g. ``{"wake_idle": False}``)."""
     cfg = load_config(preset, {"core.threads": 2 if ht else 1, "system.cores": cores, **(overrides or {})})
-    return Kernel(cfg, make_scheduler(scheduler), hz=hz, time_slice_ms=time_slice_ms, kernel_path=SWITCH_SPEC,
+    sched = make_scheduler(scheduler, **(scheduler_params or {}))
+    return Kernel(cfg, sched, hz=hz, time_slice_ms=time_slice_ms, kernel_path=SWITCH_SPEC,
                   switch_instructions=SWITCH_INSTRUCTIONS, seed=seed, log=log)
 
 

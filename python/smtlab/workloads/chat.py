@@ -9,19 +9,27 @@ TCP flow control: a client sender keeps at most 4 messages in flight before it w
 Cross-CPU wake-ups pay a reschedule IPI (kpaths.after_wake). Every task is its own stream (task_spec), all in one
 address space (kernel code and data are shared; see fileserver.py).
 
-Throughput is client messages sent per simulated second, measured over a window after a warm-up. Scaled down: the
-real run sends 100 messages per user and ends; here every sender has an endless supply and only a window of a few
-simulated milliseconds is measured (the steady state the published throughput averages over).
+Every per-room value (the room's channels, each task's own Task) is bound when the room is built (``_room``), so
+rooms are independent copies that share only the CPUs. Client senders start staggered: sender ``i`` of ``N`` starts
+at ``i / N`` of ``stagger_ms`` (chosen: the real benchmark's clients connect one after another; starting 800-2000
+senders in the same cycle makes the first pass through the runqueue outlast a short window, so only the first rooms
+would run in it).
+
+Throughput is client messages sent per simulated second, measured over a window after a warm-up; ``sent_by_room``
+says how the window's messages divide between rooms (each room is the same closed loop, so about equally). Scaled
+down: the real run sends 100 messages per user and ends; here every sender has an endless supply and only a window
+of a few simulated milliseconds is measured (the steady state the published throughput averages over).
 """
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from ..os import Block, Send, Task
+from ..os import Block, Compute, Send, Task
 from .base import counters, machine_summary, make_kernel
 from .kpaths import PATHS, TRAP_INSTRUCTIONS, WakeChannel, after_wake, mark_waker, syscall, task_spec, user
-from ..os import Compute
 
 USERS = 20
 WINDOW = 4  # messages in flight per client sender
@@ -41,98 +49,143 @@ def _take_all(ch: WakeChannel) -> int:
     return n
 
 
-def build(k: Any, rooms: int, stats: dict[str, Any]) -> list[Task]:
-    tasks: list[Task] = []
-    seed = [1000]
+@dataclass
+class Room:
+    """One chat room's sockets (per user: client->server, credit back, server echo queue, server->client) and its
+    four tasks per user, created together so that nothing of one room is reached through another."""
 
-    def new_task(name: str, program: Any, asid: int) -> Task:
-        seed[0] += 1
-        t = Task(name, program, source=task_spec(seed[0], 32), asid=asid, daemon=True)
-        tasks.append(t)
-        return t
+    index: int
+    to_server: list[WakeChannel]
+    credit: list[WakeChannel]
+    echo_out: list[WakeChannel]
+    to_client: list[WakeChannel]
+    tasks: list[Task] = field(default_factory=list)
+    senders: list[Task] = field(default_factory=list)
 
-    stats["sent"] = 0
-    for r in range(rooms):
-        to_server = [WakeChannel(f"r{r}u{u}.up") for u in range(USERS)]
-        credit = [WakeChannel(f"r{r}u{u}.credit") for u in range(USERS)]
-        echo_out = [WakeChannel(f"r{r}u{u}.echo") for u in range(USERS)]
-        to_client = [WakeChannel(f"r{r}u{u}.down") for u in range(USERS)]
-        for u in range(USERS):
-            def client_send(u: int = u) -> Iterator[Any]:
-                me = holder[("cs", r, u)]
-                inflight = 0
-                while True:
-                    if inflight >= WINDOW:
-                        yield Block(credit[u])
-                        yield from after_wake(credit[u], me)
-                        inflight -= _take_all(credit[u])
-                    yield user(USER_WORK)
-                    yield from syscall("tcp_send")
-                    mark_waker(to_server[u], me)
-                    yield Send(to_server[u])
-                    inflight += 1
-                    stats["sent"] += 1
+    @property
+    def channels(self) -> list[WakeChannel]:
+        return self.to_server + self.credit + self.echo_out + self.to_client
 
-            def server_recv(u: int = u) -> Iterator[Any]:
-                me = holder[("sr", r, u)]
-                while True:
-                    yield Block(to_server[u])
-                    yield from after_wake(to_server[u], me)
-                    n = _take_all(to_server[u])
-                    yield _batch_call("tcp_recv", n)
-                    yield user(USER_WORK * n)
-                    for v in range(USERS):
-                        if v != u:
-                            mark_waker(echo_out[v], me)
-                            yield Send(echo_out[v], n)
-                    mark_waker(credit[u], me)
-                    yield Send(credit[u], n)
+    @property
+    def sent(self) -> int:
+        """Messages this room's clients have sent."""
+        return sum(ch.sent for ch in self.to_server)
 
-            def server_send(u: int = u) -> Iterator[Any]:
-                me = holder[("ss", r, u)]
-                while True:
-                    yield Block(echo_out[u])
-                    yield from after_wake(echo_out[u], me)
-                    n = _take_all(echo_out[u])
-                    yield _batch_call("tcp_send", n)
-                    mark_waker(to_client[u], me)
-                    yield Send(to_client[u], n)
 
-            def client_recv(u: int = u) -> Iterator[Any]:
-                me = holder[("cr", r, u)]
-                while True:
-                    yield Block(to_client[u])
-                    yield from after_wake(to_client[u], me)
-                    n = _take_all(to_client[u])
-                    yield _batch_call("tcp_recv", n)
-                    yield user(50 * n)
+# The four task programs. Each takes everything it uses as arguments (bound with functools.partial when its room is
+# built) and ``me``, a one-element list holding its own Task (for the IPI cost of a cross-CPU wake-up).
+def _client_send(room: Room, u: int, me: list[Task]) -> Iterator[Any]:
+    credit, up = room.credit[u], room.to_server[u]
+    inflight = 0
+    while True:
+        if inflight >= WINDOW:
+            yield Block(credit)
+            yield from after_wake(credit, me[0])
+            inflight -= _take_all(credit)
+        yield user(USER_WORK)
+        yield from syscall("tcp_send")
+        mark_waker(up, me[0])
+        yield Send(up)
+        inflight += 1
 
+
+def _server_recv(room: Room, u: int, me: list[Task]) -> Iterator[Any]:
+    up, credit = room.to_server[u], room.credit[u]
+    others = [room.echo_out[v] for v in range(USERS) if v != u]
+    while True:
+        yield Block(up)
+        yield from after_wake(up, me[0])
+        n = _take_all(up)
+        yield _batch_call("tcp_recv", n)
+        yield user(USER_WORK * n)
+        for ch in others:
+            mark_waker(ch, me[0])
+            yield Send(ch, n)
+        mark_waker(credit, me[0])
+        yield Send(credit, n)
+
+
+def _server_send(room: Room, u: int, me: list[Task]) -> Iterator[Any]:
+    echo, down = room.echo_out[u], room.to_client[u]
+    while True:
+        yield Block(echo)
+        yield from after_wake(echo, me[0])
+        n = _take_all(echo)
+        yield _batch_call("tcp_send", n)
+        mark_waker(down, me[0])
+        yield Send(down, n)
+
+
+def _client_recv(room: Room, u: int, me: list[Task]) -> Iterator[Any]:
+    down = room.to_client[u]
+    while True:
+        yield Block(down)
+        yield from after_wake(down, me[0])
+        n = _take_all(down)
+        yield _batch_call("tcp_recv", n)
+        yield user(50 * n)
+
+
+_PROGRAMS = (("client_send", _client_send), ("client_recv", _client_recv), ("server_recv", _server_recv),
+             ("server_send", _server_send))
+
+
+def _room(r: int, first_seed: int) -> Room:
+    room = Room(r, [WakeChannel(f"r{r}u{u}.up") for u in range(USERS)],
+                [WakeChannel(f"r{r}u{u}.credit") for u in range(USERS)],
+                [WakeChannel(f"r{r}u{u}.echo") for u in range(USERS)],
+                [WakeChannel(f"r{r}u{u}.down") for u in range(USERS)])
+    seed = first_seed
+    for u in range(USERS):
+        for role, program in _PROGRAMS:
+            me: list[Task] = []
+            seed += 1
             # One address space for all (client and server threads, and the kernel paths they mostly run): see
             # fileserver.py's module doc.
-            holder[("cs", r, u)] = new_task(f"client_send_{r}_{u}", client_send, 1)
-            holder[("cr", r, u)] = new_task(f"client_recv_{r}_{u}", client_recv, 1)
-            holder[("sr", r, u)] = new_task(f"server_recv_{r}_{u}", server_recv, 1)
-            holder[("ss", r, u)] = new_task(f"server_send_{r}_{u}", server_send, 1)
-    return tasks
+            t = Task(f"{role}_{r}_{u}", functools.partial(program, room, u, me), source=task_spec(seed, 32), asid=1,
+                     daemon=True)
+            me.append(t)
+            room.tasks.append(t)
+            if role == "client_send":
+                room.senders.append(t)
+    return room
 
 
-holder: dict[Any, Task] = {}
+def build(rooms: int) -> list[Room]:
+    """The rooms, each with its own channels and tasks (task sources seeded 1001, 1002, ... in creation order)."""
+    return [_room(r, 1000 + r * USERS * len(_PROGRAMS)) for r in range(rooms)]
 
 
-def run(rooms: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float, seed: int = 0) -> dict[str, Any]:
-    """Messages sent by the clients per second over the window, and the machine statistics of the window."""
-    holder.clear()
+def spawn(k: Any, rooms: list[Room], stagger_ms: float) -> None:
+    """Spawns every task: receivers and server tasks at once (they block), client sender ``i`` of ``N`` at ``i / N``
+    of ``stagger_ms``, interleaving rooms (room 0 user 0, room 1 user 0, ...) so that no room starts last as a
+    whole."""
+    senders = [room.senders[u] for u in range(USERS) for room in rooms]
+    for room in rooms:
+        for t in room.tasks:
+            if t not in room.senders:
+                k.spawn(t)
+    step = k.ms_to_cycles(stagger_ms) / max(1, len(senders))
+    for i, t in enumerate(senders):
+        k.spawn(t, at=k.now + round(i * step))
+
+
+def run(rooms: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float, seed: int = 0,
+        stagger_ms: float | None = None) -> dict[str, Any]:
+    """Messages sent by the clients per second over the window, the messages each room sent in it
+    (``sent_by_room``), and the machine statistics of the window. ``stagger_ms``: the client senders' start-up
+    spread (default: half the warm-up)."""
     k = make_kernel(ht, scheduler, seed=seed)
-    stats: dict[str, Any] = {}
-    for t in build(k, rooms, stats):
-        k.spawn(t)
+    built = build(rooms)
+    spawn(k, built, warm_ms / 2 if stagger_ms is None else stagger_ms)
     t_warm = k.ms_to_cycles(warm_ms)
     k.run(until=t_warm)
-    snap, sent0, t0 = counters(k), stats["sent"], k.now
+    snap, sent0, t0 = counters(k), [room.sent for room in built], k.now
     k.run(until=t_warm + k.ms_to_cycles(window_ms))
     seconds = (k.now - t0) / (k.freq_ghz * 1e9)
+    by_room = [room.sent - s for room, s in zip(built, sent0)]
     out = {"workload": "chat", "param": rooms, "ht": ht, "scheduler": scheduler,
-           "throughput": (stats["sent"] - sent0) / seconds, "host_seconds": k.host_seconds,
+           "throughput": sum(by_room) / seconds, "sent_by_room": by_room, "host_seconds": k.host_seconds,
            **machine_summary(k, snap)}
     k.machine.close()
     return out

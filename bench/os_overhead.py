@@ -1,4 +1,5 @@
-"""Measures what driving the machine from Python costs: ``python -m smtlab.os.overhead [--instructions N]``.
+"""Measures what driving the machine from Python costs: ``python bench/os_overhead.py [--instructions N]`` (with
+smtlab importable: the project's venv, or PYTHONPATH=python after ``make build``). A benchmark, never a test.
 
 Scenario 1 (the issue's): two CPU-bound tasks on a 1-core, 2-thread machine, HZ=1000 and 1 ms time slices, against
 one uninterrupted C++ run of the same two traces (``run_traces``, what ``smtlab run`` does). Reported: host seconds
@@ -15,8 +16,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from .. import load_config, run_traces
-from . import Compute, IdleCoreFirst, Kernel, Task
+from smtlab import load_config, run_traces
+from smtlab.os import Compute, IdleCoreFirst, Kernel, Task
 
 
 def _kernel_run(cfg, tasks: int, n: int, tick_cycles: int | None = None) -> Kernel:

@@ -1,0 +1,48 @@
+"""The kernel's view of one logical CPU (CpuState): topology, what runs on it, and its time accounting. Its own
+module so that the kernel, the schedulers and the results read one type without importing each other."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .._core import Source
+    from .tasks import Task
+
+
+class CpuState:
+    """The kernel's view of one logical CPU."""
+
+    __slots__ = (
+        "id", "core", "thread", "siblings", "current", "incoming", "need_resched", "slice_start", "source",
+        "attach_retired", "source_ended", "kpath", "kpath_active", "state", "since", "busy_cycles",
+        "switch_cycles", "idle_cycles", "kernel_instructions", "dispatches", "segment_start", "loop_base",
+    )
+
+    def __init__(self, info: dict[str, Any]) -> None:
+        self.id: int = info["id"]
+        self.core: int = info["core"]
+        self.thread: int = info["thread"]
+        self.siblings: list[int] = list(info["siblings"])
+        self.current: Task | None = None  # the task on the CPU
+        self.incoming: Task | None = None  # the task being switched in
+        self.need_resched = False
+        self.slice_start = 0
+        self.source: Source | None = None  # what the kernel attached (task source or kernel path)
+        self.attach_retired = 0  # the machine's retired count when the current accounting period began
+        self.source_ended = False
+        self.kpath: Source | None = None
+        self.kpath_active = False
+        self.state = "idle"  # idle | switch | busy
+        self.since = 0
+        self.busy_cycles = 0
+        self.switch_cycles = 0
+        self.idle_cycles = 0
+        self.kernel_instructions = 0
+        self.dispatches = 0
+        self.segment_start = 0
+        self.loop_base = -1  # retired count at the last restart of a looping source
+
+    def __repr__(self) -> str:
+        cur = self.current.name if self.current else None
+        return f"<CpuState {self.id} core={self.core} {self.state} current={cur!r}>"

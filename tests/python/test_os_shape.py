@@ -1,0 +1,151 @@
+"""The OS layer's shape (issue 11 §4): the kernel keeps its own per-task records, pids belong to a kernel, results are
+functions over a finished kernel, CpuState has its own module, the schedulers share one parameter set, make_kernel
+takes scheduler parameters, and task_frame says where each task ran."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+import types
+
+import pytest
+
+import smtlab
+from smtlab import UsageError
+from smtlab.os import (SCHEDULERS, Block, Channel, Compute, IdleCoreFirst, Kernel, Linux24, Linux25HT, SchedulerParams,
+                       Send, Task, TaskState, make_scheduler, results)
+from smtlab.os.cpu import CpuState
+from smtlab.workloads.base import make_kernel
+
+OS_DIR = pathlib.Path(__file__).resolve().parents[2] / "python" / "smtlab" / "os"
+PUBLIC_TASK_FIELDS = {"name", "program", "source", "asid", "priority", "affinity", "daemon", "_record"}
+
+
+def _two_tasks(cores: int, threads: int, n: int = 30_000) -> tuple[Kernel, list[Task]]:
+    cfg = smtlab.load_config(None, {"system.cores": cores, "core.threads": threads})
+    k = Kernel(cfg, IdleCoreFirst(), tick_cycles=20_000, time_slice_cycles=10**9, switch_cycles=0)
+    ts = [k.spawn(Task(f"t{i}", [Compute(n)], source=f"gen:mix,count=0,seed={i + 1}")) for i in range(2)]
+    k.run()
+    return k, ts
+
+
+def test_the_kernel_writes_nothing_into_a_task_but_its_record_link():
+    k, ts = _two_tasks(1, 2)
+    for t in ts:
+        assert set(vars(t)) == PUBLIC_TASK_FIELDS
+        assert t.asid is None and t.space is not None  # the kernel's choice is in its record, not in the task
+        assert k.record(t).task is t and t.kernel is k
+        assert t.state is TaskState.EXITED and t.stats.instructions == 30_000
+    with pytest.raises(AttributeError):
+        ts[0].state = TaskState.NEW  # a read-only view
+    with pytest.raises(UsageError, match="not spawned on this kernel"):
+        _two_tasks(1, 2)[0].record(ts[0])
+
+
+def test_pids_belong_to_a_kernel():
+    a = Task("a", [Compute(10)], source="gen:alu,count=0")
+    assert a.pid is None  # no kernel yet
+    k1, t1 = _two_tasks(1, 2, 1000)
+    k2, t2 = _two_tasks(1, 2, 1000)
+    assert [t.pid for t in t1] == [1, 2] and [t.pid for t in t2] == [1, 2]
+    assert list(k1.task_frame().index) == [1, 2]
+
+
+def test_results_are_functions_over_a_finished_kernel():
+    k, _ = _two_tasks(1, 2, 1000)
+    k.machine.close()
+    assert results.task_records(k) == k.task_records()
+    assert results.cpu_frame(k).equals(k.cpu_frame())
+    assert results.timeline_records(k) == k.timeline_records()
+    assert Kernel.__mro__ == (Kernel, object)  # no results mixin
+
+
+def _runtime_imports(path: pathlib.Path) -> set[str]:
+    """Modules a file imports at run time (imports under `if TYPE_CHECKING:` are for annotations only)."""
+    tree = ast.parse(path.read_text())
+    out = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level:
+            out.add(node.module or "")
+        if isinstance(node, ast.ImportFrom) and node.level and node.module is None:
+            out.update(a.name for a in node.names)
+    return out
+
+
+def test_kernel_scheduler_results_do_not_import_each_other():
+    assert CpuState.__module__ == "smtlab.os.cpu"
+    assert "kernel" not in _runtime_imports(OS_DIR / "results.py")
+    assert "kernel" not in _runtime_imports(OS_DIR / "scheduler.py")
+    assert "results" not in _runtime_imports(OS_DIR / "scheduler.py")
+    assert not {"kernel", "results", "scheduler"} & _runtime_imports(OS_DIR / "cpu.py")
+
+
+@pytest.mark.parametrize("name", sorted(SCHEDULERS))
+def test_schedulers_share_one_parameter_set(name):
+    cls = SCHEDULERS[name]
+    assert set(cls.uses) <= set(SchedulerParams.__dataclass_fields__)
+    s = make_scheduler(name, cache_hot_ms=1.5, idle_interval_ms=3.0)
+    assert s.cache_hot_ms == 1.5 and s.describe()["idle_interval_ms"] == 3.0
+    assert set(s.describe()) == {"scheduler", *cls.uses}
+    with pytest.raises(ValueError, match="unknown scheduler parameter 'slice'"):
+        cls(slice=3)
+    with pytest.raises(ValueError, match="must be a non-negative float"):
+        cls(cache_hot_ms=-1.0)
+    unused = next(p for p in SchedulerParams.__dataclass_fields__ if p not in cls.uses)
+    with pytest.raises(ValueError, match=f"does not use the parameter '{unused}'"):
+        cls(**{unused: SchedulerParams.__dataclass_fields__[unused].default})
+
+
+def test_scheduler_defaults_are_each_policys_own():
+    assert Linux24().busy_interval_ms == 200.0 and Linux25HT().busy_interval_ms == 250.0
+    assert IdleCoreFirst().cache_hot_ms == 0.5 and Linux24().cache_hot_ms == 2.5
+    with pytest.raises(ValueError, match="wake_idle must be True or False"):
+        Linux24(wake_idle=1)
+
+
+def test_make_kernel_takes_scheduler_parameters():
+    k = make_kernel(True, "linux24", scheduler_params={"wake_idle": False, "busy_interval_ms": 50.0})
+    assert k.scheduler.wake_idle is False and k.scheduler.describe()["busy_interval_ms"] == 50.0
+    with pytest.raises(ValueError, match="linux25ht: does not use the parameter 'wake_idle'"):
+        make_kernel(True, "linux25ht", scheduler_params={"wake_idle": False})
+    k.machine.close()
+
+
+def test_placement_worked_on_paper():
+    """CPU 0 and 1 are siblings of core 0, CPU 2 alone on core 1. CPU 0 ran pid 1 over [0, 100) and pid 3 over
+    [150, 300); CPU 1 ran pid 2 over [50, 200); CPU 2 ran pid 1 over [300, 400). Doubled up: pid 1 over [50, 100)
+    = 50 (on CPU 2 it has no sibling), pid 3 over [150, 200) = 50, pid 2 over [50, 100) and [150, 200) = 100."""
+    cpus = [types.SimpleNamespace(id=0, core=0, siblings=[1], current=None),
+            types.SimpleNamespace(id=1, core=0, siblings=[0], current=None),
+            types.SimpleNamespace(id=2, core=1, siblings=[], current=None)]
+    k = types.SimpleNamespace(cpus=cpus, now=400, records=[types.SimpleNamespace(pid=p) for p in (1, 2, 3)],
+                              segments=[(0, 1, 0, 100, "block"), (1, 2, 50, 200, "exit"), (0, 3, 150, 300, "exit"),
+                                        (2, 1, 300, 400, "exit")])
+    p = results.placement(k)
+    assert p[1] == {"cpus": {0, 2}, "packages": {0, 1}, "doubled_up": 50}
+    assert p[2] == {"cpus": {1}, "packages": {0}, "doubled_up": 100}
+    assert p[3] == {"cpus": {0}, "packages": {0}, "doubled_up": 50}
+
+
+def test_task_frame_says_where_tasks_ran():
+    # Two CPU-bound tasks on one core's two siblings run side by side: each ran doubled up exactly while both ran,
+    # the same cycles for both (the overlap is symmetric), and never more than its own running time.
+    k, ts = _two_tasks(1, 2)
+    f = k.task_frame()
+    assert sorted(f.cpus) == [(0,), (1,)]
+    assert list(f.packages) == [(0,), (0,)]
+    both = min(t.stats.finished for t in ts) - max(t.stats.started for t in ts)
+    assert list(f.doubled_up) == [both, both] and 0 < both <= f.running.min()
+    # Two packages of one thread each: no siblings, never doubled up; the tasks sit on different packages.
+    k, ts = _two_tasks(2, 1)
+    f = k.task_frame()
+    assert list(f.doubled_up) == [0, 0] and sorted(p for ps in f.packages for p in ps) == [0, 1]
+
+
+def test_channel_and_task_fields_unchanged_by_a_blocking_run():
+    ch = Channel("c")
+    k = Kernel(smtlab.load_config(None, {"core.threads": 2}), Linux24(), tick_cycles=20_000)
+    a = k.spawn(Task("a", [Block(ch)], source="gen:alu,count=0"))
+    b = k.spawn(Task("b", [Compute(100), Send(ch)], source="gen:alu,count=0"))
+    k.run()
+    assert a.done and b.done and set(vars(a)) == PUBLIC_TASK_FIELDS
