@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -71,7 +72,7 @@ Instr makeInstr(const X86Insn& d, const std::vector<Access>& accesses, std::uint
   // QEMU splits 16/32-byte accesses into 8-byte pieces: contiguous pieces of one instruction are merged back.
   for (const Access& acc : accesses) {
     if (acc.index != index) continue;
-    auto& slots = acc.store ? r.stores : r.loads;
+    const std::span<MemRef> slots = acc.store ? std::span<MemRef>(r.stores) : std::span<MemRef>(r.loads);
     bool placed = false;
     for (MemRef& m : slots) {
       if (m.valid() && m.addr + m.size == acc.addr && m.size + acc.size <= 255) {
