@@ -65,6 +65,14 @@ def test_store_round_trip_and_no_temporary_left(tmp_path):
     assert mem.get("k1") is rec
 
 
+def test_a_result_folder_that_cannot_be_used_is_one_error_before_any_run(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    with pytest.raises(SweepError, match=r"cannot use '.*afile' as the sweep's result folder: Not a directory"):
+        run_sweep(tiny_sweep(), afile, workers=1, progress=False)
+    assert afile.read_text() == "x"
+
+
 def test_tables_are_written_atomically(tmp_path, monkeypatch):
     """A writer that fails half-way leaves no results file under the real name and no temporary beside it."""
     import pandas as pd

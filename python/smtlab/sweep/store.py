@@ -14,7 +14,7 @@ from typing import Any
 
 from smtlab import fileio
 
-from .spec import json_default
+from .spec import SweepError, json_default
 
 #: One run's outcome as stored: key, kind, traces, seed, status ("ok" / "failed"), error, result, wall_seconds.
 Record = dict[str, Any]
@@ -25,7 +25,13 @@ class ResultStore:
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.dir = Path(directory) / "runs"
-        self.dir.mkdir(parents=True, exist_ok=True)
+        # Checked before any run starts, so a bad folder is one message now, not a traceback after the first run.
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise SweepError(f"cannot use '{directory}' as the sweep's result folder: {e.strerror or e}") from None
+        if not os.access(self.dir, os.W_OK | os.X_OK):
+            raise SweepError(f"cannot use '{directory}' as the sweep's result folder: '{self.dir}' is not writable")
 
     def path(self, key: str) -> Path:
         return self.dir / f"{key}.json"
