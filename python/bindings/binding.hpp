@@ -19,6 +19,13 @@ py::object jsonToPython(const boost::json::value& value);
 // given (applyOverride reads it as TOML if it parses, else as a bare word). Raises TypeError for anything else.
 std::string overrideText(const py::handle& value, std::string_view key);
 
+// A non-negative Python integer given as argument `arg` of `func`, at most `max`. pybind11's own conversion to an
+// unsigned type answers a negative or too-large value with "incompatible function arguments" (a TypeError that names
+// no argument), and a signed one would let -1 wrap to 2^64-1: so integers arrive as objects and are checked here.
+// Raises TypeError (not an integer; bool is refused) or UsageError, a ValueError (negative, above max), naming both.
+std::uint64_t unsignedArg(const py::handle& value, std::string_view func, std::string_view arg,
+                          std::uint64_t max = ~std::uint64_t{0});
+
 void bindConfig(py::module_& m);
 void bindTrace(py::module_& m);
 void bindMachine(py::module_& m);

@@ -1,7 +1,9 @@
 // smtlab._core.Machine: the simulated machine as a script drives it (attach/detach/halt/run), with every misuse turned
 // into a UsageError instead of a crash: CPU ids are checked here, a closed machine refuses every call, and a machine
 // running in another Python thread (run releases the GIL) refuses to be touched until it returns.
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,45 +41,90 @@ class PyMachine {
     return *machine_;
   }
 
-  LogicalCpu cpuId(std::int64_t cpu, const char* what) {
+  LogicalCpu cpuId(const py::handle& cpu, const char* what) {
     Machine& m = get(what);
-    if (cpu < 0 || cpu >= static_cast<std::int64_t>(m.logicalCpus())) {
-      throw UsageError(fmt::format("{}: logical CPU {} does not exist (this machine has CPUs 0..{})", what, cpu,
+    // Any integer (negative, or past 2^64) is taken here, so that the message names the CPU and the valid range
+    // instead of pybind11's "incompatible function arguments"; a non-integer is still a TypeError.
+    std::uint64_t id = 0;
+    try {
+      id = unsignedArg(cpu, what, "cpu");
+    } catch (const UsageError&) {
+      id = ~std::uint64_t{0};  // negative or past 2^64-1: no such CPU either
+    }
+    if (id >= m.logicalCpus()) {
+      std::string text = py::str(cpu).cast<std::string>();
+      if (text.size() > 24) text = text.substr(0, 20) + "...";
+      throw UsageError(fmt::format("{}: logical CPU {} does not exist (this machine has CPUs 0..{})", what, text,
                                    m.logicalCpus() - 1));
     }
-    return LogicalCpu{static_cast<std::uint32_t>(cpu)};
+    return LogicalCpu{static_cast<std::uint32_t>(id)};
   }
 
-  void attach(std::int64_t cpu, const std::shared_ptr<TraceCursor>& source, std::int64_t asid) {
+  void attach(const py::handle& cpu, const std::shared_ptr<TraceCursor>& source, const py::handle& asid) {
     const LogicalCpu id = cpuId(cpu, "attach");
-    if (!source) throw UsageError(fmt::format("attach: no source given for CPU {}", cpu));
-    if (asid < 0 || asid > 0xffffffffLL) throw UsageError(fmt::format("attach: asid {} out of range 0..2^32-1", asid));
-    machine_->attach(id, source, Asid{static_cast<std::uint32_t>(asid)});
+    if (!source) throw UsageError(fmt::format("attach: no source given for CPU {}", id.value));
+    const std::uint64_t space = unsignedArg(asid, "attach", "asid", 0xffffffffULL);
+    machine_->attach(id, source, Asid{static_cast<std::uint32_t>(space)});
     attached_[id.value] = source;
   }
 
-  std::shared_ptr<TraceCursor> detach(std::int64_t cpu) {
+  std::shared_ptr<TraceCursor> detach(const py::handle& cpu) {
     const LogicalCpu id = cpuId(cpu, "detach");
     auto cursor = machine_->detach(id);
     attached_[id.value].reset();
     return cursor;
   }
 
-  std::vector<Event> run(std::optional<std::uint64_t> until, std::optional<std::uint64_t> cycles) {
+  // Simulates in slices of host time so that Ctrl-C is honoured during a long run: between slices the GIL is taken
+  // back briefly and PyErr_CheckSignals runs the Python signal handlers (KeyboardInterrupt for SIGINT). Machine::run
+  // keeps no state of its own between calls (every bit lives in the machine), so stopping at a slice bound and going
+  // on gives exactly the cycles of one call: slicing changes no statistic, and an interrupted run resumes correctly
+  // (tests/python/test_binding_misuse.py checks both).
+  std::vector<Event> run(const py::object& until, const py::object& cycles) {
     Machine& m = get("run");
-    if (until.has_value() == cycles.has_value()) throw UsageError("run: give exactly one of until= or cycles=");
-    const Cycle bound = until ? Cycle{*until} : m.now() + *cycles;
+    if (until.is_none() == cycles.is_none()) throw UsageError("run: give exactly one of until= or cycles=");
+    const std::uint64_t now = m.now().value;
+    // Cycle::never() (2^64-1) stays out of reach: it marks "no wake-up" inside the model.
+    const std::uint64_t last = Cycle::never().value - 1;
+    std::uint64_t bound = 0;
+    if (!until.is_none()) {
+      bound = unsignedArg(until, "run", "until", last);
+      // Chosen: a bound in the past is refused rather than ignored. It simulates nothing, so it is almost always an
+      // absolute cycle computed from a stale `now` (or meant as a count: cycles=); returning silently hides that.
+      if (bound < now) {
+        throw UsageError(fmt::format("run: until={} is in the past (now={}); give a later cycle, or cycles=N to run "
+                                     "N more cycles",
+                                     bound, now));
+      }
+    } else {
+      const std::uint64_t count = unsignedArg(cycles, "run", "cycles", last - now);
+      bound = now + count;
+    }
     std::vector<Event> events;
     running_.store(true);
     struct Reset {
       std::atomic<bool>& flag;
       ~Reset() { flag.store(false); }
     } reset{running_};
-    {
-      py::gil_scoped_release release;
-      events = m.run(bound);
+    using Clock = std::chrono::steady_clock;
+    std::uint64_t slice = kFirstSlice;
+    for (;;) {
+      const std::uint64_t sliceEnd = m.now().value + std::min(slice, bound - m.now().value);
+      const Clock::time_point t0 = Clock::now();
+      {
+        py::gil_scoped_release release;
+        events = m.run(Cycle{sliceEnd});
+      }
+      const bool boundOnly = events.size() == 1 && events.front().kind == EventKind::CycleBound;
+      if (!boundOnly || m.now().value >= bound) return events;
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();  // KeyboardInterrupt; the machine stays usable
+      // Aim each slice at kSliceTarget of host time: grow at most 2x (a cheap event-skipping stretch must not make
+      // the next, dense one long), shrink at once in proportion.
+      const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      const double scale = seconds <= 0.0 ? 2.0 : std::min(2.0, kSliceTarget / seconds);
+      slice = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(static_cast<double>(slice) * scale), kMinSlice,
+                                        kMaxSlice);
     }
-    return events;
   }
 
   void close() {
@@ -91,12 +138,20 @@ class PyMachine {
     machine_.reset();
   }
   bool closed() const { return !machine_; }
-  std::shared_ptr<TraceCursor> attached(std::int64_t cpu) { return attached_[cpuId(cpu, "attached").value]; }
+  std::shared_ptr<TraceCursor> attached(const py::handle& cpu) { return attached_[cpuId(cpu, "attached").value]; }
 
  private:
   std::unique_ptr<Machine> machine_;
   std::vector<std::shared_ptr<TraceCursor>> attached_;  // the Python-visible owners, so attached() returns them
   std::atomic<bool> running_{false};
+
+  // Slices of Machine::run, in simulated cycles. A slice is aimed at kSliceTarget seconds of host time: short enough
+  // that Ctrl-C stops a run within a fraction of a second, long enough that the pause between slices (taking the GIL,
+  // checking signals) costs nothing measurable. kMaxSlice bounds a slice after a cheap, event-skipping stretch.
+  static constexpr std::uint64_t kFirstSlice = 4096;
+  static constexpr std::uint64_t kMinSlice = 256;
+  static constexpr std::uint64_t kMaxSlice = std::uint64_t{1} << 20;
+  static constexpr double kSliceTarget = 0.02;
 };
 
 py::dict cpuInfoDict(const CpuInfo& info) {
@@ -138,43 +193,70 @@ void bindMachine(py::module_& m) {
            "Takes the source off a CPU and returns it (None if idle): in-flight work is squashed and the source "
            "rewinds to its oldest unretired instruction.")
       .def(
-          "halt", [](PyMachine& self, std::int64_t cpu) { self.get("halt").halt(self.cpuId(cpu, "halt")); },
+          "halt", [](PyMachine& self, const py::handle& cpu) { self.get("halt").halt(self.cpuId(cpu, "halt")); },
           py::arg("cpu"),
           "HLT: the CPU (which must have nothing attached) idles, and its partitioned queues go to its siblings.")
       .def(
-          "busy", [](PyMachine& self, std::int64_t cpu) { return self.get("busy").busy(self.cpuId(cpu, "busy")); },
+          "busy", [](PyMachine& self, const py::handle& cpu) { return self.get("busy").busy(self.cpuId(cpu, "busy")); },
           py::arg("cpu"), "True if a source is attached to the CPU (even one that has ended).")
       .def("attached", &PyMachine::attached, py::arg("cpu"), "The source attached to the CPU, or None.")
       .def(
           "set_retire_limit",
-          [](PyMachine& self, std::int64_t cpu, std::uint64_t count) {
-            self.get("set_retire_limit").setRetireLimit(self.cpuId(cpu, "set_retire_limit"), count);
+          [](PyMachine& self, const py::handle& cpu, const py::handle& count) {
+            Machine& m = self.get("set_retire_limit");
+            const LogicalCpu id = self.cpuId(cpu, "set_retire_limit");
+            const std::uint64_t limit = unsignedArg(count, "set_retire_limit", "count");
+            // The limit event is raised by a cycle that retires up to it; at or below the count already retired
+            // nothing more retires, no event comes and the pipeline would only stop at the deadlock watchdog.
+            const std::uint64_t retired = m.threadStats(id).instructions;
+            if (limit <= retired) {
+              throw UsageError(fmt::format("set_retire_limit: count={} is not above the {} instructions CPU {} has "
+                                           "retired already (retired(cpu), since the last reset_stats); give a "
+                                           "count > {}",
+                                           limit, retired, id.value, retired));
+            }
+            m.setRetireLimit(id, limit);
           },
           py::arg("cpu"), py::arg("count"),
           "When the CPU's retired count (retired(cpu), since the last reset_stats) reaches count, it stops retiring "
-          "and run() reports RETIRE_LIMIT.")
+          "and run() reports RETIRE_LIMIT. count must be above retired(cpu) (else UsageError).")
       .def(
           "clear_retire_limit",
-          [](PyMachine& self, std::int64_t cpu) {
+          [](PyMachine& self, const py::handle& cpu) {
             self.get("clear_retire_limit").clearRetireLimit(self.cpuId(cpu, "clear_retire_limit"));
           },
           py::arg("cpu"), "Removes the CPU's retire limit.")
       .def(
           "retired",
-          [](PyMachine& self, std::int64_t cpu) {
+          [](PyMachine& self, const py::handle& cpu) {
             return self.get("retired").threadStats(self.cpuId(cpu, "retired")).instructions;
           },
           py::arg("cpu"), "Instructions the CPU retired since the last reset_stats (the retire limit's count).")
       .def(
           "restart_trace",
-          [](PyMachine& self, std::int64_t cpu) {
-            self.get("restart_trace").restartTrace(self.cpuId(cpu, "restart_trace"));
+          [](PyMachine& self, const py::handle& cpu) {
+            Machine& m = self.get("restart_trace");
+            const LogicalCpu id = self.cpuId(cpu, "restart_trace");
+            const TraceCursor* cursor = m.attached(id);
+            if (cursor == nullptr) {
+              throw UsageError(fmt::format("restart_trace: CPU {} has no source attached; attach one first", id.value));
+            }
+            const CpuInfo& info = m.cpu(id);
+            if (m.core(info.core).thread(info.thread.value).state != ThreadState::Finished) {
+              throw UsageError(fmt::format("restart_trace: the source '{}' on CPU {} has not finished (wait for "
+                                           "its SOURCE_ENDED event)",
+                                           cursor->describe(), id.value));
+            }
+            m.restartTrace(id);
           },
-          py::arg("cpu"), "Starts the ended source on the CPU again from its first record.")
+          py::arg("cpu"),
+          "Starts the ended source on the CPU again from its first record (UsageError if the CPU has no source or "
+          "it has not ended).")
       .def("run", &PyMachine::run, py::arg("until") = py::none(), py::kw_only(), py::arg("cycles") = py::none(),
            "Simulates until cycle `until` (or for `cycles` more) or the end of the first cycle with an event; "
-           "returns the events (one CYCLE_BOUND if none). Releases the GIL. Raises DeadlockError if the model "
-           "stops making progress.")
+           "returns the events (one CYCLE_BOUND if none). Releases the GIL; Ctrl-C raises KeyboardInterrupt within "
+           "a fraction of a second and leaves the machine usable. Raises UsageError for a negative or too large "
+           "count or an `until` before now, DeadlockError if the model stops making progress.")
       .def_property_readonly(
           "now", [](PyMachine& self) { return self.get("now").now().value; }, "The next cycle to simulate.")
       .def_property_readonly(
@@ -184,7 +266,7 @@ void bindMachine(py::module_& m) {
           "cores", [](PyMachine& self) { return self.get("cores").cores(); }, "Number of physical cores (packages).")
       .def(
           "cpu",
-          [](PyMachine& self, std::int64_t cpu) { return cpuInfoDict(self.get("cpu").cpu(self.cpuId(cpu, "cpu"))); },
+          [](PyMachine& self, const py::handle& cpu) { return cpuInfoDict(self.get("cpu").cpu(self.cpuId(cpu, "cpu"))); },
           py::arg("cpu"), "Topology of one logical CPU: {'id', 'core', 'thread', 'siblings'}.")
       .def_property_readonly(
           "cpus",
@@ -203,7 +285,7 @@ void bindMachine(py::module_& m) {
           "llc, dram, energy).")
       .def(
           "cpu_stats",
-          [](PyMachine& self, std::int64_t cpu) {
+          [](PyMachine& self, const py::handle& cpu) {
             return jsonToPython(self.get("cpu_stats").cpuStatsJson(self.cpuId(cpu, "cpu_stats")));
           },
           py::arg("cpu"), "Statistics of one logical CPU (instructions, cycles, ipc, cpi_stack, ...).")
@@ -230,11 +312,11 @@ void bindMachine(py::module_& m) {
 
   m.def(
       "run_traces",
-      [](const Config& config, const std::vector<std::string>& traces, std::uint64_t maxInstructions,
-         std::uint64_t warmup) {
+      [](const Config& config, const std::vector<std::string>& traces, const py::handle& maxInstructions,
+         const py::handle& warmup) {
         RunOptions options;
-        options.maxInstructions = maxInstructions;
-        options.warmup = warmup;
+        options.maxInstructions = unsignedArg(maxInstructions, "run_traces", "max_instructions");
+        options.warmup = unsignedArg(warmup, "run_traces", "warmup");
         RunResult result;
         {
           py::gil_scoped_release release;

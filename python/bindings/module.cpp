@@ -3,6 +3,7 @@
 #include <string>
 
 #include <boost/json.hpp>
+#include <fmt/format.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -71,6 +72,30 @@ std::string overrideText(const py::handle& value, std::string_view key) {
   if (py::isinstance<py::str>(value)) return value.cast<std::string>();
   throw py::type_error("config key '" + std::string(key) + "': value must be bool, int, float or str, not " +
                        py::type::handle_of(value).attr("__name__").cast<std::string>());
+}
+
+std::uint64_t unsignedArg(const py::handle& value, std::string_view func, std::string_view arg, std::uint64_t max) {
+  if (py::isinstance<py::bool_>(value) || PyIndex_Check(value.ptr()) == 0) {
+    throw py::type_error(fmt::format("{}: {} must be an integer, not {}", func, arg,
+                                     py::type::handle_of(value).attr("__name__").cast<std::string>()));
+  }
+  const auto index = py::reinterpret_steal<py::int_>(PyNumber_Index(value.ptr()));
+  if (!index) throw py::error_already_set();
+  // Quote at most a short prefix: 2**100000 is a valid int whose digits would flood the message.
+  std::string text = py::repr(index).cast<std::string>();
+  if (text.size() > 24) text = text.substr(0, 20) + "...";
+  const int negative = PyObject_RichCompareBool(index.ptr(), py::int_(0).ptr(), Py_LT);
+  if (negative < 0) throw py::error_already_set();
+  if (negative == 1) {
+    throw UsageError(fmt::format("{}: {}={} is negative; it must be in 0..{}", func, arg, text, max));
+  }
+  const unsigned long long v = PyLong_AsUnsignedLongLong(index.ptr());
+  if (v == static_cast<unsigned long long>(-1) && PyErr_Occurred() != nullptr) {
+    PyErr_Clear();  // above 2^64-1
+    throw UsageError(fmt::format("{}: {}={} is out of range 0..{}", func, arg, text, max));
+  }
+  if (v > max) throw UsageError(fmt::format("{}: {}={} is out of range 0..{}", func, arg, text, max));
+  return v;
 }
 
 }  // namespace smtlab::python

@@ -54,23 +54,27 @@ std::array<MemRef, N> toRefs(const py::iterable& refs, const char* what) {
   for (const auto& h : refs) {
     if (i == N) throw py::value_error(fmt::format("Instr: at most {} {}", N, what));
     if (py::isinstance<py::int_>(h)) {
-      out[i++] = MemRef{h.cast<Addr>(), 8};
+      out[i++] = MemRef{unsignedArg(h, "Instr", fmt::format("{} address", what)), 8};
       continue;
     }
-    const auto pair = h.cast<std::pair<Addr, int>>();
-    if (pair.second < 1 || pair.second > 255) {
-      throw py::value_error(fmt::format("Instr: access size {} out of range 1..255", pair.second));
+    if (!py::isinstance<py::tuple>(h) && !py::isinstance<py::list>(h)) {
+      throw py::type_error(fmt::format("Instr: {} are addresses or (address, size) pairs", what));
     }
-    out[i++] = MemRef{pair.first, static_cast<std::uint8_t>(pair.second)};
+    const auto pair = h.cast<py::sequence>();
+    if (pair.size() != 2) throw py::type_error(fmt::format("Instr: {} are addresses or (address, size) pairs", what));
+    const Addr addr = unsignedArg(pair[0], "Instr", fmt::format("{} address", what));
+    const std::uint64_t size = unsignedArg(pair[1], "Instr", fmt::format("{} size", what), 255);
+    if (size < 1) throw py::value_error(fmt::format("Instr: {} size 0 out of range 1..255", what));
+    out[i++] = MemRef{addr, static_cast<std::uint8_t>(size)};
   }
   return out;
 }
 
-Instr makeInstr(Addr pc, const std::string& op, const py::iterable& src, const py::iterable& dst,
-                const py::iterable& loads, const py::iterable& stores, bool taken, Addr target, std::uint32_t markId,
-                const std::optional<std::string>& branch) {
+Instr makeInstr(const py::handle& pc, const std::string& op, const py::iterable& src, const py::iterable& dst,
+                const py::iterable& loads, const py::iterable& stores, bool taken, const py::handle& target,
+                const py::handle& markId, const std::optional<std::string>& branch) {
   Instr in;
-  in.pc = pc;
+  in.pc = unsignedArg(pc, "Instr", "pc");
   if (!parseOpClass(op, in.op)) {
     throw py::value_error(fmt::format("Instr: unknown op '{}' (int imul idiv fadd fmul fdiv load store br jmp ijmp "
                                       "call ret nop pause mark)",
@@ -93,8 +97,8 @@ Instr makeInstr(Addr pc, const std::string& op, const py::iterable& src, const p
   in.stores = toRefs<kMaxStores>(stores, "stores");
   // Jumps, calls and returns are always taken (as in the text format).
   in.taken = taken || (in.isBranch() && in.branch != BranchKind::Conditional);
-  in.target = target;
-  in.markId = markId;
+  in.target = unsignedArg(target, "Instr", "target");
+  in.markId = static_cast<std::uint32_t>(unsignedArg(markId, "Instr", "mark_id", 0xffffffffULL));
   return in;
 }
 
@@ -152,10 +156,20 @@ void bindTrace(py::module_& m) {
             return in;
           },
           py::arg("line"), "Parses one text-format line ('400000 int dst=r1 src=r2'). Raises TraceError.")
-      .def_readwrite("pc", &Instr::pc, "Instruction address.")
-      .def_readwrite("target", &Instr::target, "Branch target (0 if unknown).")
+      .def_property(
+          "pc", [](const Instr& in) { return in.pc; },
+          [](Instr& in, const py::handle& v) { in.pc = unsignedArg(v, "Instr.pc", "value"); }, "Instruction address.")
+      .def_property(
+          "target", [](const Instr& in) { return in.target; },
+          [](Instr& in, const py::handle& v) { in.target = unsignedArg(v, "Instr.target", "value"); },
+          "Branch target (0 if unknown).")
       .def_readwrite("taken", &Instr::taken, "Whether the branch was taken.")
-      .def_readwrite("mark_id", &Instr::markId, "Marker id of a 'mark' instruction.")
+      .def_property(
+          "mark_id", [](const Instr& in) { return in.markId; },
+          [](Instr& in, const py::handle& v) {
+            in.markId = static_cast<std::uint32_t>(unsignedArg(v, "Instr.mark_id", "value", 0xffffffffULL));
+          },
+          "Marker id of a 'mark' instruction.")
       .def_property_readonly("op", [](const Instr& in) { return std::string(opClassName(in.op)); }, "Op class name.")
       .def_property_readonly(
           "branch", [](const Instr& in) { return std::string(branchKindName(in.branch)); }, "Branch kind name.")
@@ -223,9 +237,10 @@ void bindTrace(py::module_& m) {
   m.def("open_trace", &openSource, py::arg("spec"), "Same as Source(spec).");
   m.def(
       "read_records",
-      [](const std::string& spec, std::uint64_t maxRecords) {
+      [](const std::string& spec, const py::handle& maxRecords) {
+        const std::uint64_t count = unsignedArg(maxRecords, "read_records", "max_records");
         auto source = openTrace(spec);
-        return readAll(*source, maxRecords);
+        return readAll(*source, count);
       },
       py::arg("spec"), py::arg("max_records") = 0, "The records of a trace (at most max_records if non-zero).");
   m.def(

@@ -193,15 +193,17 @@ class Machine:
     def attached(self, cpu: int) -> Source | None:
         """The source attached to the CPU."""
     def set_retire_limit(self, cpu: int, count: int) -> None:
-        """Stop retiring (RETIRE_LIMIT event) when retired(cpu) reaches count."""
+        """Stop retiring (RETIRE_LIMIT event) when retired(cpu) reaches count; count > retired(cpu)."""
     def clear_retire_limit(self, cpu: int) -> None:
         """Removes the retire limit."""
     def retired(self, cpu: int) -> int:
         """Instructions the CPU retired since the last reset_stats."""
     def restart_trace(self, cpu: int) -> None:
-        """Starts the ended source on the CPU again."""
+        """Starts the ended source on the CPU again (UsageError if none is attached or it has not ended)."""
     def run(self, until: int | None = None, *, cycles: int | None = None) -> list[Event]:
-        """Simulates until a cycle bound or the first cycle with events; releases the GIL."""
+        """Simulates until a cycle bound or the first cycle with events; releases the GIL. Ctrl-C raises
+        KeyboardInterrupt within a fraction of a second (the machine stays usable). UsageError (a ValueError) for a
+        negative or too large count, or ``until`` before ``now``."""
     @property
     def now(self) -> int:
         """The next cycle to simulate."""

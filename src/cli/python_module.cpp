@@ -1,4 +1,4 @@
-// Finds the Python interpreter and package that go with this smtlab program and execs `python -m smtlab.<module>`.
+// Finds the Python interpreter and package that go with this smtlab program and runs the module smtlab.<module> in it.
 #include "python_module.hpp"
 
 #include <unistd.h>
@@ -72,16 +72,39 @@ bool hasBuiltModule(const fs::path& package) {
     }
   }
 
-  std::vector<std::string> argStrings = {python, "-m", module};
+  // Not `python -m MODULE`: a Python without the package would answer with a bare "No module named smtlab". A short
+  // launcher imports the module first and, if that fails, says in one message what is missing and how to point
+  // smtlab at a Python that has it; then it runs the module as `-m` would (argv[0] = module, cwd on sys.path).
+  static constexpr const char* kLauncher =
+      "import importlib, runpy, sys\n"
+      "module, what = sys.argv[1], sys.argv[2]\n"
+      "del sys.argv[1:3]\n"
+      "def missing(e):\n"
+      "    sys.stderr.write(f'smtlab: error: {what} runs in Python, but {sys.executable} cannot import '\n"
+      "        f'{e.name or module} ({e}). Point smtlab at a Python that has the smtlab package and its '\n"
+      "        f'dependencies: set SMTLAB_PYTHON=/path/to/venv/bin/python (a virtual environment where smtlab is '\n"
+      "        f'installed with pip install), or run the smtlab program of a built source tree, which uses the '\n"
+      "        f'tree\\'s .venv.\\n')\n"
+      "    sys.exit(2)\n"
+      "try:\n"
+      "    importlib.import_module(module)\n"
+      "except ImportError as e:\n"
+      "    missing(e)\n"
+      "sys.argv[0] = module\n"
+      "try:\n"
+      "    runpy.run_module(module, run_name='__main__', alter_sys=True)\n"
+      "except ModuleNotFoundError as e:\n"  // a dependency (pandas, dask...) imported by the module's __main__
+      "    missing(e)\n";
+  std::vector<std::string> argStrings = {python, "-c", kLauncher, module, what};
   argStrings.insert(argStrings.end(), args.begin(), args.end());
   std::vector<char*> argv;
   argv.reserve(argStrings.size() + 1);
   for (std::string& a : argStrings) argv.push_back(a.data());
   argv.push_back(nullptr);
   execvp(python.c_str(), argv.data());  // returns only on failure
-  throw Error(fmt::format("cannot run '{}' for {} (set SMTLAB_PYTHON to a Python with smtlab and its "
-                          "dependencies): {}",
-                          python, what, std::strerror(errno)));
+  throw Error(fmt::format("{} runs in Python, but '{}' cannot be started ({}). Point smtlab at a Python that has "
+                          "the smtlab package: set SMTLAB_PYTHON=/path/to/venv/bin/python",
+                          what, python, std::strerror(errno)));
 }
 
 }  // namespace smtlab::cli

@@ -19,19 +19,14 @@ Example::
     print(df[["core.fetch_policy", "core.rob.entries", "workload", "stp", "antt"]])
 """
 
-from .execute import (
-    ResultStore,
-    SweepResult,
-    execute_run,
-    load_cpi_stacks,
-    load_results,
-    run_sweep,
-    write_result,
-)
+from .execute import execute_run, run_sweep
+from .store import MemoryStore, ResultStore
+from .tables import SweepResult, build_result, load_cpi_stacks, load_results, write_result
 from .file import load_sweep_file
 from .spec import Run, RunSpec, Sweep, SweepError, Workload, expand_points, seeded_spec
 
 __all__ = [
+    "MemoryStore",
     "ResultStore",
     "Run",
     "RunSpec",
@@ -39,6 +34,7 @@ __all__ = [
     "SweepError",
     "SweepResult",
     "Workload",
+    "build_result",
     "execute_run",
     "expand_points",
     "load_cpi_stacks",

@@ -30,10 +30,11 @@ class SweepError(smtlab.Error):
 
 def canonical_json(value: Any) -> str:
     """JSON with sorted keys and no spaces: equal values give equal text, so equal hashes."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=_json_default)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=json_default)
 
 
-def _json_default(value: Any) -> Any:
+def json_default(value: Any) -> Any:
+    """``json.dumps(default=...)`` for what results and parameters hold besides plain JSON (numpy scalars, sets)."""
     if hasattr(value, "item"):  # numpy scalars
         return value.item()
     if hasattr(value, "tolist"):
@@ -245,7 +246,7 @@ class Sweep:
         self.warmup = warmup
         self.baseline = baseline
         self.name = name
-        self.result: Any = None  # the SweepResult of the last run()
+        self.result: Any = None  # the SweepResult of the last self.run() (set by run() itself, nobody else)
 
     @property
     def axis_keys(self) -> list[str]:
@@ -325,7 +326,8 @@ class Sweep:
         """Executes the sweep; see :func:`smtlab.sweep.execute.run_sweep` for the arguments. Returns the table."""
         from .execute import run_sweep
 
-        return run_sweep(self, out, **kwargs).table
+        self.result = run_sweep(self, out, **kwargs)
+        return self.result.table
 
     def __repr__(self) -> str:
         return (f"Sweep({self.name!r}, config={self.config!r}, {len(self.points)} points x {len(self.workloads)} "

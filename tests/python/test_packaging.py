@@ -1,0 +1,137 @@
+"""Installed like a Python tool (issue 12 §7) and found by the smtlab program without the project's venv (§6).
+
+The wheel test builds the wheel once per session (minutes of both cores the first time: the whole C++ library) into
+a temporary folder, installs it into a fresh virtual environment outside the tree, and runs `smtlab run`,
+`python -m smtlab run`, `smtlab sweep` and `smtlab study` from there. CMake's build folder is kept between sessions in
+~/.cache/smtlab/wheel-build/ (SMTLAB_WHEEL_BUILD_DIR overrides it), so only the first session pays the full compile.
+The fresh environment takes the wheel's dependencies (numpy, pandas, ...) from this interpreter's site-packages
+through a .pth file, so nothing is downloaded; smtlab itself comes only from the wheel.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import site
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PROGRAM = ROOT / "build" / "smtlab"
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The environment without anything that points at the source tree or a chosen interpreter."""
+    drop = {"PYTHONPATH", "SMTLAB_PYTHON", "SMTLAB_CLI", "SMTLAB_CONFIG_DIR", "VIRTUAL_ENV", "PYTHONHOME"}
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(extra)
+    return env
+
+
+# --- §6: the Python engines without the project's venv ---------------------------------------------------------------
+@pytest.mark.skipif(not PROGRAM.exists(), reason="needs the in-tree build (make build)")
+@pytest.mark.parametrize("command", ["study", "sweep"])
+def test_study_and_sweep_without_a_python_that_has_smtlab_say_how_to_point_at_one(tmp_path, command):
+    # A copy of the program outside the tree finds neither the tree's .venv nor its package, as an installed program
+    # whose package is missing; SMTLAB_PYTHON names a Python that lacks smtlab (this one, with PYTHONPATH gone).
+    exe = tmp_path / "smtlab"
+    shutil.copy2(PROGRAM, exe)
+    r = subprocess.run([str(exe), command, "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       env=clean_env(SMTLAB_PYTHON=sys.executable))
+    assert r.returncode == 2 and r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr  # one message, no traceback
+    assert lines[0].startswith("smtlab: error: ") and f"{sys.executable} cannot import smtlab" in lines[0]
+    assert "set SMTLAB_PYTHON=" in lines[0]
+
+
+@pytest.mark.skipif(not PROGRAM.exists(), reason="needs the in-tree build (make build)")
+def test_a_python_with_smtlab_but_without_its_dependencies_names_the_missing_one(tmp_path):
+    # The tree's program puts the tree's package on PYTHONPATH; a bare venv of this Python has no pandas / numpy.
+    venv = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    r = subprocess.run([str(PROGRAM), "study", "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       env=clean_env(SMTLAB_PYTHON=str(venv / "bin" / "python")))
+    assert r.returncode == 2 and r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr  # no traceback from the study's imports
+    assert "cannot import numpy" in lines[0] or "cannot import pandas" in lines[0], lines[0]
+    assert "set SMTLAB_PYTHON=" in lines[0]
+
+
+@pytest.mark.skipif(not PROGRAM.exists(), reason="needs the in-tree build (make build)")
+def test_an_interpreter_that_does_not_exist_is_named(tmp_path):
+    r = subprocess.run([str(PROGRAM), "sweep", "--help"], capture_output=True, text=True, timeout=60,
+                       env=clean_env(SMTLAB_PYTHON=str(tmp_path / "no-such-python")))
+    assert r.returncode != 0
+    assert "no-such-python' cannot be started" in r.stderr and "SMTLAB_PYTHON" in r.stderr
+
+
+# --- §7: the wheel -------------------------------------------------------------------------------------------------
+def _build_dir() -> Path:
+    if os.environ.get("SMTLAB_WHEEL_BUILD_DIR"):
+        return Path(os.environ["SMTLAB_WHEEL_BUILD_DIR"])
+    tree = hashlib.sha256(str(ROOT).encode()).hexdigest()[:12]  # one per source tree: worktrees do not collide
+    return Path.home() / ".cache" / "smtlab" / "wheel-build" / tree
+
+
+@pytest.fixture(scope="session")
+def wheel_venv():
+    """A fresh virtual environment outside the tree with the smtlab wheel installed; removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="smtlab-wheel-") as tmp_name:
+        tmp = Path(tmp_name)
+        cmd = [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-w", str(tmp / "dist"), "-q",
+               "-C", f"build-dir={_build_dir()}"]
+        if importlib.util.find_spec("scikit_build_core") is not None:
+            cmd.append("--no-build-isolation")  # the build backend is here already: no download
+        subprocess.run(cmd, check=True, cwd=tmp, timeout=3600, env=clean_env())
+        wheels = list((tmp / "dist").glob("smtlab-*.whl"))
+        assert len(wheels) == 1, wheels
+        venv = tmp / "venv"
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300, env=clean_env())
+        py = venv / "bin" / "python"
+        purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                 check=True, capture_output=True, text=True).stdout.strip()
+        # the dependencies of this interpreter (numpy, pandas, tqdm, dask), after the venv's own site-packages
+        deps = [p for p in [sysconfig.get_paths()["purelib"], *site.getsitepackages()] if "site-packages" in p]
+        (Path(purelib) / "zz_smtlab_test_deps.pth").write_text("\n".join(dict.fromkeys(deps)) + "\n")
+        subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheels[0])],
+                       check=True, timeout=300, env=clean_env())
+        yield venv
+
+
+@pytest.mark.slow
+def test_the_wheel_installs_the_smtlab_command_and_python_m_smtlab(wheel_venv, tmp_path):
+    py = wheel_venv / "bin" / "python"
+    env = clean_env(PATH=f"{wheel_venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
+    where = subprocess.run([str(py), "-c", "import smtlab, smtlab._core; print(smtlab.__file__)"], cwd=tmp_path,
+                           capture_output=True, text=True, env=env, check=True).stdout.strip()
+    assert Path(where).is_relative_to(wheel_venv) and not Path(where).is_relative_to(ROOT)
+
+    # `smtlab run` and `python -m smtlab run`: 1000 instructions of gen:alu under the packaged netburst preset
+    for i, launcher in enumerate([[str(wheel_venv / "bin" / "smtlab")], [str(py), "-m", "smtlab"]]):
+        out = tmp_path / f"run{i}.json"
+        r = subprocess.run([*launcher, "run", "-c", "netburst", "gen:alu", "-n", "1000", "-q", "--json", str(out)],
+                           cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+        assert r.returncode == 0, r.stderr
+        stats = json.loads(out.read_text())
+        assert stats["logical_cpus"][0]["instructions"] == 1000  # -n 1000 measures exactly the first 1000
+
+    # the Python engines come back to the venv's interpreter (SMTLAB_PYTHON set by the entry point)
+    sweep = tmp_path / "s.toml"
+    sweep.write_text('name = "s"\nconfig = "netburst"\nmax_instructions = 1000\n[axes]\ncore.rob.entries = [64]\n'
+                     '[workloads]\npair = ["gen:alu", "gen:branchy"]\n')
+    r = subprocess.run([str(wheel_venv / "bin" / "smtlab"), "sweep", str(sweep), "--dry-run"], cwd=tmp_path,
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0 and "1 runs, 2 single-thread baselines; OK" in r.stdout, r.stderr
+    r = subprocess.run([str(wheel_venv / "bin" / "smtlab"), "study", "--help"], cwd=tmp_path, capture_output=True,
+                       text=True, env=env, timeout=300)
+    assert r.returncode == 0 and "usage" in r.stdout.lower(), r.stderr
