@@ -12,7 +12,9 @@ namespace smtlab {
 
 GeneratorSpec::GeneratorSpec(std::string spec) : spec_(std::move(spec)) {
   std::string_view rest(spec_);
-  if (rest.substr(0, 4) != "gen:") throw TraceError(fmt::format("generator spec {} must start with 'gen:'", quoteToken(spec_)));
+  if (rest.substr(0, 4) != "gen:") {
+    throw TraceError(fmt::format("generator spec {} must start with 'gen:'", quoteToken(spec_)));
+  }
   rest.remove_prefix(4);
   const std::size_t comma = rest.find(',');
   name_ = std::string(rest.substr(0, comma));
@@ -28,7 +30,9 @@ GeneratorSpec::GeneratorSpec(std::string spec) : spec_(std::move(spec)) {
     }
     Item it{std::string(item.substr(0, eq)), std::string(item.substr(eq + 1))};
     for (const Item& other : items_) {
-      if (other.key == it.key) throw TraceError(fmt::format("generator spec {}: duplicate key {}", quoteToken(spec_), quoteToken(it.key)));
+      if (other.key == it.key) {
+        throw TraceError(fmt::format("generator spec {}: duplicate key {}", quoteToken(spec_), quoteToken(it.key)));
+      }
     }
     items_.push_back(std::move(it));
     if (next == std::string_view::npos) break;
@@ -70,7 +74,8 @@ std::uint64_t GeneratorSpec::scaled(std::string_view key, std::uint64_t def, std
   std::uint64_t n = 0;
   const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
   if (v.empty() || ec != std::errc() || end != v.data() + v.size()) {
-    fail(key, fmt::format("{} is not a number{}", quoteToken(it->value), unit > 1 ? " (suffixes k, m, g allowed)" : ""));
+    fail(key,
+         fmt::format("{} is not a number{}", quoteToken(it->value), unit > 1 ? " (suffixes k, m, g allowed)" : ""));
   }
   if (n > hi / mult || n * mult < lo || n * mult > hi) {
     fail(key, fmt::format("{} is out of range [{}, {}]", quoteToken(it->value), lo, hi));
@@ -114,7 +119,8 @@ std::size_t GeneratorSpec::choice(std::string_view key, std::string_view def,
 void GeneratorSpec::finish() const {
   for (const Item& it : items_) {
     if (!it.used) {
-      throw TraceError(fmt::format("generator spec {}: unknown key {} ({} takes: {})", quoteToken(spec_), quoteToken(it.key), name_,
+      throw TraceError(fmt::format("generator spec {}: unknown key {} ({} takes: {})", quoteToken(spec_),
+                                   quoteToken(it.key), name_,
                                    fmt::join(asked_, ", ")));
     }
   }

@@ -14,7 +14,10 @@ namespace smtlab {
 
 std::string quoteToken(std::string_view token) {
   if (token.size() <= kMaxQuotedBytes) return fmt::format("'{}'", token);
-  return fmt::format("'{}...' ({} bytes)", token.substr(0, kMaxQuotedBytes), token.size());
+  // Cut at a character boundary, so that a UTF-8 token does not end the message with half a character.
+  std::size_t cut = kMaxQuotedBytes;
+  while (cut > 0 && (static_cast<unsigned char>(token[cut]) & 0xc0) == 0x80) --cut;
+  return fmt::format("'{}...' ({} bytes)", token.substr(0, cut), token.size());
 }
 
 namespace {
@@ -92,7 +95,9 @@ void parseMemRef(std::string_view key, std::string_view value, MemRef& ref, cons
   }
   std::uint64_t size = 8;
   if (colon != std::string_view::npos && !parseDec(value.substr(colon + 1), 255, size)) size = 0;
-  if (size == 0) ctx.fail(fmt::format("bad access size {} in {}= (1..255 bytes)", quoteToken(value.substr(colon + 1)), key));
+  if (size == 0) {
+    ctx.fail(fmt::format("bad access size {} in {}= (1..255 bytes)", quoteToken(value.substr(colon + 1)), key));
+  }
   ref.addr = addr;
   ref.size = static_cast<std::uint8_t>(size);
 }
