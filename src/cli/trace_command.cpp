@@ -290,8 +290,8 @@ int info(const Options& o) {
   }
   fmt::print("distinct pcs:     {}{}\n", approx(pcs), pcs.count());
   fmt::print("memory accesses:  {} loads, {} stores\n", loads, stores);
-  fmt::print("footprint:        {}{} lines of 64 B ({} KiB), {}{} pages of 4 KiB ({} KiB)\n", approx(lines), lines.count(),
-             lines.count() * 64 / 1024, approx(pages), pages.count(), pages.count() * 4);
+  fmt::print("footprint:        {}{} lines of 64 B ({} KiB), {}{} pages of 4 KiB ({} KiB)\n", approx(lines),
+             lines.count(), lines.count() * 64 / 1024, approx(pages), pages.count(), pages.count() * 4);
   if (!pcs.exact() || !lines.exact() || !pages.exact()) {
     fmt::print("  (~: an estimate, as more than {} distinct values were seen; HyperLogLog, standard error {:.1f}%)\n",
                pcs.exactLimit(), 100 * DistinctCounter::kStandardError);

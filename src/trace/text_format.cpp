@@ -9,14 +9,12 @@
 
 #include "smtlab/common/error.hpp"
 #include "smtlab/common/output_file.hpp"
+#include "smtlab/common/short_quote.hpp"
 #include "smtlab/trace/trace_input.hpp"
 
 namespace smtlab {
 
-std::string quoteToken(std::string_view token) {
-  if (token.size() <= kMaxQuotedBytes) return fmt::format("'{}'", token);
-  return fmt::format("'{}...' ({} bytes)", token.substr(0, kMaxQuotedBytes), token.size());
-}
+std::string quoteToken(std::string_view token) { return shortQuote(token, kMaxQuotedBytes); }
 
 namespace {
 
@@ -93,7 +91,9 @@ void parseMemRef(std::string_view key, std::string_view value, MemRef& ref, cons
   }
   std::uint64_t size = 8;
   if (colon != std::string_view::npos && !parseDec(value.substr(colon + 1), 255, size)) size = 0;
-  if (size == 0) ctx.fail(fmt::format("bad access size {} in {}= (1..255 bytes)", quoteToken(value.substr(colon + 1)), key));
+  if (size == 0) {
+    ctx.fail(fmt::format("bad access size {} in {}= (1..255 bytes)", quoteToken(value.substr(colon + 1)), key));
+  }
   ref.addr = addr;
   ref.size = static_cast<std::uint8_t>(size);
 }

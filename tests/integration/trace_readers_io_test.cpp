@@ -174,7 +174,9 @@ TEST_F(TraceReadersIo, DecompressionBombThroughTraceInfoInBoundedMemory) {
     z.push(boost::iostreams::zstd_compressor());
     z.push(f);
     const std::string chunk(1 << 20, '\x20');
-    for (std::uint64_t i = 0; i < kRecords / chunk.size(); ++i) z.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    for (std::uint64_t i = 0; i < kRecords / chunk.size(); ++i) {
+      z.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    }
     z.reset();
   }
   EXPECT_LT(fs::file_size(bomb), 70u * 1024);

@@ -1,6 +1,6 @@
-// Trace readers, second round (issue 12 §2, §3, §6; issue 10 §3): every memory operand kept (native version 2, still
-// reading version 1), header counts checked early, pipes read once, bounded lines and quoted tokens, a UTF-8 BOM,
-// ChampSim's own branch-kind rules, and bounded distinct counting for `trace info`.
+// Trace readers, second round (issue 12 §2, §3, §6; issue 10 §3): every memory operand kept (native version 2,
+// still reading version 1), header counts checked early, pipes read once, bounded lines and quoted tokens, a UTF-8
+// BOM, ChampSim's own branch-kind rules, and bounded distinct counting for `trace info`.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -284,6 +284,12 @@ TEST(ReadersSecondRound, MessagesQuoteAShortPrefixOfAHugeToken) {
   std::string quoted(1, '\'');
   quoted.append(fits).push_back('\'');
   EXPECT_EQ(quoteToken(fits), quoted);
+  // A multi-byte UTF-8 character across the cut is left out whole: "é" is 2 bytes, so 39 + 2 crosses 40.
+  std::string accented(39, 'a');
+  accented.append("\xc3\xa9").append(10, 'b');
+  std::string cutBefore(1, '\'');
+  cutBefore.append(39, 'a').append("...' (51 bytes)");
+  EXPECT_EQ(quoteToken(accented), cutBefore);
   const std::string gen = errorOf([&] { openTrace("gen:" + std::string(100000, 'z')); });
   EXPECT_LT(gen.size(), 300u) << gen.substr(0, 300);
   EXPECT_NE(gen.find("(100004 bytes)"), std::string::npos) << gen;
