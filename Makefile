@@ -42,8 +42,15 @@ test: bootstrap build
 	left=$$(ls -A $$tmp); rm -rf $$tmp; \
 	if [ -n "$$left" ]; then echo "ctest left these in its TMPDIR (a test does not clean up):"; \
 	  echo "$$left" | head -20; exit 1; fi; exit $$rc
+	@# pytest keeps its tmp_path folders by design: they go to a private base folder removed afterwards, and anything
+	@# else a test leaves in its TMPDIR fails the run, as for ctest.
 	@if find tests/python -name 'test_*.py' -o -name '*_test.py' 2>/dev/null | grep -q .; then \
-	  PYTHONPATH=$(CURDIR)/python$${PYTHONPATH:+:$$PYTHONPATH} $(PYTHON) -m pytest tests/python; rc=$$?; \
+	  tmp=$$(mktemp -d); echo "pytest with TMPDIR=$$tmp"; \
+	  TMPDIR=$$tmp PYTHONPATH=$(CURDIR)/python$${PYTHONPATH:+:$$PYTHONPATH} $(PYTHON) -m pytest tests/python \
+	    --basetemp=$$tmp/pytest; rc=$$?; \
+	  rm -rf $$tmp/pytest; left=$$(ls -A $$tmp); rm -rf $$tmp; \
+	  if [ -n "$$left" ]; then echo "pytest left these in its TMPDIR (a test does not clean up):"; \
+	    echo "$$left" | head -20; exit 1; fi; \
 	  if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; else exit $$rc; fi; \
 	else echo "tests/python: no test files, pytest not run"; fi
 	@if [ "$(HARDENING)" != 0 ]; then JOBS=$(JOBS) bash scripts/sanitize.sh; \
