@@ -95,6 +95,9 @@ void visitParams(Config& c, V&& v) {
   v("system.cores", c.system.cores, "physical cores (packages), each with core.threads hardware threads", 1, 64);
   v("system.freq_ghz", c.system.freq_ghz, "core clock in GHz; converts cycles to seconds and energy to power", 0.01,
     100);
+  v("sim.skip", c.sim.skip,
+    "event skipping: jump over cycles in which no core can change anything (false = tick every cycle; the "
+    "statistics are identical, only slower)");
 
   CoreConfig& k = c.core;
   v("core.threads", k.threads, "hardware threads per core (1 = SMT off, 2 = Hyper-Threading)", 1, 8);

@@ -279,6 +279,7 @@ void Core::flushAccounting(Cycle now) {
     if (th.state != ThreadState::Running) continue;
     th.stats.cycles += n;
     th.stats.cpi[static_cast<int>(th.lastCause)] += n;
+    if (th.lastGated) th.stats.fetchGatedCycles += n;
     for (int q = 0; q < kQueueKinds; ++q) th.stats.occupancy[q].sum += static_cast<std::uint64_t>(th.lastOccupancy[q]) * n;
   }
 }
@@ -297,6 +298,9 @@ void Core::account(Cycle now) {
       th.stats.occupancy[q].max = std::max(th.stats.occupancy[q].max, used);
     }
     th.lastCause = classify(th, now);
+    // Gated as the fetch stage sees it; gatedUntil and fetchResumeAt are wake-up points, so this holds unchanged
+    // over any cycles skipped after this one.
+    th.lastGated = !th.waitingBranch && th.fetchResumeAt <= now && th.gatedUntil > now;
   }
 }
 

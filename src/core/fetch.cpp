@@ -18,10 +18,7 @@ bool Core::fetchStage(Cycle now) {
     c.eligible = false;
     if (th.state != ThreadState::Running) continue;
     if (th.waitingBranch || th.fetchResumeAt > now) continue;
-    if (th.gatedUntil > now) {
-      ++th.stats.fetchGatedCycles;
-      continue;
-    }
+    if (th.gatedUntil > now) continue;  // counted in fetchGatedCycles by account(), skipped cycles included
     if (th.pipeCount() >= pipeCapacity_) continue;
     if (th.cursor->peek() == nullptr) continue;
     c.eligible = true;

@@ -150,8 +150,14 @@ struct SystemConfig {
   double freq_ghz = 3.0;  // for converting cycles to seconds
 };
 
+// How the run loop advances time. Not part of the model: every choice here gives the same statistics.
+struct SimConfig {
+  bool skip = true;  // jump over cycles in which no core can change anything (event skipping)
+};
+
 struct Config {
   SystemConfig system{};
+  SimConfig sim{};
   CoreConfig core{};
   MemConfig mem{};
   EnergyConfig energy{};

@@ -92,6 +92,7 @@ struct ThreadContext {
   bool retiredThisCycle = false;
   ThreadStats stats;
   CpiCause lastCause = CpiCause::Base;
+  bool lastGated = false;  // STALL/FLUSH held its fetch at the last tick (charged with the CPI stack)
   std::array<std::uint32_t, kQueueKinds> lastOccupancy{};
 
   std::uint32_t robCount() const { return static_cast<std::uint32_t>(robTail - cursor->retireSeq()); }
