@@ -1,18 +1,21 @@
-// Retire: in program order, up to retire_width per cycle from one thread; threads alternate every cycle and a thread
-// with nothing to retire yields its turn (Pentium 4). Stores write the cache here; marks are reported.
-#include <algorithm>
-
-#include "smtlab/core/core.hpp"
+#include "smtlab/core/retire_unit.hpp"
 
 namespace smtlab {
 
-bool Core::retireStage(Cycle now) {
+RetireUnit::RetireUnit(const Config& config, std::span<ThreadContext> threads, CoreQueues& queues,
+                       ILoadStorePort& loadStore, std::vector<CoreEvent>& events)
+    : threadCount_(config.core.threads),
+      retireWidth_(config.core.retire_width),
+      threads_(threads),
+      queues_(queues),
+      loadStore_(loadStore),
+      events_(events) {}
+
+bool RetireUnit::tick(Cycle now) {
   for (auto& th : threads_) th.retiredThisCycle = false;
-  SharedCapacity& rob = queues_[static_cast<int>(QueueKind::Rob)];
-  SharedCapacity& lq = queues_[static_cast<int>(QueueKind::Lq)];
-  SharedCapacity& sq = queues_[static_cast<int>(QueueKind::Sq)];
+  SharedCapacity& rob = queues_[QueueKind::Rob];
   for (std::uint32_t i = 1; i <= threadCount_; ++i) {
-    const std::uint32_t t = (retireTurn_ + i) % threadCount_;
+    const std::uint32_t t = (turn_ + i) % threadCount_;
     ThreadContext& th = threads_[t];
     if (th.state != ThreadState::Running) continue;
     std::uint32_t retired = 0;
@@ -20,15 +23,9 @@ bool Core::retireStage(Cycle now) {
       Uop& u = th.robSlot(th.cursor->retireSeq());
       if (!u.issued || u.doneAt > now) break;
       const Instr& in = *u.instr;
-      if (u.hasStore) {
-        for (const MemRef& st : in.stores) {
-          if (st.valid()) memory_.store(id_, th.asid, st.addr, st.size, now);
-        }
-        sq.release(t);
-        ++th.stats.stores;
-      }
+      if (u.hasLoad || u.hasStore) loadStore_.retireMemory(t, u, now);
+      if (u.hasStore) ++th.stats.stores;
       if (u.hasLoad) {
-        lq.release(t);
         ++th.stats.loads;
         ++th.stats.loadLevel[static_cast<int>(u.level)];
       }
@@ -48,8 +45,7 @@ bool Core::retireStage(Cycle now) {
     }
     if (retired > 0) {
       th.retiredThisCycle = true;
-      retireTurn_ = t;
-      lastRetire_ = now;
+      turn_ = t;
       return true;
     }
   }

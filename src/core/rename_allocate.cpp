@@ -1,13 +1,10 @@
-// Rename / allocate: takes instructions from the end of the front end, allocates ROB, issue queue, load and store
-// queue entries (each through its SharedCapacity, so the sharing policy decides), and links every source operand to
-// its in-flight producer. One thread per cycle; threads alternate and a thread that cannot allocate yields its turn.
+#include "smtlab/core/rename_allocate.hpp"
+
 #include <algorithm>
 
-#include "smtlab/core/core.hpp"
+#include "smtlab/core/scheduler.hpp"
 
 namespace smtlab {
-
-FuKind fuKindFor(OpClass op);  // issue.cpp
 
 namespace {
 CpiCause stallCause(CapacityVerdict v, CpiCause full, CpiCause partition) {
@@ -15,77 +12,60 @@ CpiCause stallCause(CapacityVerdict v, CpiCause full, CpiCause partition) {
 }
 }  // namespace
 
-bool Core::hasRenamable(const ThreadContext& th, Cycle now) const {
-  (void)now;
-  return th.state == ThreadState::Running && th.robTail != th.enteredSeq;
+RenameAllocate::RenameAllocate(const Config& config, std::span<ThreadContext> threads, CoreQueues& queues)
+    : threadCount_(config.core.threads), renameWidth_(config.core.rename_width), threads_(threads), queues_(queues) {
+  dispatched_.reserve(renameWidth_);
 }
 
-CpiCause Core::renameBlock(const ThreadContext& th, Cycle now) const {
-  if (!hasRenamable(th, now)) return CpiCause::Base;
-  const std::uint32_t t = static_cast<std::uint32_t>(&th - threads_.data());
+CpiCause RenameAllocate::blockCause(std::uint32_t t) const {
+  if (!hasRenamable(t)) return CpiCause::Base;
+  const ThreadContext& th = threads_[t];
   const Instr& in = th.cursor->at(th.robTail);
-  CapacityVerdict v = queues_[static_cast<int>(QueueKind::Rob)].check(t);
+  CapacityVerdict v = queues_[QueueKind::Rob].check(t);
   if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::RobFull, CpiCause::RobPartition);
-  v = queues_[static_cast<int>(QueueKind::Iq)].check(t);
+  v = queues_[QueueKind::Iq].check(t);
   if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::IqFull, CpiCause::IqPartition);
   if (in.hasLoad()) {
-    v = queues_[static_cast<int>(QueueKind::Lq)].check(t);
+    v = queues_[QueueKind::Lq].check(t);
     if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::LqFull, CpiCause::LqPartition);
   }
   if (in.hasStore()) {
-    v = queues_[static_cast<int>(QueueKind::Sq)].check(t);
+    v = queues_[QueueKind::Sq].check(t);
     if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::SqFull, CpiCause::SqPartition);
   }
   return CpiCause::Base;
 }
 
-bool Core::enterUopQueue(Cycle now) {
-  SharedCapacity& uopq = queues_[static_cast<int>(QueueKind::UopQueue)];
-  bool moved = false;
-  for (std::uint32_t t = 0; t < threadCount_; ++t) {
-    ThreadContext& th = threads_[t];
-    if (th.state != ThreadState::Running) continue;
-    const std::uint64_t end = th.cursor->fetchSeq();
-    while (th.enteredSeq < end && th.front[th.enteredSeq & th.frontMask].availableAt <= now &&
-           uopq.check(t) == CapacityVerdict::Ok) {
-      uopq.take(t);
-      ++th.enteredSeq;
-      moved = true;
-    }
-  }
-  return moved;
-}
-
-bool Core::renameStage(Cycle now) {
-  if (draining(now)) return false;
+bool RenameAllocate::tick(Cycle now, bool draining) {
+  if (draining) return false;
+  auto canRename = [&](std::uint32_t t) { return blockCause(t) == CpiCause::Base && hasRenamable(t); };
   for (std::uint32_t i = 1; i <= threadCount_; ++i) {
-    const std::uint32_t t = (renameTurn_ + i) % threadCount_;
-    ThreadContext& th = threads_[t];
-    if (!canRenameOne(th, now)) continue;
+    const std::uint32_t t = (turn_ + i) % threadCount_;
+    if (!canRename(t)) continue;
     std::uint32_t renamed = 0;
-    while (renamed < renameWidth_ && canRenameOne(th, now)) {
+    while (renamed < renameWidth_ && canRename(t)) {
       renameOne(t, now);
       ++renamed;
     }
-    renameTurn_ = t;
+    turn_ = t;
     return true;
   }
   return false;
 }
 
-void Core::renameOne(std::uint32_t t, Cycle now) {
+void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
   ThreadContext& th = threads_[t];
   const std::uint64_t seq = th.robTail;
   const Instr& in = th.cursor->at(seq);
   const FrontEntry& fe = th.front[seq & th.frontMask];
 
-  queues_[static_cast<int>(QueueKind::UopQueue)].release(t);
-  queues_[static_cast<int>(QueueKind::Rob)].take(t);
-  queues_[static_cast<int>(QueueKind::Iq)].take(t);
+  queues_[QueueKind::UopQueue].release(t);
+  queues_[QueueKind::Rob].take(t);
+  queues_[QueueKind::Iq].take(t);
   const bool hasLoad = in.hasLoad();
   const bool hasStore = in.hasStore();
-  if (hasLoad) queues_[static_cast<int>(QueueKind::Lq)].take(t);
-  if (hasStore) queues_[static_cast<int>(QueueKind::Sq)].take(t);
+  if (hasLoad) queues_[QueueKind::Lq].take(t);
+  if (hasStore) queues_[QueueKind::Sq].take(t);
 
   ++renamed_;
   Uop& u = th.robSlot(seq);
@@ -127,7 +107,7 @@ void Core::renameOne(std::uint32_t t, Cycle now) {
   th.robTail = seq + 1;
   // The front end delivered again: a fetch hold that has ended stops being the reason this thread waits.
   if (th.fetchResumeAt <= now) th.fetchBlock = FetchBlock::None;
-  if (u.pendingSrcs == 0) pushWaiting({u.readyAt, u.age, t, seq});
+  if (u.pendingSrcs == 0) dispatched_.push_back({u.readyAt, u.age, t, seq});
 }
 
 }  // namespace smtlab
