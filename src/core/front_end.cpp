@@ -84,15 +84,16 @@ std::uint32_t FrontEnd::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle
     FrontEntry& fe = th.front[seq & th.frontMask];
     fe.availableAt = now + frontendDepth_;
     fe.mispredicted = false;
+    fe.btbMiss = false;
     th.cursor->advanceFetch();
     ++th.stats.fetched;
     ++got;
     if (in->isBranch()) {
-      ++th.stats.branches;
+      ++th.stats.fetchedBranches;
       ++th.unresolvedBranches;
       const BranchOutcome outcome = predictor_.predictAndTrain(*in, th.asidTag, th.branch);
       if (outcome == BranchOutcome::Mispredict) {
-        ++th.stats.mispredicts;
+        ++th.stats.fetchedMispredicts;
         fe.mispredicted = true;
         th.waitingBranch = true;
         th.waitingBranchSeq = seq;
@@ -100,7 +101,8 @@ std::uint32_t FrontEnd::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle
         break;
       }
       if (outcome == BranchOutcome::BtbMiss) {
-        ++th.stats.btbMisses;
+        ++th.stats.fetchedBtbMisses;
+        fe.btbMiss = true;
         th.fetchResumeAt = now + btbMissPenalty_;
         th.fetchBlock = FetchBlock::BtbMiss;
         break;

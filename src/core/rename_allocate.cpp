@@ -81,6 +81,7 @@ void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
   u.valid = true;
   u.issued = false;
   u.mispredicted = fe.mispredicted;
+  u.btbMiss = fe.btbMiss;
   u.hasLoad = hasLoad;
   u.hasStore = hasStore;
 

@@ -29,6 +29,11 @@ bool RetireUnit::tick(Cycle now) {
         ++th.stats.loads;
         ++th.stats.loadLevel[static_cast<int>(u.level)];
       }
+      if (in.isBranch()) {
+        ++th.stats.branches;
+        th.stats.mispredicts += u.mispredicted;
+        th.stats.btbMisses += u.btbMiss;
+      }
       rob.release(t);
       u.valid = false;
       th.cursor->retireOne();

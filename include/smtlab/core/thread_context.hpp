@@ -36,6 +36,7 @@ struct Uop {
   bool valid = false;
   bool issued = false;
   bool mispredicted = false;
+  bool btbMiss = false;
   bool hasLoad = false;
   bool hasStore = false;
 };
@@ -52,6 +53,7 @@ struct WaitEntry {
 struct FrontEntry {
   Cycle availableAt{0};  // cycle it reaches the end of the front-end pipe and may enter the uop queue
   bool mispredicted = false;
+  bool btbMiss = false;
 };
 
 // Why a thread's fetch is held, for the CPI stack.
