@@ -13,7 +13,13 @@ CpiCause stallCause(CapacityVerdict v, CpiCause full, CpiCause partition) {
 }  // namespace
 
 RenameAllocate::RenameAllocate(const Config& config, std::span<ThreadContext> threads, CoreQueues& queues)
-    : threadCount_(config.core.threads), renameWidth_(config.core.rename_width), threads_(threads), queues_(queues) {
+    : threadCount_(config.core.threads),
+      renameWidth_(config.core.rename_width),
+      threads_(threads),
+      queues_(queues),
+      policy_(makeThreadChoice(config.core.rename_policy)),
+      candidates_(config.core.threads),
+      order_(config.core.threads) {
   dispatched_.reserve(renameWidth_);
 }
 
@@ -38,19 +44,28 @@ CpiCause RenameAllocate::blockCause(std::uint32_t t) const {
 
 bool RenameAllocate::tick(Cycle now, bool draining) {
   if (draining) return false;
-  auto canRename = [&](std::uint32_t t) { return blockCause(t) == CpiCause::Base && hasRenamable(t); };
-  for (std::uint32_t i = 1; i <= threadCount_; ++i) {
-    const std::uint32_t t = (turn_ + i) % threadCount_;
-    if (!canRename(t)) continue;
-    std::uint32_t renamed = 0;
-    while (renamed < renameWidth_ && canRename(t)) {
-      renameOne(t, now);
-      ++renamed;
-    }
-    turn_ = t;
-    return true;
+  auto canRename = [&](std::uint32_t t) { return hasRenamable(t) && blockCause(t) == CpiCause::Base; };
+  const SharedCapacity& uopq = queues_[QueueKind::UopQueue];
+  const SharedCapacity& iq = queues_[QueueKind::Iq];
+  bool any = false;
+  for (std::uint32_t t = 0; t < threadCount_; ++t) {
+    ThreadCandidate& c = candidates_[t];
+    c.eligible = canRename(t);
+    if (!c.eligible) continue;
+    any = true;
+    const ThreadContext& th = threads_[t];
+    c.frontEnd = th.pipeCount() + uopq.used(t) + iq.used(t);
+    c.oldest = th.front[th.robTail & th.frontMask].availableAt.value;  // same depth for all: fetch order
   }
-  return false;
+  if (!any) return false;
+  policy_->choose(candidates_.data(), threadCount_, now, order_.data());
+  const std::uint32_t t = order_[0];
+  std::uint32_t renamed = 0;
+  while (renamed < renameWidth_ && canRename(t)) {
+    renameOne(t, now);
+    ++renamed;
+  }
+  return true;
 }
 
 void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {

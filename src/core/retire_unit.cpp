@@ -9,15 +9,35 @@ RetireUnit::RetireUnit(const Config& config, std::span<ThreadContext> threads, C
       threads_(threads),
       queues_(queues),
       loadStore_(loadStore),
-      events_(events) {}
+      events_(events),
+      policy_(makeThreadChoice(config.core.retire_policy)),
+      candidates_(config.core.threads),
+      order_(config.core.threads) {}
 
 bool RetireUnit::tick(Cycle now) {
   for (auto& th : threads_) th.retiredThisCycle = false;
   SharedCapacity& rob = queues_[QueueKind::Rob];
-  for (std::uint32_t i = 1; i <= threadCount_; ++i) {
-    const std::uint32_t t = (turn_ + i) % threadCount_;
+  const SharedCapacity& uopq = queues_[QueueKind::UopQueue];
+  const SharedCapacity& iq = queues_[QueueKind::Iq];
+  bool any = false;
+  for (std::uint32_t t = 0; t < threadCount_; ++t) {
+    ThreadCandidate& c = candidates_[t];
+    const ThreadContext& th = threads_[t];
+    c.eligible = false;
+    if (th.state != ThreadState::Running || th.robTail == th.cursor->retireSeq()) continue;
+    if (th.stats.instructions >= th.retireLimit) continue;
+    const Uop& head = th.rob[th.cursor->retireSeq() & th.robMask];
+    if (!head.issued || head.doneAt > now) continue;
+    c.eligible = true;
+    any = true;
+    c.frontEnd = th.pipeCount() + uopq.used(t) + iq.used(t);
+    c.oldest = head.age;
+  }
+  if (!any) return false;
+  policy_->choose(candidates_.data(), threadCount_, now, order_.data());
+  {
+    const std::uint32_t t = order_[0];
     ThreadContext& th = threads_[t];
-    if (th.state != ThreadState::Running) continue;
     std::uint32_t retired = 0;
     while (retired < retireWidth_ && th.robTail != th.cursor->retireSeq() && th.stats.instructions < th.retireLimit) {
       Uop& u = th.robSlot(th.cursor->retireSeq());
@@ -48,13 +68,9 @@ bool RetireUnit::tick(Cycle now) {
     if (th.stats.instructions >= th.retireLimit && retired > 0) {
       events_.push_back({CoreEventKind::RetireLimit, t, 0, now});
     }
-    if (retired > 0) {
-      th.retiredThisCycle = true;
-      turn_ = t;
-      return true;
-    }
+    th.retiredThisCycle = true;  // an eligible thread retires at least its done head
   }
-  return false;
+  return true;
 }
 
 }  // namespace smtlab

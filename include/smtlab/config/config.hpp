@@ -26,6 +26,13 @@ enum class FetchPolicy : std::uint8_t {
   Flush,       // STALL, and the thread's instructions younger than that load are squashed (Tullsen & Brown 2001)
 };
 
+// Thread choice at rename/allocate and retire (one thread per cycle is served).
+enum class ThreadChoice : std::uint8_t {
+  RoundRobin,   // Pentium 4: alternate every cycle; a thread that cannot proceed yields (Marr et al. 2002)
+  ICount,       // fewest instructions in the front end and issue queue first (ICOUNT's counter)
+  OldestFirst,  // the thread whose next instruction is oldest (earliest fetched / renamed) first
+};
+
 struct QueueConfig {
   std::uint32_t entries = 32;
   Sharing sharing = Sharing::Shared;
@@ -75,6 +82,8 @@ struct CoreConfig {
   std::uint32_t rename_width = 4;
   std::uint32_t issue_width = 6;
   std::uint32_t retire_width = 4;
+  ThreadChoice rename_policy = ThreadChoice::RoundRobin;  // which thread renames/allocates in a cycle
+  ThreadChoice retire_policy = ThreadChoice::RoundRobin;  // which thread retires in a cycle
   QueueConfig uop_queue{32, Sharing::Partitioned, 1.0};
   QueueConfig rob{128, Sharing::Partitioned, 1.0};
   QueueConfig iq{48, Sharing::Capped, 0.75};

@@ -1,16 +1,18 @@
 // Rename / allocate: takes instructions from the uop queue, allocates their ROB, issue queue, load and store queue
 // entries (each through its SharedCapacity, so the sharing policy decides), and links every source operand to its
-// in-flight producer through the thread's rename map. One thread per cycle; threads alternate and a thread that
-// cannot allocate yields its turn (Pentium 4: the allocator alternates between logical processors).
+// in-flight producer through the thread's rename map. One thread per cycle, chosen by core.rename_policy among the
+// threads that can allocate (Pentium 4: alternate; a thread that cannot allocate yields its turn).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "smtlab/common/types.hpp"
 #include "smtlab/config/config.hpp"
 #include "smtlab/core/core_stats.hpp"
+#include "smtlab/core/fetch_policy.hpp"
 #include "smtlab/core/stage_ports.hpp"
 #include "smtlab/core/thread_context.hpp"
 
@@ -45,9 +47,11 @@ class RenameAllocate {
   const std::uint32_t renameWidth_;
   std::span<ThreadContext> threads_;
   CoreQueues& queues_;
+  std::unique_ptr<IThreadChoice> policy_;
+  std::vector<ThreadCandidate> candidates_;
+  std::vector<std::uint32_t> order_;
   std::vector<WaitEntry> dispatched_;
   std::uint64_t ageCounter_ = 0;  // unique per rename in the core: tells an incarnation from a refetched one
-  std::uint32_t turn_ = 0;
   std::uint64_t renamed_ = 0;
 };
 

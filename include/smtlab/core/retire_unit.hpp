@@ -1,15 +1,17 @@
-// Retire: in program order, up to retire_width per cycle from one thread; threads alternate every cycle and a thread
-// with nothing to retire yields its turn (Pentium 4: retirement alternates between logical processors). Memory
+// Retire: in program order, up to retire_width per cycle from one thread, chosen by core.retire_policy among the
+// threads whose oldest instruction is done (Pentium 4: alternate; a thread with nothing to retire yields its turn). Memory
 // instructions hand their store and queue entries to the load/store unit; marks and retire limits become events.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "smtlab/common/types.hpp"
 #include "smtlab/config/config.hpp"
 #include "smtlab/core/core_event.hpp"
+#include "smtlab/core/fetch_policy.hpp"
 #include "smtlab/core/stage_ports.hpp"
 #include "smtlab/core/thread_context.hpp"
 
@@ -30,7 +32,9 @@ class RetireUnit {
   CoreQueues& queues_;
   ILoadStorePort& loadStore_;
   std::vector<CoreEvent>& events_;
-  std::uint32_t turn_ = 0;
+  std::unique_ptr<IThreadChoice> policy_;
+  std::vector<ThreadCandidate> candidates_;
+  std::vector<std::uint32_t> order_;
 };
 
 }  // namespace smtlab
