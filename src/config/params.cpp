@@ -41,6 +41,12 @@ constexpr std::array<std::pair<ThreadChoice, std::string_view>, 3> kThreadChoice
     {ThreadChoice::OldestFirst, "oldest_first"},
 }};
 
+constexpr std::array<std::pair<LongLatencyMiss, std::string_view>, 3> kLongLatencyMissNames{{
+    {LongLatencyMiss::L1, "l1"},
+    {LongLatencyMiss::L2, "l2"},
+    {LongLatencyMiss::Llc, "llc"},
+}};
+
 template <class E, std::size_t N>
 std::string_view enumName(const std::array<std::pair<E, std::string_view>, N>& names, E e) {
   for (const auto& [value, name] : names) {
@@ -117,6 +123,9 @@ void visitParams(Config& c, V&& v) {
     "cycles from fetch until a uop can be renamed; refilled after every mispredict", 0, 1000);
   v("core.rename_width", k.rename_width, "uops renamed/allocated per cycle, all threads together", 1, 64);
   v("core.issue_width", k.issue_width, "uops dispatched to functional units per cycle", 1, 64);
+  v("core.long_latency_miss", k.long_latency_miss,
+    "stall / flush fetch policies: a load missing this cache (l1 | l2 | llc) gates its thread's fetch until the data "
+    "returns (flush also squashes its younger instructions)");
   v("core.rename_policy", k.rename_policy,
     "which thread renames/allocates each cycle: round_robin (Pentium 4: alternate, a blocked thread yields), icount "
     "(fewest in front end + issue queue), oldest_first (earliest-fetched next instruction)");
@@ -289,6 +298,8 @@ std::vector<std::string_view> choicesOf(const Param& p) {
     for (const auto& entry : kFetchPolicyNames) out.push_back(entry.second);
   } else if (std::holds_alternative<ThreadChoice*>(p.field)) {
     for (const auto& entry : kThreadChoiceNames) out.push_back(entry.second);
+  } else if (std::holds_alternative<LongLatencyMiss*>(p.field)) {
+    for (const auto& entry : kLongLatencyMissNames) out.push_back(entry.second);
   }
   return out;
 }
@@ -307,6 +318,8 @@ std::string valueText(const Param& p) {
           return quoted(sharingName(*f));
         } else if constexpr (std::is_same_v<T, ThreadChoice>) {
           return quoted(threadChoiceName(*f));
+        } else if constexpr (std::is_same_v<T, LongLatencyMiss>) {
+          return quoted(longLatencyMissName(*f));
         } else {
           return quoted(fetchPolicyName(*f));
         }
@@ -384,6 +397,7 @@ std::string setChoice(const Param& p, std::string_view name) {
   if (auto* s = std::get_if<Sharing*>(&p.field)) return pick(kSharingNames, *s);
   if (auto* fp = std::get_if<FetchPolicy*>(&p.field)) return pick(kFetchPolicyNames, *fp);
   if (auto* tc = std::get_if<ThreadChoice*>(&p.field)) return pick(kThreadChoiceNames, *tc);
+  if (auto* ll = std::get_if<LongLatencyMiss*>(&p.field)) return pick(kLongLatencyMissNames, *ll);
   return {};
 }
 
@@ -419,6 +433,9 @@ using config_detail::paramTable;
 using config_detail::sectionOf;
 
 std::string_view sharingName(Sharing s) { return config_detail::enumName(config_detail::kSharingNames, s); }
+std::string_view longLatencyMissName(LongLatencyMiss m) {
+  return config_detail::enumName(config_detail::kLongLatencyMissNames, m);
+}
 std::string_view threadChoiceName(ThreadChoice c) {
   return config_detail::enumName(config_detail::kThreadChoiceNames, c);
 }
@@ -456,6 +473,8 @@ boost::json::value configToJson(const Config& config) {
             return boost::json::string(fetchPolicyName(*f));
           } else if constexpr (std::is_same_v<T, ThreadChoice>) {
             return boost::json::string(threadChoiceName(*f));
+          } else if constexpr (std::is_same_v<T, LongLatencyMiss>) {
+            return boost::json::string(longLatencyMissName(*f));
           } else {
             return boost::json::value(*f);
           }

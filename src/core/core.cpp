@@ -26,9 +26,11 @@ CoreQueues makeQueues(const Config& config) {
   q[QueueKind::Sq] = SharedCapacity("sq", c.sq, threads, c.recombine);
   return q;
 }
-bool gatesOnMemoryMiss(const Config& config) { return makeFetchPolicy(config.core.fetch_policy)->gatesOnMemoryMiss(); }
-bool flushesOnMemoryMiss(const Config& config) {
-  return makeFetchPolicy(config.core.fetch_policy)->flushesOnMemoryMiss();
+// STALL and FLUSH say what a long-latency load does to its thread; the load/store unit's hook does it.
+LongLatencyAction longLatencyAction(const Config& config) {
+  const auto policy = makeFetchPolicy(config.core.fetch_policy);
+  if (policy->flushesOnMemoryMiss()) return LongLatencyAction::Flush;
+  return policy->gatesOnMemoryMiss() ? LongLatencyAction::Gate : LongLatencyAction::None;
 }
 }  // namespace
 
@@ -42,7 +44,7 @@ Core::Core(CoreId id, const Config& config, MemorySystem& memory)
       queues_(makeQueues(config)),
       frontEnd_(id, config, memory, threads_, queues_),
       rename_(config, threads_, queues_),
-      loadStore_(id, config, memory, threads_, queues_, gatesOnMemoryMiss(config), flushesOnMemoryMiss(config)),
+      loadStore_(id, config, memory, threads_, queues_, longLatencyAction(config)),
       scheduler_(config, threads_, queues_, loadStore_, frontEnd_),
       retire_(config, threads_, queues_, loadStore_, events_) {
   const std::uint32_t robCap = std::bit_ceil(queue(QueueKind::Rob).total());

@@ -5,12 +5,10 @@
 namespace smtlab {
 
 LoadStoreUnit::LoadStoreUnit(CoreId core, const Config& config, MemorySystem& memory,
-                             std::span<ThreadContext> threads, CoreQueues& queues, bool gateOnMemoryMiss,
-                             bool flushOnMemoryMiss)
+                             std::span<ThreadContext> threads, CoreQueues& queues, LongLatencyAction action)
     : core_(core),
       loadAgu_(config.core.fu.load.latency),
-      gateOnMemoryMiss_(gateOnMemoryMiss),
-      flushOnMemoryMiss_(flushOnMemoryMiss),
+      longLatency_(action, config.core.long_latency_miss),
       memory_(memory),
       threads_(threads),
       queues_(queues) {
@@ -33,10 +31,7 @@ Cycle LoadStoreUnit::executeLoad(std::uint32_t t, Uop& u, Cycle now) {
     std::erase_if(th.missDone, [&](Cycle c) { return c <= now; });
     th.missDone.push_back(dataReady);
   }
-  if (level == MemLevel::Dram && gateOnMemoryMiss_) {
-    th.gatedUntil = std::max(th.gatedUntil, dataReady);
-    if (flushOnMemoryMiss_) pendingFlushes_.emplace_back(t, u.seq);
-  }
+  longLatency_.onLoad(th, t, u.seq, level, dataReady, pendingFlushes_);
   return dataReady;
 }
 

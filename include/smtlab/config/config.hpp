@@ -33,6 +33,13 @@ enum class ThreadChoice : std::uint8_t {
   OldestFirst,  // the thread whose next instruction is oldest (earliest fetched / renamed) first
 };
 
+// The cache whose miss makes a load "long-latency" for the STALL and FLUSH fetch policies.
+enum class LongLatencyMiss : std::uint8_t {
+  L1,   // served by the L2 or beyond
+  L2,   // served by the LLC or beyond
+  Llc,  // served by DRAM (Tullsen & Brown 2001 trigger on an L2 miss, the last level of their machine)
+};
+
 struct QueueConfig {
   std::uint32_t entries = 32;
   Sharing sharing = Sharing::Shared;
@@ -84,6 +91,7 @@ struct CoreConfig {
   std::uint32_t retire_width = 4;
   ThreadChoice rename_policy = ThreadChoice::RoundRobin;  // which thread renames/allocates in a cycle
   ThreadChoice retire_policy = ThreadChoice::RoundRobin;  // which thread retires in a cycle
+  LongLatencyMiss long_latency_miss = LongLatencyMiss::Llc;  // STALL/FLUSH trigger
   QueueConfig uop_queue{32, Sharing::Partitioned, 1.0};
   QueueConfig rob{128, Sharing::Partitioned, 1.0};
   QueueConfig iq{48, Sharing::Capped, 0.75};

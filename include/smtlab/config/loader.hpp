@@ -48,5 +48,6 @@ std::string configToToml(const Config& config);
 std::string_view sharingName(Sharing s);
 std::string_view fetchPolicyName(FetchPolicy p);
 std::string_view threadChoiceName(ThreadChoice c);
+std::string_view longLatencyMissName(LongLatencyMiss m);
 
 }  // namespace smtlab

@@ -1,7 +1,7 @@
 // The load/store unit: loads access the data cache hierarchy when they issue (after the AGU latency); stores write
 // the cache when they retire; load and store queue entries (taken at allocation) are freed at retire. It tracks each
-// thread's loads that missed the L1D (MISSCOUNT) and reports loads that miss to memory, on which the STALL and FLUSH
-// policies gate or flush their thread. Store-to-load forwarding, memory ordering and a post-retire store buffer will
+// thread's loads that missed the L1D (MISSCOUNT) and passes every load to the long-latency hook, with which the STALL
+// and FLUSH policies gate or flush their thread. Store-to-load forwarding, memory ordering and a post-retire store buffer will
 // live here (issue 10 §3).
 #pragma once
 
@@ -12,6 +12,7 @@
 
 #include "smtlab/common/types.hpp"
 #include "smtlab/config/config.hpp"
+#include "smtlab/core/long_latency_hook.hpp"
 #include "smtlab/core/stage_ports.hpp"
 #include "smtlab/core/thread_context.hpp"
 #include "smtlab/mem/memory_system.hpp"
@@ -20,10 +21,9 @@ namespace smtlab {
 
 class LoadStoreUnit final : public ILoadStorePort {
  public:
-  // gateOnMemoryMiss: a load that misses to DRAM holds its thread's fetch until the data returns (STALL);
-  // flushOnMemoryMiss: and the thread's younger instructions are squashed (FLUSH).
+  // action: what a load missing core.long_latency_miss does to its thread (STALL: gate, FLUSH: flush, else none).
   LoadStoreUnit(CoreId core, const Config& config, MemorySystem& memory, std::span<ThreadContext> threads,
-                CoreQueues& queues, bool gateOnMemoryMiss, bool flushOnMemoryMiss);
+                CoreQueues& queues, LongLatencyAction action);
 
   Cycle executeLoad(std::uint32_t thread, Uop& uop, Cycle now) override;
   void retireMemory(std::uint32_t thread, const Uop& uop, Cycle now) override;
@@ -35,7 +35,7 @@ class LoadStoreUnit final : public ILoadStorePort {
  private:
   const CoreId core_;
   const std::uint32_t loadAgu_;
-  const bool gateOnMemoryMiss_, flushOnMemoryMiss_;
+  const LongLatencyHook longLatency_;
   MemorySystem& memory_;
   std::span<ThreadContext> threads_;
   CoreQueues& queues_;

@@ -27,11 +27,11 @@ struct LsuBench {
   MemorySystem memory;
   RenameAllocate rename;
   LoadStoreUnit lsu;
-  LsuBench(Config c, bool gate, bool flush)
+  LsuBench(Config c, LongLatencyAction action)
       : h(c),
         memory(c.mem, 1, c.core.threads),
         rename(h.config, h.threads, h.queues),
-        lsu(CoreId{0}, h.config, memory, h.threads, h.queues, gate, flush) {}
+        lsu(CoreId{0}, h.config, memory, h.threads, h.queues, action) {}
   void renameAll(std::vector<Instr> trace) {
     const auto n = static_cast<std::uint32_t>(trace.size());
     h.attach(0, std::move(trace));
@@ -44,7 +44,7 @@ struct LsuBench {
 TEST(LoadStoreUnit, AColdLoadGoesToMemoryAndTheSameLineThenHitsTheL1) {
   // Cold: DTLB walk 30 + DRAM path (200 cycles from the LLC miss, latencies cumulative per docs/memory.md) after the
   // AGU cycle: at least 1 + 30 + 200 cycles. Once the line is back, a load of it takes AGU 1 + L1 4 = 5.
-  LsuBench b(memoryConfig(), false, false);
+  LsuBench b(memoryConfig(), LongLatencyAction::None);
   b.renameAll({loadOf(0x10000, 1), loadOf(0x10008, 2)});
   const Cycle first = b.lsu.executeLoad(0, b.uop(0), Cycle{10});
   EXPECT_EQ(b.uop(0).level, MemLevel::Dram);
@@ -56,7 +56,7 @@ TEST(LoadStoreUnit, AColdLoadGoesToMemoryAndTheSameLineThenHitsTheL1) {
 }
 
 TEST(LoadStoreUnit, StallGatesTheThreadUntilAMemoryMissReturns) {
-  LsuBench b(memoryConfig(), true, false);
+  LsuBench b(memoryConfig(), LongLatencyAction::Gate);
   b.renameAll({loadOf(0x20000, 1)});
   const Cycle ready = b.lsu.executeLoad(0, b.uop(0), Cycle{5});
   EXPECT_EQ(b.h.threads[0].gatedUntil, ready);
@@ -64,7 +64,7 @@ TEST(LoadStoreUnit, StallGatesTheThreadUntilAMemoryMissReturns) {
 }
 
 TEST(LoadStoreUnit, FlushAlsoAsksToSquashEverythingYoungerThanTheMissingLoad) {
-  LsuBench b(memoryConfig(), true, true);
+  LsuBench b(memoryConfig(), LongLatencyAction::Flush);
   b.renameAll({instr(OpClass::Int, {3}), loadOf(0x30000, 1)});
   b.lsu.executeLoad(0, b.uop(1), Cycle{5});
   ASSERT_EQ(b.lsu.pendingFlushes().size(), 1u);
@@ -72,14 +72,14 @@ TEST(LoadStoreUnit, FlushAlsoAsksToSquashEverythingYoungerThanTheMissingLoad) {
 }
 
 TEST(LoadStoreUnit, WithoutAGatingPolicyAMissGatesNothing) {
-  LsuBench b(memoryConfig(), false, false);
+  LsuBench b(memoryConfig(), LongLatencyAction::None);
   b.renameAll({loadOf(0x40000, 1)});
   b.lsu.executeLoad(0, b.uop(0), Cycle{5});
   EXPECT_EQ(b.h.threads[0].gatedUntil, Cycle{0});
 }
 
 TEST(LoadStoreUnit, RetiringFreesTheLoadAndStoreQueueEntries) {
-  LsuBench b(memoryConfig(), false, false);
+  LsuBench b(memoryConfig(), LongLatencyAction::None);
   b.renameAll({loadOf(0x1000, 1), storeTo(0x2000, 1)});
   EXPECT_EQ(b.h.queues[QueueKind::Lq].used(0), 1u);
   EXPECT_EQ(b.h.queues[QueueKind::Sq].used(0), 1u);
@@ -87,6 +87,29 @@ TEST(LoadStoreUnit, RetiringFreesTheLoadAndStoreQueueEntries) {
   b.lsu.retireMemory(0, b.uop(1), Cycle{50});
   EXPECT_EQ(b.h.queues[QueueKind::Lq].used(0), 0u);
   EXPECT_EQ(b.h.queues[QueueKind::Sq].used(0), 0u);
+}
+
+TEST(LongLatencyHook, TheConfiguredCachesMissIsTheTrigger) {
+  // long_latency_miss = l1: a load served by the L2 (an L1 miss) gates; = l2: only LLC-served and beyond; = llc: only
+  // DRAM-served. Gating lasts until the data returns; FLUSH also asks to squash after the load.
+  ThreadContext th;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> flushes;
+  const LongLatencyHook l1(LongLatencyAction::Gate, LongLatencyMiss::L1);
+  l1.onLoad(th, 0, 3, MemLevel::L1, Cycle{50}, flushes);
+  EXPECT_EQ(th.gatedUntil, Cycle{0});
+  l1.onLoad(th, 0, 3, MemLevel::L2, Cycle{50}, flushes);
+  EXPECT_EQ(th.gatedUntil, Cycle{50});
+  const LongLatencyHook llc(LongLatencyAction::Flush, LongLatencyMiss::Llc);
+  llc.onLoad(th, 1, 7, MemLevel::LLC, Cycle{90}, flushes);
+  EXPECT_EQ(th.gatedUntil, Cycle{50});
+  EXPECT_TRUE(flushes.empty());
+  llc.onLoad(th, 1, 7, MemLevel::Dram, Cycle{300}, flushes);
+  EXPECT_EQ(th.gatedUntil, Cycle{300});
+  ASSERT_EQ(flushes.size(), 1u);
+  EXPECT_EQ(flushes[0], (std::pair<std::uint32_t, std::uint64_t>{1, 7}));
+  // An earlier-returning miss never shortens a gate.
+  l1.onLoad(th, 1, 8, MemLevel::L2, Cycle{120}, flushes);
+  EXPECT_EQ(th.gatedUntil, Cycle{300});
 }
 
 }  // namespace
