@@ -25,6 +25,7 @@ class RoundRobinPolicy final : public IThreadChoice {
     if (n > 0) last_ = order[0];
     return n;
   }
+  bool needsCounters() const override { return false; }
 
  private:
   std::uint32_t last_ = 0;

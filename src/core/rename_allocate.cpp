@@ -18,6 +18,8 @@ RenameAllocate::RenameAllocate(const Config& config, std::span<ThreadContext> th
       threads_(threads),
       queues_(queues),
       policy_(makeThreadChoice(config.core.rename_policy)),
+      policyNeedsCounters_(policy_->needsCounters()),
+      roundRobin_(config.core.rename_policy == ThreadChoice::RoundRobin),
       candidates_(config.core.threads),
       order_(config.core.threads) {
   dispatched_.reserve(renameWidth_);
@@ -45,27 +47,43 @@ CpiCause RenameAllocate::blockCause(std::uint32_t t) const {
 bool RenameAllocate::tick(Cycle now, bool draining) {
   if (draining) return false;
   auto canRename = [&](std::uint32_t t) { return hasRenamable(t) && blockCause(t) == CpiCause::Base; };
-  const SharedCapacity& uopq = queues_[QueueKind::UopQueue];
-  const SharedCapacity& iq = queues_[QueueKind::Iq];
-  bool any = false;
-  for (std::uint32_t t = 0; t < threadCount_; ++t) {
-    ThreadCandidate& c = candidates_[t];
-    c.eligible = canRename(t);
-    if (!c.eligible) continue;
-    any = true;
-    const ThreadContext& th = threads_[t];
-    c.frontEnd = th.pipeCount() + uopq.used(t) + iq.used(t);
-    c.oldest = th.front[th.robTail & th.frontMask].availableAt.value;  // same depth for all: fetch order
+  std::uint32_t t = threadCount_;
+  if (roundRobin_) {
+    for (std::uint32_t i = 1; i <= threadCount_ && t == threadCount_; ++i) {
+      const std::uint32_t u = (lastServed_ + i) % threadCount_;
+      if (canRename(u)) t = u;
+    }
+    if (t == threadCount_) return false;
+    lastServed_ = t;
+  } else {
+    t = chooseByPolicy(now);
+    if (t == threadCount_) return false;
   }
-  if (!any) return false;
-  policy_->choose(candidates_.data(), threadCount_, now, order_.data());
-  const std::uint32_t t = order_[0];
   std::uint32_t renamed = 0;
   while (renamed < renameWidth_ && canRename(t)) {
     renameOne(t, now);
     ++renamed;
   }
   return true;
+}
+
+std::uint32_t RenameAllocate::chooseByPolicy(Cycle now) {
+  const SharedCapacity& uopq = queues_[QueueKind::UopQueue];
+  const SharedCapacity& iq = queues_[QueueKind::Iq];
+  bool any = false;
+  for (std::uint32_t t = 0; t < threadCount_; ++t) {
+    ThreadCandidate& c = candidates_[t];
+    c.eligible = hasRenamable(t) && blockCause(t) == CpiCause::Base;
+    if (!c.eligible) continue;
+    any = true;
+    if (!policyNeedsCounters_) continue;
+    const ThreadContext& th = threads_[t];
+    c.frontEnd = th.pipeCount() + uopq.used(t) + iq.used(t);
+    c.oldest = th.front[th.robTail & th.frontMask].availableAt.value;  // same depth for all: fetch order
+  }
+  if (!any) return threadCount_;
+  policy_->choose(candidates_.data(), threadCount_, now, order_.data());
+  return order_[0];
 }
 
 void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {

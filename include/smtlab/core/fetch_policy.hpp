@@ -33,6 +33,8 @@ class IThreadChoice {
   virtual bool flushesOnMemoryMiss() const { return false; }
   // Whether the fetch stage must compute ThreadCandidate::dataMisses (costly, only MISSCOUNT needs it).
   virtual bool needsDataMisses() const { return false; }
+  // Whether the policy reads the counters at all (round robin needs only `eligible`): stages skip filling them.
+  virtual bool needsCounters() const { return true; }
 };
 using IFetchPolicy = IThreadChoice;
 

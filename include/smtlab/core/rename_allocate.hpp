@@ -42,12 +42,19 @@ class RenameAllocate {
 
  private:
   void renameOne(std::uint32_t t, Cycle now);
+  // The thread the configured policy serves (threadCount_ if none can rename).
+  std::uint32_t chooseByPolicy(Cycle now);
 
   const std::uint32_t threadCount_;
   const std::uint32_t renameWidth_;
   std::span<ThreadContext> threads_;
   CoreQueues& queues_;
   std::unique_ptr<IThreadChoice> policy_;
+  const bool policyNeedsCounters_;
+  // round_robin is evaluated in place, lazily (the first thread in turn that can proceed), like the Pentium 4's
+  // alternation: a switch on a const instead of filling every candidate and a virtual call each cycle.
+  const bool roundRobin_;
+  std::uint32_t lastServed_ = 0;
   std::vector<ThreadCandidate> candidates_;
   std::vector<std::uint32_t> order_;
   std::vector<WaitEntry> dispatched_;

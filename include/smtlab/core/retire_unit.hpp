@@ -26,6 +26,11 @@ class RetireUnit {
   bool tick(Cycle now);
 
  private:
+  // Whether thread t's oldest instruction can retire now.
+  bool canRetire(std::uint32_t t, Cycle now) const;
+  // The thread the configured policy serves (threadCount_ if none can retire).
+  std::uint32_t chooseByPolicy(Cycle now);
+
   const std::uint32_t threadCount_;
   const std::uint32_t retireWidth_;
   std::span<ThreadContext> threads_;
@@ -33,6 +38,11 @@ class RetireUnit {
   ILoadStorePort& loadStore_;
   std::vector<CoreEvent>& events_;
   std::unique_ptr<IThreadChoice> policy_;
+  const bool policyNeedsCounters_;
+  // round_robin is evaluated in place, lazily (the first thread in turn that can proceed), like the Pentium 4's
+  // alternation: a switch on a const instead of filling every candidate and a virtual call each cycle.
+  const bool roundRobin_;
+  std::uint32_t lastServed_ = 0;
   std::vector<ThreadCandidate> candidates_;
   std::vector<std::uint32_t> order_;
 };
