@@ -36,6 +36,18 @@ constexpr std::array<std::pair<FetchPolicy, std::string_view>, 6> kFetchPolicyNa
     {FetchPolicy::Flush, "flush"},
 }};
 
+constexpr std::array<std::pair<ThreadChoice, std::string_view>, 3> kThreadChoiceNames{{
+    {ThreadChoice::RoundRobin, "round_robin"},
+    {ThreadChoice::ICount, "icount"},
+    {ThreadChoice::OldestFirst, "oldest_first"},
+}};
+
+constexpr std::array<std::pair<LongLatencyMiss, std::string_view>, 3> kLongLatencyMissNames{{
+    {LongLatencyMiss::L1, "l1"},
+    {LongLatencyMiss::L2, "l2"},
+    {LongLatencyMiss::Llc, "llc"},
+}};
+
 template <class E, std::size_t N>
 std::string_view enumName(const std::array<std::pair<E, std::string_view>, N>& names, E e) {
   for (const auto& [value, name] : names) {
@@ -96,6 +108,9 @@ void visitParams(Config& c, V&& v) {
   v("system.cores", c.system.cores, "physical cores (packages), each with core.threads hardware threads", 1, 64);
   v("system.freq_ghz", c.system.freq_ghz, "core clock in GHz; converts cycles to seconds and energy to power", 0.01,
     100);
+  v("sim.skip", c.sim.skip,
+    "event skipping: jump over cycles in which no core can change anything (false = tick every cycle; the "
+    "statistics are identical, only slower)");
 
   CoreConfig& k = c.core;
   v("core.threads", k.threads, "hardware threads per core (1 = SMT off, 2 = Hyper-Threading)", 1, 8);
@@ -109,6 +124,15 @@ void visitParams(Config& c, V&& v) {
     "cycles from fetch until a uop can be renamed; refilled after every mispredict", 0, 1000);
   v("core.rename_width", k.rename_width, "uops renamed/allocated per cycle, all threads together", 1, 64);
   v("core.issue_width", k.issue_width, "uops dispatched to functional units per cycle", 1, 64);
+  v("core.long_latency_miss", k.long_latency_miss,
+    "stall / flush fetch policies: a load missing this cache (l1 | l2 | llc) gates its thread's fetch until the data "
+    "returns (flush also squashes its younger instructions)");
+  v("core.rename_policy", k.rename_policy,
+    "which thread renames/allocates each cycle: round_robin (Pentium 4: alternate, a blocked thread yields), icount "
+    "(fewest in front end + issue queue), oldest_first (earliest-fetched next instruction)");
+  v("core.retire_policy", k.retire_policy,
+    "which thread retires each cycle: round_robin (Pentium 4: alternate, a thread with nothing done yields), icount, "
+    "oldest_first (earliest-renamed head)");
   v("core.retire_width", k.retire_width, "uops retired per cycle, all threads together", 1, 64);
   visitQueue(v, "core.uop_queue", k.uop_queue, "uop queue (decoded, awaiting rename)");
   visitQueue(v, "core.rob", k.rob, "reorder buffer");
@@ -273,6 +297,10 @@ std::vector<std::string_view> choicesOf(const Param& p) {
     for (const auto& entry : kSharingNames) out.push_back(entry.second);
   } else if (std::holds_alternative<FetchPolicy*>(p.field)) {
     for (const auto& entry : kFetchPolicyNames) out.push_back(entry.second);
+  } else if (std::holds_alternative<ThreadChoice*>(p.field)) {
+    for (const auto& entry : kThreadChoiceNames) out.push_back(entry.second);
+  } else if (std::holds_alternative<LongLatencyMiss*>(p.field)) {
+    for (const auto& entry : kLongLatencyMissNames) out.push_back(entry.second);
   }
   return out;
 }
@@ -289,6 +317,10 @@ std::string valueText(const Param& p) {
           return fmt::format("{}", *f);
         } else if constexpr (std::is_same_v<T, Sharing>) {
           return quoted(sharingName(*f));
+        } else if constexpr (std::is_same_v<T, ThreadChoice>) {
+          return quoted(threadChoiceName(*f));
+        } else if constexpr (std::is_same_v<T, LongLatencyMiss>) {
+          return quoted(longLatencyMissName(*f));
         } else {
           return quoted(fetchPolicyName(*f));
         }
@@ -366,6 +398,8 @@ std::string setChoice(const Param& p, std::string_view name) {
   };
   if (auto* s = std::get_if<Sharing*>(&p.field)) return pick(kSharingNames, *s);
   if (auto* fp = std::get_if<FetchPolicy*>(&p.field)) return pick(kFetchPolicyNames, *fp);
+  if (auto* tc = std::get_if<ThreadChoice*>(&p.field)) return pick(kThreadChoiceNames, *tc);
+  if (auto* ll = std::get_if<LongLatencyMiss*>(&p.field)) return pick(kLongLatencyMissNames, *ll);
   return {};
 }
 
@@ -406,6 +440,12 @@ using config_detail::paramTable;
 using config_detail::sectionOf;
 
 std::string_view sharingName(Sharing s) { return config_detail::enumName(config_detail::kSharingNames, s); }
+std::string_view longLatencyMissName(LongLatencyMiss m) {
+  return config_detail::enumName(config_detail::kLongLatencyMissNames, m);
+}
+std::string_view threadChoiceName(ThreadChoice c) {
+  return config_detail::enumName(config_detail::kThreadChoiceNames, c);
+}
 std::string_view fetchPolicyName(FetchPolicy p) {
   return config_detail::enumName(config_detail::kFetchPolicyNames, p);
 }
@@ -438,6 +478,10 @@ boost::json::value configToJson(const Config& config) {
             return boost::json::string(sharingName(*f));
           } else if constexpr (std::is_same_v<T, FetchPolicy>) {
             return boost::json::string(fetchPolicyName(*f));
+          } else if constexpr (std::is_same_v<T, ThreadChoice>) {
+            return boost::json::string(threadChoiceName(*f));
+          } else if constexpr (std::is_same_v<T, LongLatencyMiss>) {
+            return boost::json::string(longLatencyMissName(*f));
           } else {
             return boost::json::value(*f);
           }

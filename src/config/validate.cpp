@@ -36,6 +36,10 @@ class Checker {
               return sharingName(*f) == "?" ? fmt::format("key '{}' has an invalid value", p.key) : "";
             } else if constexpr (std::is_same_v<T, FetchPolicy>) {
               return fetchPolicyName(*f) == "?" ? fmt::format("key '{}' has an invalid value", p.key) : "";
+            } else if constexpr (std::is_same_v<T, ThreadChoice>) {
+              return threadChoiceName(*f) == "?" ? fmt::format("key '{}' has an invalid value", p.key) : "";
+            } else if constexpr (std::is_same_v<T, LongLatencyMiss>) {
+              return longLatencyMissName(*f) == "?" ? fmt::format("key '{}' has an invalid value", p.key) : "";
             } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
               if (static_cast<std::uint64_t>(*f) > static_cast<std::uint64_t>(INT64_MAX)) {
                 return fmt::format("key '{}' = {} is out of range {}", p.key, *f, config_detail::rangeText(p));

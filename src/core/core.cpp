@@ -12,68 +12,47 @@
 namespace smtlab {
 
 namespace {
-std::uint32_t log2Exact(std::uint32_t v) { return static_cast<std::uint32_t>(std::countr_zero(v)); }
+CoreQueues makeQueues(const Config& config) {
+  const auto& c = config.core;
+  const std::uint32_t threads = c.threads;
+  if (threads < 1 || threads > kMaxThreads) {
+    throw ConfigError(fmt::format("core.threads = {} is out of range 1..{}", threads, kMaxThreads));
+  }
+  CoreQueues q;
+  q[QueueKind::UopQueue] = SharedCapacity("uop_queue", c.uop_queue, threads, c.recombine);
+  q[QueueKind::Rob] = SharedCapacity("rob", c.rob, threads, c.recombine);
+  q[QueueKind::Iq] = SharedCapacity("iq", c.iq, threads, c.recombine);
+  q[QueueKind::Lq] = SharedCapacity("lq", c.lq, threads, c.recombine);
+  q[QueueKind::Sq] = SharedCapacity("sq", c.sq, threads, c.recombine);
+  return q;
+}
+// STALL and FLUSH say what a long-latency load does to its thread; the load/store unit's hook does it.
+LongLatencyAction longLatencyAction(const Config& config) {
+  const auto policy = makeFetchPolicy(config.core.fetch_policy);
+  if (policy->flushesOnMemoryMiss()) return LongLatencyAction::Flush;
+  return policy->gatesOnMemoryMiss() ? LongLatencyAction::Gate : LongLatencyAction::None;
+}
 }  // namespace
 
 Core::Core(CoreId id, const Config& config, MemorySystem& memory)
     : id_(id),
       threadCount_(config.core.threads),
-      fetchWidth_(config.core.fetch_width),
-      fetchThreads_(std::clamp(config.core.fetch_threads, 1u, config.core.threads)),
-      renameWidth_(config.core.rename_width),
-      issueWidth_(config.core.issue_width),
-      retireWidth_(config.core.retire_width),
-      frontendDepth_(config.core.frontend_depth),
-      mispredictPenalty_(config.core.branch.mispredict_penalty),
-      btbMissPenalty_(config.core.branch.btb_miss_penalty),
-      pauseCycles_(config.core.pause_cycles),
       recombineCycles_(config.core.recombine_cycles),
-      breakOnTaken_(config.core.fetch_break_on_taken),
       recombine_(config.core.recombine),
       watchdogCycles_(config.core.watchdog_cycles),
-      lineShift_(log2Exact(config.mem.line_bytes)),
-      l1iLatency_(config.mem.l1i.latency),
-      pipeCapacity_(std::max(1u, config.core.fetch_width) * std::max(1u, config.core.frontend_depth)),
-      loadAgu_(config.core.fu.load.latency),
-      memory_(memory),
-      fetchPolicy_(makeFetchPolicy(config.core.fetch_policy)),
-      predictor_(config.core.branch) {
-  if (threadCount_ < 1 || threadCount_ > kMaxThreads) {
-    throw ConfigError(fmt::format("core.threads = {} is out of range 1..{}", threadCount_, kMaxThreads));
-  }
-  const auto& c = config.core;
-  queues_[static_cast<int>(QueueKind::UopQueue)] = SharedCapacity("uop_queue", c.uop_queue, threadCount_, recombine_);
-  queues_[static_cast<int>(QueueKind::Rob)] = SharedCapacity("rob", c.rob, threadCount_, recombine_);
-  queues_[static_cast<int>(QueueKind::Iq)] = SharedCapacity("iq", c.iq, threadCount_, recombine_);
-  queues_[static_cast<int>(QueueKind::Lq)] = SharedCapacity("lq", c.lq, threadCount_, recombine_);
-  queues_[static_cast<int>(QueueKind::Sq)] = SharedCapacity("sq", c.sq, threadCount_, recombine_);
-
-  const FuConfig* fu[kFuKinds] = {&c.fu.int_alu, &c.fu.int_mul, &c.fu.int_div, &c.fu.fp_add,
-                                  &c.fu.fp_mul,  &c.fu.fp_div,  &c.fu.load,    &c.fu.store};
-  for (int k = 0; k < kFuKinds; ++k) {
-    fus_[k].count = fu[k]->count;
-    fus_[k].latency = fu[k]->latency;
-    fus_[k].interval = fu[k]->interval != 0 ? fu[k]->interval : (fu[k]->pipelined ? 1 : std::max(1u, fu[k]->latency));
-    fus_[k].threadInterval = fu[k]->thread_interval;
-    fus_[k].busyUntil.assign(fu[k]->count, Cycle{0});
-  }
-
+      threads_(config.core.threads),  // sized once: the stage units hold a span of it
+      queues_(makeQueues(config)),
+      frontEnd_(id, config, memory, threads_, queues_),
+      rename_(config, threads_, queues_),
+      loadStore_(id, config, memory, threads_, queues_, longLatencyAction(config)),
+      scheduler_(config, threads_, queues_, loadStore_, frontEnd_),
+      retire_(config, threads_, queues_, loadStore_, events_) {
   const std::uint32_t robCap = std::bit_ceil(queue(QueueKind::Rob).total());
-  const std::uint32_t frontCap = std::bit_ceil(queue(QueueKind::UopQueue).total() + pipeCapacity_ + fetchWidth_);
-  threads_.resize(threadCount_);
+  const std::uint32_t frontCap =
+      std::bit_ceil(queue(QueueKind::UopQueue).total() + frontEnd_.pipeCapacity() + config.core.fetch_width);
   for (auto& th : threads_) {
-    th.rob.resize(robCap);
-    th.robMask = robCap - 1;
-    th.depNext.assign(static_cast<std::size_t>(robCap) * kMaxSrcRegs, kNoDep);
-    th.front.resize(frontCap);
-    th.frontMask = frontCap - 1;
-    th.branch = predictor_.makeThreadState();
-    th.missDone.reserve(queue(QueueKind::Lq).total());
+    th.allocate(robCap, frontCap, queue(QueueKind::Lq).total(), frontEnd_.predictor().makeThreadState());
   }
-  waiting_.reserve(static_cast<std::size_t>(robCap) * threadCount_);
-  ready_.reserve(static_cast<std::size_t>(robCap) * threadCount_);
-  fetchOrder_.resize(threadCount_);
-  candidates_.resize(threadCount_);
 }
 
 bool Core::hasWork() const {
@@ -87,15 +66,18 @@ void Core::tick(Cycle now) {
     activeDirty_ = false;
     activeSetChanged(now);
   }
-  if (now != fuCycle_) {
-    for (auto& fu : fus_) fu.usedThisCycle = 0;
-    fuCycle_ = now;
+  bool progress = false;
+  if (retire_.tick(now)) {
+    progress = true;
+    lastRetire_ = now;
   }
-  bool progress = retireStage(now);
-  progress |= issueStage(now);
-  progress |= enterUopQueue(now);
-  progress |= renameStage(now);
-  progress |= fetchStage(now);
+  progress |= scheduler_.issue(now);
+  if (!loadStore_.pendingFlushes().empty()) applyPendingFlushes();
+  progress |= frontEnd_.deliver(now);
+  progress |= rename_.tick(now, draining(now));
+  scheduler_.accept(rename_.dispatched());
+  rename_.clearDispatched();
+  progress |= frontEnd_.fetch(now);
   for (std::uint32_t t = 0; t < threadCount_; ++t) finishIfDone(t, now);
   account(now);
   if (checking_) checkInvariants(now);
@@ -118,23 +100,7 @@ void Core::tick(Cycle now) {
 
 void Core::attach(std::uint32_t t, std::shared_ptr<TraceCursor> cursor, Asid asid, Cycle now) {
   flushAccounting(now);
-  ThreadContext& th = threads_[t];
-  th.cursorOwner = std::move(cursor);
-  th.cursor = th.cursorOwner.get();
-  th.cursor->reserve(th.rob.size() + th.front.size() + 256);
-  th.asid = asid;
-  th.asidTag = asid.value;
-  th.renameMap.fill(0);
-  th.robTail = th.cursor->fetchSeq();
-  th.enteredSeq = th.robTail;
-  th.fetchResumeAt = now;
-  th.fetchBlock = FetchBlock::None;
-  th.waitingBranch = false;
-  th.gatedUntil = now;
-  th.lastFetchLine = ~Addr{0};
-  th.unresolvedBranches = 0;
-  th.missDone.clear();
-  th.state = ThreadState::Running;
+  threads_[t].bind(std::move(cursor), asid, now);
   if (lastRetire_ < now) lastRetire_ = now;
   activeDirty_ = true;  // applied at the next tick, so a detach and an attach in one cycle are one change
   nextWake_ = now;
@@ -183,7 +149,7 @@ void Core::activeSetChanged(Cycle now) {
   const int before = std::popcount(activeMask_);
   const int after = std::popcount(mask);
   activeMask_ = mask;
-  for (auto& q : queues_) q.setActive(mask);
+  for (auto& q : queues_.byKind) q.setActive(mask);
   if (threadCount_ > 1 && recombine_ && before != 0 && after != 0 && before != after && recombineCycles_ > 0) {
     drainUntil_ = std::max(drainUntil_, now + recombineCycles_);
     drainToShares_ = true;
@@ -195,7 +161,7 @@ bool Core::draining(Cycle now) const {
   if (drainUntil_ > now) return true;
   if (!drainToShares_) return false;
   for (QueueKind q : {QueueKind::Rob, QueueKind::Iq, QueueKind::Lq, QueueKind::Sq}) {
-    const SharedCapacity& cap = queues_[static_cast<int>(q)];
+    const SharedCapacity& cap = queues_[q];
     for (std::uint32_t t = 0; t < threadCount_; ++t) {
       if (cap.used(t) > cap.limit(t)) return true;
     }
@@ -209,11 +175,11 @@ void Core::squashFrom(std::uint32_t t, std::uint64_t from) {
   TraceCursor& cur = *th.cursor;
   const std::uint64_t fetchEnd = cur.fetchSeq();
   if (from >= fetchEnd) return;
-  SharedCapacity& uopq = queues_[static_cast<int>(QueueKind::UopQueue)];
-  SharedCapacity& rob = queues_[static_cast<int>(QueueKind::Rob)];
-  SharedCapacity& iq = queues_[static_cast<int>(QueueKind::Iq)];
-  SharedCapacity& lq = queues_[static_cast<int>(QueueKind::Lq)];
-  SharedCapacity& sq = queues_[static_cast<int>(QueueKind::Sq)];
+  SharedCapacity& uopq = queues_[QueueKind::UopQueue];
+  SharedCapacity& rob = queues_[QueueKind::Rob];
+  SharedCapacity& iq = queues_[QueueKind::Iq];
+  SharedCapacity& lq = queues_[QueueKind::Lq];
+  SharedCapacity& sq = queues_[QueueKind::Sq];
   for (std::uint64_t seq = fetchEnd; seq-- > from;) {
     const Instr& in = cur.at(seq);
     if (seq >= th.robTail) {
@@ -261,12 +227,23 @@ void Core::squashFrom(std::uint32_t t, std::uint64_t from) {
   cur.rewindTo(from);
 }
 
+void Core::applyPendingFlushes() {
+  for (const auto& [t, seq] : loadStore_.pendingFlushes()) {
+    ThreadContext& th = threads_[t];
+    if (th.cursor != nullptr && seq + 1 < th.cursor->fetchSeq() && seq >= th.cursor->retireSeq()) {
+      ++th.stats.flushes;
+      squashFrom(t, seq + 1);
+    }
+  }
+  loadStore_.clearPendingFlushes();
+}
+
 void Core::resetStats() {
   for (auto& th : threads_) th.stats = ThreadStats{};
   cyclesActive_ = 0;
   drains_ = 0;
-  renamed_ = 0;
-  issuedByUnit_.fill(0);
+  rename_.resetStats();
+  scheduler_.resetStats();
 }
 
 void Core::flushAccounting(Cycle now) {
@@ -279,6 +256,7 @@ void Core::flushAccounting(Cycle now) {
     if (th.state != ThreadState::Running) continue;
     th.stats.cycles += n;
     th.stats.cpi[static_cast<int>(th.lastCause)] += n;
+    if (th.lastGated) th.stats.fetchGatedCycles += n;
     for (int q = 0; q < kQueueKinds; ++q) th.stats.occupancy[q].sum += static_cast<std::uint64_t>(th.lastOccupancy[q]) * n;
   }
 }
@@ -292,20 +270,24 @@ void Core::account(Cycle now) {
     if (th.state != ThreadState::Running) continue;
     lastAnyRunning_ = true;
     for (int q = 0; q < kQueueKinds; ++q) {
-      const std::uint32_t used = queues_[q].used(t);
+      const std::uint32_t used = queues_.byKind[q].used(t);
       th.lastOccupancy[q] = used;
       th.stats.occupancy[q].max = std::max(th.stats.occupancy[q].max, used);
     }
-    th.lastCause = classify(th, now);
+    th.lastCause = classify(t, now);
+    // Gated as the fetch stage sees it; gatedUntil and fetchResumeAt are wake-up points, so this holds unchanged
+    // over any cycles skipped after this one.
+    th.lastGated = !th.waitingBranch && th.fetchResumeAt <= now && th.gatedUntil > now;
   }
 }
 
-CpiCause Core::classify(const ThreadContext& th, Cycle now) const {
+CpiCause Core::classify(std::uint32_t t, Cycle now) const {
+  const ThreadContext& th = threads_[t];
   if (th.retiredThisCycle) return CpiCause::Base;
   const bool draining = this->draining(now);
   if (th.robTail == th.cursor->retireSeq()) {  // nothing renamed in flight
     if (draining) return CpiCause::Drain;
-    const CpiCause block = renameBlock(th, now);
+    const CpiCause block = rename_.blockCause(t);
     if (block != CpiCause::Base) return block;
     if (th.waitingBranch || th.fetchBlock == FetchBlock::Mispredict) return CpiCause::BranchMispredict;
     if (th.fetchBlock == FetchBlock::Pause) return CpiCause::Pause;
@@ -314,7 +296,7 @@ CpiCause Core::classify(const ThreadContext& th, Cycle now) const {
   const Uop& head = th.rob[th.cursor->retireSeq() & th.robMask];
   if (head.issued && head.doneAt <= now) return CpiCause::SiblingRetire;
   if (head.issued && head.hasLoad) return static_cast<CpiCause>(static_cast<int>(CpiCause::MemL1) + static_cast<int>(head.level));
-  const CpiCause block = renameBlock(th, now);
+  const CpiCause block = rename_.blockCause(t);
   if (block != CpiCause::Base) return block;
   if (draining) return CpiCause::Drain;
   return CpiCause::Execute;
@@ -325,19 +307,7 @@ Cycle Core::computeNextWake(Cycle now) const {
   auto consider = [&](Cycle c) {
     if (c > now && c < next) next = c;
   };
-  if (!waiting_.empty()) consider(waiting_.front().readyAt);
-  if (!ready_.empty()) {
-    // Ready instructions wait for a busy unit (a divider) or their thread's turn on a microcoded unit.
-    for (const auto& fu : fus_) {
-      if (fu.interval > 1) {
-        for (Cycle c : fu.busyUntil) consider(c);
-      }
-      if (fu.threadInterval > 0) {
-        for (std::uint32_t t = 0; t < threadCount_; ++t) consider(fu.threadNext[t]);
-      }
-    }
-    consider(now + 1);
-  }
+  scheduler_.earliestWake(now, next);
   consider(drainUntil_);
   for (const auto& th : threads_) {
     if (th.state != ThreadState::Running) continue;
@@ -354,7 +324,7 @@ Cycle Core::computeNextWake(Cycle now) const {
   return next;
 }
 
-std::string Core::describeStuck(Cycle now) const {
+std::string Core::describeStuck(Cycle /*now*/) const {
   std::string out;
   for (std::uint32_t t = 0; t < threadCount_; ++t) {
     const ThreadContext& th = threads_[t];
@@ -372,10 +342,10 @@ std::string Core::describeStuck(Cycle now) const {
                          u.issued ? fmt::format("executing until cycle {}", u.doneAt.value)
                                   : fmt::format("waiting for {} operand(s)", u.pendingSrcs));
     }
-    const CpiCause block = renameBlock(th, now);
+    const CpiCause block = rename_.blockCause(t);
     if (block != CpiCause::Base) out += fmt::format(", allocation blocked: {}", cpiCauseName(block));
     for (int q = 0; q < kQueueKinds; ++q) {
-      const auto& cap = queues_[q];
+      const auto& cap = queues_.byKind[q];
       out += fmt::format(", {} {}/{} (own {}/{})", cap.name(), cap.usedTotal(), cap.total(), cap.used(t), cap.limit(t));
     }
   }
@@ -410,20 +380,22 @@ void Core::checkInvariants(Cycle now) const {
         if (u.hasStore) ++count[static_cast<int>(QueueKind::Sq)];
       }
       count[static_cast<int>(QueueKind::UopQueue)] = static_cast<std::uint32_t>(th.enteredSeq - th.robTail);
-      if (th.pipeCount() > pipeCapacity_) fail(t, fmt::format("front-end pipe holds {} > {}", th.pipeCount(), pipeCapacity_));
+      if (th.pipeCount() > frontEnd_.pipeCapacity()) {
+        fail(t, fmt::format("front-end pipe holds {} > {}", th.pipeCount(), frontEnd_.pipeCapacity()));
+      }
     }
     for (int q = 0; q < kQueueKinds; ++q) {
-      if (queues_[q].used(t) != count[q]) {
-        fail(t, fmt::format("{} counts {} entries for the thread but holds {}", queues_[q].name(), queues_[q].used(t), count[q]));
+      if (queues_.byKind[q].used(t) != count[q]) {
+        fail(t, fmt::format("{} counts {} entries for the thread but holds {}", queues_.byKind[q].name(), queues_.byKind[q].used(t), count[q]));
       }
       totals[q] += count[q];
     }
   }
   for (int q = 0; q < kQueueKinds; ++q) {
-    if (queues_[q].overTakes() != 0) fail(0, fmt::format("{} was taken past a thread's share or its size", queues_[q].name()));
-    if (queues_[q].usedTotal() != totals[q] || totals[q] > queues_[q].total()) {
-      fail(0, fmt::format("{} holds {} entries, counts {}, capacity {}", queues_[q].name(), totals[q], queues_[q].usedTotal(),
-                          queues_[q].total()));
+    if (queues_.byKind[q].overTakes() != 0) fail(0, fmt::format("{} was taken past a thread's share or its size", queues_.byKind[q].name()));
+    if (queues_.byKind[q].usedTotal() != totals[q] || totals[q] > queues_.byKind[q].total()) {
+      fail(0, fmt::format("{} holds {} entries, counts {}, capacity {}", queues_.byKind[q].name(), totals[q], queues_.byKind[q].usedTotal(),
+                          queues_.byKind[q].total()));
     }
   }
 }

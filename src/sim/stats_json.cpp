@@ -60,6 +60,9 @@ json::object threadStatsJson(const ThreadStats& s, const Core& core, std::uint32
   o["mispredicts"] = s.mispredicts;
   o["branch_mpki"] = ratio(1000.0 * double(s.mispredicts), double(s.instructions));
   o["btb_misses"] = s.btbMisses;
+  o["fetched_branches"] = s.fetchedBranches;
+  o["fetched_mispredicts"] = s.fetchedMispredicts;
+  o["fetched_btb_misses"] = s.fetchedBtbMisses;
   o["loads"] = s.loads;
   o["stores"] = s.stores;
   o["marks"] = s.marks;

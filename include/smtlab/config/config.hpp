@@ -26,6 +26,20 @@ enum class FetchPolicy : std::uint8_t {
   Flush,       // STALL, and the thread's instructions younger than that load are squashed (Tullsen & Brown 2001)
 };
 
+// Thread choice at rename/allocate and retire (one thread per cycle is served).
+enum class ThreadChoice : std::uint8_t {
+  RoundRobin,   // Pentium 4: alternate every cycle; a thread that cannot proceed yields (Marr et al. 2002)
+  ICount,       // fewest instructions in the front end and issue queue first (ICOUNT's counter)
+  OldestFirst,  // the thread whose next instruction is oldest (earliest fetched / renamed) first
+};
+
+// The cache whose miss makes a load "long-latency" for the STALL and FLUSH fetch policies.
+enum class LongLatencyMiss : std::uint8_t {
+  L1,   // served by the L2 or beyond
+  L2,   // served by the LLC or beyond
+  Llc,  // served by DRAM (Tullsen & Brown 2001 trigger on an L2 miss, the last level of their machine)
+};
+
 struct QueueConfig {
   std::uint32_t entries = 32;
   Sharing sharing = Sharing::Shared;
@@ -75,6 +89,9 @@ struct CoreConfig {
   std::uint32_t rename_width = 4;
   std::uint32_t issue_width = 6;
   std::uint32_t retire_width = 4;
+  ThreadChoice rename_policy = ThreadChoice::RoundRobin;  // which thread renames/allocates in a cycle
+  ThreadChoice retire_policy = ThreadChoice::RoundRobin;  // which thread retires in a cycle
+  LongLatencyMiss long_latency_miss = LongLatencyMiss::Llc;  // STALL/FLUSH trigger
   QueueConfig uop_queue{32, Sharing::Partitioned, 1.0};
   QueueConfig rob{128, Sharing::Partitioned, 1.0};
   QueueConfig iq{48, Sharing::Capped, 0.75};
@@ -150,8 +167,14 @@ struct SystemConfig {
   double freq_ghz = 3.0;  // for converting cycles to seconds
 };
 
+// How the run loop advances time. Not part of the model: every choice here gives the same statistics.
+struct SimConfig {
+  bool skip = true;  // jump over cycles in which no core can change anything (event skipping)
+};
+
 struct Config {
   SystemConfig system{};
+  SimConfig sim{};
   CoreConfig core{};
   MemConfig mem{};
   EnergyConfig energy{};

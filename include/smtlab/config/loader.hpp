@@ -47,5 +47,7 @@ std::string configToToml(const Config& config);
 // Names of enums as they appear in config files.
 std::string_view sharingName(Sharing s);
 std::string_view fetchPolicyName(FetchPolicy p);
+std::string_view threadChoiceName(ThreadChoice c);
+std::string_view longLatencyMissName(LongLatencyMiss m);
 
 }  // namespace smtlab

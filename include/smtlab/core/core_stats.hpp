@@ -48,9 +48,14 @@ struct ThreadStats {
   std::uint64_t instructions = 0;  // retired
   std::uint64_t fetched = 0;
   std::uint64_t squashed = 0;      // fetched, then squashed and fetched again later
-  std::uint64_t branches = 0;
-  std::uint64_t mispredicts = 0;
-  std::uint64_t btbMisses = 0;
+  // Architectural events are counted at retire, so an instruction squashed (context switch, FLUSH) and fetched
+  // again counts once; the fetch-side counts include every fetched incarnation.
+  std::uint64_t branches = 0;     // retired branches
+  std::uint64_t mispredicts = 0;  // retired branches whose (last) prediction was wrong
+  std::uint64_t btbMisses = 0;    // retired branches whose (last) fetch missed the BTB
+  std::uint64_t fetchedBranches = 0;
+  std::uint64_t fetchedMispredicts = 0;
+  std::uint64_t fetchedBtbMisses = 0;
   std::uint64_t loads = 0;
   std::uint64_t stores = 0;
   std::uint64_t marks = 0;

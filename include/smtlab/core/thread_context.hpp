@@ -36,14 +36,24 @@ struct Uop {
   bool valid = false;
   bool issued = false;
   bool mispredicted = false;
+  bool btbMiss = false;
   bool hasLoad = false;
   bool hasStore = false;
+};
+
+// A renamed instruction waiting in the scheduler: ready at `readyAt` (operands known), oldest `age` first.
+struct WaitEntry {
+  Cycle readyAt;
+  std::uint64_t age;
+  std::uint32_t thread;
+  std::uint64_t seq;
 };
 
 // Per instruction fetched but not yet renamed (the uop queue). Slot = seq & mask of the thread's uop ring.
 struct FrontEntry {
   Cycle availableAt{0};  // cycle it reaches the end of the front-end pipe and may enter the uop queue
   bool mispredicted = false;
+  bool btbMiss = false;
 };
 
 // Why a thread's fetch is held, for the CPI stack.
@@ -92,7 +102,14 @@ struct ThreadContext {
   bool retiredThisCycle = false;
   ThreadStats stats;
   CpiCause lastCause = CpiCause::Base;
+  bool lastGated = false;  // STALL/FLUSH held its fetch at the last tick (charged with the CPI stack)
   std::array<std::uint32_t, kQueueKinds> lastOccupancy{};
+
+  // Sizes the per-thread rings once (ROB and front end: powers of two) and gives the thread its predictor state.
+  void allocate(std::uint32_t robCapacity, std::uint32_t frontCapacity, std::uint32_t loadQueueEntries,
+                ThreadBranchState branchState);
+  // Puts a trace on the thread: nothing in flight, fetch starts at the cursor's next instruction at `now`.
+  void bind(std::shared_ptr<TraceCursor> trace, Asid space, Cycle now);
 
   std::uint32_t robCount() const { return static_cast<std::uint32_t>(robTail - cursor->retireSeq()); }
   std::uint32_t frontCount() const { return static_cast<std::uint32_t>(cursor->fetchSeq() - robTail); }

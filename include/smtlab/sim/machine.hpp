@@ -100,6 +100,7 @@ class Machine {
   bool anyWork() const;
 
   Config config_;
+  const bool skip_;  // sim.skip: jump over cycles in which no core can change anything
   Cycle now_{0};
   Cycle statsBase_{0};
   std::uint64_t busyCycles_ = 0;  // measured cycles in which some logical CPU had work (the package was not idle)

@@ -1,17 +1,20 @@
-// Schedule and execute: instructions whose operands are ready issue oldest first, up to issue_width per cycle and
-// the count of each functional unit (an unpipelined unit stays busy for its latency). Loads and stores go to the
-// memory system when they issue; a mispredicted branch resolves here and tells fetch when to resume.
-#include <algorithm>
+#include "smtlab/core/scheduler.hpp"
 
-#include "smtlab/core/core.hpp"
+#include <algorithm>
+#include <bit>
 
 namespace smtlab {
 
 namespace {
-bool laterReady(const auto& a, const auto& b) {
-  return a.readyAt != b.readyAt ? a.readyAt > b.readyAt : a.age > b.age;
-}
-FuKind fuFor(OpClass op) {
+// The heap order of waiting_ (a function object, so that push_heap / pop_heap inline it).
+struct LaterReady {
+  bool operator()(const WaitEntry& a, const WaitEntry& b) const {
+    return a.readyAt != b.readyAt ? a.readyAt > b.readyAt : a.age > b.age;
+  }
+};
+}  // namespace
+
+FuKind fuKindFor(OpClass op) {
   switch (op) {
     case OpClass::IMul:
       return FuKind::IntMul;
@@ -35,16 +38,37 @@ FuKind fuFor(OpClass op) {
       return FuKind::IntAlu;
   }
 }
-}  // namespace
 
-FuKind fuKindFor(OpClass op) { return fuFor(op); }
-
-void Core::pushWaiting(const WaitEntry& e) {
-  waiting_.push_back(e);
-  std::push_heap(waiting_.begin(), waiting_.end(), [](const WaitEntry& a, const WaitEntry& b) { return laterReady(a, b); });
+Scheduler::Scheduler(const Config& config, std::span<ThreadContext> threads, CoreQueues& queues,
+                     ILoadStorePort& loadStore, IBranchResolutionPort& branches)
+    : threadCount_(config.core.threads),
+      issueWidth_(config.core.issue_width),
+      threads_(threads),
+      queues_(queues),
+      loadStore_(loadStore),
+      branches_(branches) {
+  const auto& c = config.core;
+  const FuConfig* fu[kFuKinds] = {&c.fu.int_alu, &c.fu.int_mul, &c.fu.int_div, &c.fu.fp_add,
+                                  &c.fu.fp_mul,  &c.fu.fp_div,  &c.fu.load,    &c.fu.store};
+  for (int k = 0; k < kFuKinds; ++k) {
+    fus_[k].count = fu[k]->count;
+    fus_[k].latency = fu[k]->latency;
+    fus_[k].interval = fu[k]->interval != 0 ? fu[k]->interval : (fu[k]->pipelined ? 1 : std::max(1u, fu[k]->latency));
+    fus_[k].threadInterval = fu[k]->thread_interval;
+    fus_[k].busyUntil.assign(fu[k]->count, Cycle{0});
+  }
+  // Every renamed instruction of every thread can wait here at once.
+  const std::size_t window = static_cast<std::size_t>(std::bit_ceil(queues_[QueueKind::Rob].total())) * threadCount_;
+  waiting_.reserve(window);
+  ready_.reserve(window);
 }
 
-bool Core::fuAvailable(FuKind fu, std::uint32_t thread, Cycle now) const {
+void Scheduler::pushWaiting(const WaitEntry& e) {
+  waiting_.push_back(e);
+  std::push_heap(waiting_.begin(), waiting_.end(), LaterReady{});
+}
+
+bool Scheduler::fuAvailable(FuKind fu, std::uint32_t thread, Cycle now) const {
   if (fu == FuKind::None) return true;
   const FuState& f = fus_[static_cast<int>(fu)];
   if (f.usedThisCycle >= f.count) return false;
@@ -53,7 +77,7 @@ bool Core::fuAvailable(FuKind fu, std::uint32_t thread, Cycle now) const {
   return std::any_of(f.busyUntil.begin(), f.busyUntil.end(), [&](Cycle c) { return c <= now; });
 }
 
-void Core::fuTake(FuKind fu, std::uint32_t thread, Cycle now) {
+void Scheduler::fuTake(FuKind fu, std::uint32_t thread, Cycle now) {
   if (fu == FuKind::None) return;
   FuState& f = fus_[static_cast<int>(fu)];
   ++f.usedThisCycle;
@@ -68,11 +92,14 @@ void Core::fuTake(FuKind fu, std::uint32_t thread, Cycle now) {
   }
 }
 
-bool Core::issueStage(Cycle now) {
+bool Scheduler::issue(Cycle now) {
+  if (now != fuCycle_) {
+    for (auto& fu : fus_) fu.usedThisCycle = 0;
+    fuCycle_ = now;
+  }
   // Move everything whose operands are ready by now into the age-ordered ready list.
-  auto later = [](const WaitEntry& a, const WaitEntry& b) { return laterReady(a, b); };
   while (!waiting_.empty() && waiting_.front().readyAt <= now) {
-    std::pop_heap(waiting_.begin(), waiting_.end(), later);
+    std::pop_heap(waiting_.begin(), waiting_.end(), LaterReady{});
     const WaitEntry e = waiting_.back();
     waiting_.pop_back();
     ready_.insert(std::upper_bound(ready_.begin(), ready_.end(), e,
@@ -104,73 +131,57 @@ bool Core::issueStage(Cycle now) {
     ready_[keep++] = e;
   }
   ready_.resize(keep);
-
-  for (const auto& [t, seq] : pendingFlushes_) {
-    ThreadContext& th = threads_[t];
-    if (th.cursor != nullptr && seq + 1 < th.cursor->fetchSeq() && seq >= th.cursor->retireSeq()) {
-      ++th.stats.flushes;
-      squashFrom(t, seq + 1);
-    }
-  }
-  pendingFlushes_.clear();
   return issued > 0;
 }
 
-void Core::issueOne(Uop& u, std::uint32_t t, Cycle now) {
+void Scheduler::issueOne(Uop& u, std::uint32_t t, Cycle now) {
   ThreadContext& th = threads_[t];
-  const Instr& in = *u.instr;
   u.issued = true;
   ++issuedByUnit_[static_cast<int>(u.fu)];
   if (u.hasLoad && u.fu != FuKind::Load) ++issuedByUnit_[static_cast<int>(FuKind::Load)];
   if (u.hasStore && u.fu != FuKind::Store) ++issuedByUnit_[static_cast<int>(FuKind::Store)];
-  queues_[static_cast<int>(QueueKind::Iq)].release(t);
+  queues_[QueueKind::Iq].release(t);
 
   Cycle done = now;
-  if (u.hasLoad) {
-    Cycle dataReady = now;
-    MemLevel level = MemLevel::L1;
-    for (const MemRef& ld : in.loads) {
-      if (!ld.valid()) continue;
-      const MemResult r = memory_.load(id_, th.asid, ld.addr, ld.size, now + loadAgu_);
-      dataReady = std::max(dataReady, r.ready);
-      level = std::max(level, r.level);
-    }
-    u.level = level;
-    done = dataReady;
-    if (level != MemLevel::L1) {
-      // Remember the miss for MISSCOUNT; drop the ones that have returned.
-      std::erase_if(th.missDone, [&](Cycle c) { return c <= now; });
-      th.missDone.push_back(dataReady);
-    }
-    if (level == MemLevel::Dram && fetchPolicy_->gatesOnMemoryMiss()) {
-      th.gatedUntil = std::max(th.gatedUntil, dataReady);
-      if (fetchPolicy_->flushesOnMemoryMiss()) pendingFlushes_.emplace_back(t, u.seq);
-    }
-  }
+  if (u.hasLoad) done = loadStore_.executeLoad(t, u, now);
   if (u.fu != FuKind::Load) done = done + (u.fu == FuKind::None ? 1 : fus_[static_cast<int>(u.fu)].latency);
   if (done <= now) done = now + 1;
   u.doneAt = done;
 
-  if (in.isBranch()) {
+  if (u.instr->isBranch()) {
     --th.unresolvedBranches;
-    if (u.mispredicted && th.waitingBranch && th.waitingBranchSeq == u.seq) {
-      th.waitingBranch = false;
-      th.fetchBlock = FetchBlock::Mispredict;
-      th.fetchResumeAt = done + mispredictPenalty_;
-    }
+    if (u.mispredicted) branches_.mispredictResolved(t, u, done);
   }
-  wakeDependents(th, u);
+  wakeDependents(t, u);
 }
 
-void Core::wakeDependents(ThreadContext& th, Uop& producer) {
+void Scheduler::wakeDependents(std::uint32_t t, Uop& producer) {
+  ThreadContext& th = threads_[t];
   for (std::uint32_t node = producer.depHead; node != kNoDep; node = th.depNext[node]) {
     Uop& c = th.rob[node / kMaxSrcRegs];
     c.readyAt = std::max(c.readyAt, producer.doneAt);
-    if (--c.pendingSrcs == 0) {
-      pushWaiting({c.readyAt, c.age, static_cast<std::uint32_t>(&th - threads_.data()), c.seq});
-    }
+    if (--c.pendingSrcs == 0) pushWaiting({c.readyAt, c.age, t, c.seq});
   }
   producer.depHead = kNoDep;
+}
+
+void Scheduler::earliestWake(Cycle now, Cycle& next) const {
+  auto consider = [&](Cycle c) {
+    if (c > now && c < next) next = c;
+  };
+  if (!waiting_.empty()) consider(waiting_.front().readyAt);
+  if (!ready_.empty()) {
+    // Ready instructions wait for a busy unit (a divider) or their thread's turn on a microcoded unit.
+    for (const auto& fu : fus_) {
+      if (fu.interval > 1) {
+        for (Cycle c : fu.busyUntil) consider(c);
+      }
+      if (fu.threadInterval > 0) {
+        for (std::uint32_t t = 0; t < threadCount_; ++t) consider(fu.threadNext[t]);
+      }
+    }
+    consider(now + 1);
+  }
 }
 
 }  // namespace smtlab

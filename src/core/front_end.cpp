@@ -1,16 +1,36 @@
-// Fetch: the fetch policy orders the threads that can fetch; the first gets up to fetch_width instructions (and with
-// fetch_threads > 1 the next ones get what is left). Branches are predicted here; a mispredicted one stops its
-// thread's fetch until it resolves (trace-driven: no wrong path is simulated), so the sibling gets the front end.
-#include <algorithm>
+#include "smtlab/core/front_end.hpp"
 
-#include "smtlab/core/core.hpp"
+#include <algorithm>
+#include <bit>
 
 namespace smtlab {
 
-bool Core::fetchStage(Cycle now) {
-  const SharedCapacity& uopq = queues_[static_cast<int>(QueueKind::UopQueue)];
-  const SharedCapacity& iq = queues_[static_cast<int>(QueueKind::Iq)];
-  const bool wantMisses = fetchPolicy_->needsDataMisses();
+FrontEnd::FrontEnd(CoreId core, const Config& config, MemorySystem& memory, std::span<ThreadContext> threads,
+                   CoreQueues& queues)
+    : core_(core),
+      threadCount_(config.core.threads),
+      fetchWidth_(config.core.fetch_width),
+      fetchThreads_(std::clamp(config.core.fetch_threads, 1u, std::max(1u, config.core.threads))),
+      frontendDepth_(config.core.frontend_depth),
+      mispredictPenalty_(config.core.branch.mispredict_penalty),
+      btbMissPenalty_(config.core.branch.btb_miss_penalty),
+      pauseCycles_(config.core.pause_cycles),
+      breakOnTaken_(config.core.fetch_break_on_taken),
+      lineShift_(static_cast<std::uint32_t>(std::countr_zero(config.mem.line_bytes))),
+      l1iLatency_(config.mem.l1i.latency),
+      pipeCapacity_(std::max(1u, config.core.fetch_width) * std::max(1u, config.core.frontend_depth)),
+      memory_(memory),
+      threads_(threads),
+      queues_(queues),
+      policy_(makeFetchPolicy(config.core.fetch_policy)),
+      predictor_(config.core.branch),
+      fetchOrder_(config.core.threads),
+      candidates_(config.core.threads) {}
+
+bool FrontEnd::fetch(Cycle now) {
+  const SharedCapacity& uopq = queues_[QueueKind::UopQueue];
+  const SharedCapacity& iq = queues_[QueueKind::Iq];
+  const bool wantMisses = policy_->needsDataMisses();
   bool anyEligible = false;
   for (std::uint32_t t = 0; t < threadCount_; ++t) {
     ThreadContext& th = threads_[t];
@@ -18,10 +38,7 @@ bool Core::fetchStage(Cycle now) {
     c.eligible = false;
     if (th.state != ThreadState::Running) continue;
     if (th.waitingBranch || th.fetchResumeAt > now) continue;
-    if (th.gatedUntil > now) {
-      ++th.stats.fetchGatedCycles;
-      continue;
-    }
+    if (th.gatedUntil > now) continue;  // counted in fetchGatedCycles by the core's accounting, skipped cycles included
     if (th.pipeCount() >= pipeCapacity_) continue;
     if (th.cursor->peek() == nullptr) continue;
     c.eligible = true;
@@ -34,7 +51,7 @@ bool Core::fetchStage(Cycle now) {
     }
   }
   if (!anyEligible) return false;
-  const std::uint32_t n = fetchPolicy_->choose(candidates_.data(), threadCount_, now, fetchOrder_.data());
+  const std::uint32_t n = policy_->choose(candidates_.data(), threadCount_, now, fetchOrder_.data());
   std::uint32_t budget = fetchWidth_;
   for (std::uint32_t i = 0; i < n && i < fetchThreads_ && budget > 0; ++i) {
     budget -= fetchThread(fetchOrder_[i], budget, now);
@@ -44,7 +61,7 @@ bool Core::fetchStage(Cycle now) {
   return true;
 }
 
-std::uint32_t Core::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle now) {
+std::uint32_t FrontEnd::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle now) {
   ThreadContext& th = threads_[t];
   std::uint32_t got = 0;
   while (got < budget) {
@@ -52,7 +69,7 @@ std::uint32_t Core::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle now
     if (in == nullptr) break;
     const Addr line = in->pc >> lineShift_;
     if (line != th.lastFetchLine) {
-      const MemResult r = memory_.fetch(id_, ThreadId{t}, th.asid, in->pc, now);
+      const MemResult r = memory_.fetch(core_, ThreadId{t}, th.asid, in->pc, now);
       th.lastFetchLine = line;
       // An L1I hit is part of the front-end depth; anything slower holds this thread's fetch until the line arrives.
       if (r.ready > now + l1iLatency_) {
@@ -67,15 +84,16 @@ std::uint32_t Core::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle now
     FrontEntry& fe = th.front[seq & th.frontMask];
     fe.availableAt = now + frontendDepth_;
     fe.mispredicted = false;
+    fe.btbMiss = false;
     th.cursor->advanceFetch();
     ++th.stats.fetched;
     ++got;
     if (in->isBranch()) {
-      ++th.stats.branches;
+      ++th.stats.fetchedBranches;
       ++th.unresolvedBranches;
       const BranchOutcome outcome = predictor_.predictAndTrain(*in, th.asidTag, th.branch);
       if (outcome == BranchOutcome::Mispredict) {
-        ++th.stats.mispredicts;
+        ++th.stats.fetchedMispredicts;
         fe.mispredicted = true;
         th.waitingBranch = true;
         th.waitingBranchSeq = seq;
@@ -83,7 +101,8 @@ std::uint32_t Core::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle now
         break;
       }
       if (outcome == BranchOutcome::BtbMiss) {
-        ++th.stats.btbMisses;
+        ++th.stats.fetchedBtbMisses;
+        fe.btbMiss = true;
         th.fetchResumeAt = now + btbMissPenalty_;
         th.fetchBlock = FetchBlock::BtbMiss;
         break;
@@ -97,6 +116,32 @@ std::uint32_t Core::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle now
     }
   }
   return got;
+}
+
+bool FrontEnd::deliver(Cycle now) {
+  SharedCapacity& uopq = queues_[QueueKind::UopQueue];
+  bool moved = false;
+  for (std::uint32_t t = 0; t < threadCount_; ++t) {
+    ThreadContext& th = threads_[t];
+    if (th.state != ThreadState::Running) continue;
+    const std::uint64_t end = th.cursor->fetchSeq();
+    while (th.enteredSeq < end && th.front[th.enteredSeq & th.frontMask].availableAt <= now &&
+           uopq.check(t) == CapacityVerdict::Ok) {
+      uopq.take(t);
+      ++th.enteredSeq;
+      moved = true;
+    }
+  }
+  return moved;
+}
+
+void FrontEnd::mispredictResolved(std::uint32_t thread, const Uop& branch, Cycle done) {
+  ThreadContext& th = threads_[thread];
+  if (th.waitingBranch && th.waitingBranchSeq == branch.seq) {
+    th.waitingBranch = false;
+    th.fetchBlock = FetchBlock::Mispredict;
+    th.fetchResumeAt = done + mispredictPenalty_;
+  }
 }
 
 }  // namespace smtlab

@@ -1,0 +1,60 @@
+// The front end: thread choice at fetch (an IFetchPolicy), the I-cache and ITLB access per code line, branch
+// prediction, and the front-end pipe (decode / trace-cache delivery, frontend_depth cycles) that ends in the uop
+// queue. Trace-driven: a mispredicted branch stops its thread's fetch until it resolves, plus the refill penalty, so
+// the sibling gets the front end (no wrong path yet: issue 10 §4).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <memory>
+#include <vector>
+
+#include "smtlab/common/types.hpp"
+#include "smtlab/config/config.hpp"
+#include "smtlab/core/branch_predictor.hpp"
+#include "smtlab/core/fetch_policy.hpp"
+#include "smtlab/core/stage_ports.hpp"
+#include "smtlab/core/thread_context.hpp"
+#include "smtlab/mem/memory_system.hpp"
+
+namespace smtlab {
+
+class FrontEnd final : public IBranchResolutionPort {
+ public:
+  FrontEnd(CoreId core, const Config& config, MemorySystem& memory, std::span<ThreadContext> threads,
+           CoreQueues& queues);
+
+  // Fetch stage: the policy orders the threads that can fetch; the first gets up to fetch_width instructions (with
+  // fetch_threads > 1 the next ones get what is left). True if any thread could fetch (the next cycle can differ).
+  bool fetch(Cycle now);
+  // Instructions at the end of the front-end pipe enter the uop queue while their thread's share has room.
+  bool deliver(Cycle now);
+  // A mispredicted branch executed: its thread fetches again mispredict_penalty cycles after `done`.
+  void mispredictResolved(std::uint32_t thread, const Uop& branch, Cycle done) override;
+
+  const IFetchPolicy& policy() const { return *policy_; }
+  const BranchPredictor& predictor() const { return predictor_; }
+  // Instructions one thread can have in the front-end pipe: fetch_width x frontend_depth.
+  std::uint32_t pipeCapacity() const { return pipeCapacity_; }
+
+ private:
+  std::uint32_t fetchThread(std::uint32_t t, std::uint32_t budget, Cycle now);
+
+  const CoreId core_;
+  const std::uint32_t threadCount_;
+  const std::uint32_t fetchWidth_, fetchThreads_, frontendDepth_;
+  const std::uint32_t mispredictPenalty_, btbMissPenalty_, pauseCycles_;
+  const bool breakOnTaken_;
+  const std::uint32_t lineShift_;
+  const std::uint32_t l1iLatency_;
+  const std::uint32_t pipeCapacity_;
+  MemorySystem& memory_;
+  std::span<ThreadContext> threads_;
+  CoreQueues& queues_;
+  std::unique_ptr<IFetchPolicy> policy_;
+  BranchPredictor predictor_;
+  std::vector<std::uint32_t> fetchOrder_;
+  std::vector<FetchCandidate> candidates_;
+};
+
+}  // namespace smtlab

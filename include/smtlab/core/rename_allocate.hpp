@@ -1,0 +1,65 @@
+// Rename / allocate: takes instructions from the uop queue, allocates their ROB, issue queue, load and store queue
+// entries (each through its SharedCapacity, so the sharing policy decides), and links every source operand to its
+// in-flight producer through the thread's rename map. One thread per cycle, chosen by core.rename_policy among the
+// threads that can allocate (Pentium 4: alternate; a thread that cannot allocate yields its turn).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "smtlab/common/types.hpp"
+#include "smtlab/config/config.hpp"
+#include "smtlab/core/core_stats.hpp"
+#include "smtlab/core/fetch_policy.hpp"
+#include "smtlab/core/stage_ports.hpp"
+#include "smtlab/core/thread_context.hpp"
+
+namespace smtlab {
+
+class RenameAllocate {
+ public:
+  RenameAllocate(const Config& config, std::span<ThreadContext> threads, CoreQueues& queues);
+
+  // Renames up to rename_width instructions of one thread (none while the core drains). Instructions whose operands
+  // are all known go to dispatched(), for the scheduler.
+  bool tick(Cycle now, bool draining);
+  // Why thread t cannot allocate its next instruction now (Base if it can or has nothing to rename).
+  CpiCause blockCause(std::uint32_t t) const;
+  bool hasRenamable(std::uint32_t t) const {
+    const ThreadContext& th = threads_[t];
+    return th.state == ThreadState::Running && th.robTail != th.enteredSeq;
+  }
+
+  // Renamed this cycle with every operand's ready time known, in rename order (the scheduler takes them).
+  const std::vector<WaitEntry>& dispatched() const { return dispatched_; }
+  void clearDispatched() { dispatched_.clear(); }
+
+  // Instructions renamed since the last reset (for the energy model).
+  std::uint64_t renamed() const { return renamed_; }
+  void resetStats() { renamed_ = 0; }
+
+ private:
+  void renameOne(std::uint32_t t, Cycle now);
+  // The thread the configured policy serves (threadCount_ if none can rename).
+  std::uint32_t chooseByPolicy(Cycle now);
+
+  const std::uint32_t threadCount_;
+  const std::uint32_t renameWidth_;
+  std::span<ThreadContext> threads_;
+  CoreQueues& queues_;
+  std::unique_ptr<IThreadChoice> policy_;
+  const bool policyNeedsCounters_;
+  // round_robin is evaluated in place, lazily (the first thread in turn that can proceed), like the Pentium 4's
+  // alternation: a switch on a const instead of filling every candidate and a virtual call each cycle.
+  const bool roundRobin_;
+  std::uint32_t lastServed_ = 0;
+  std::vector<ThreadCandidate> candidates_;
+  std::vector<std::uint32_t> order_;
+  std::vector<WaitEntry> dispatched_;
+  std::uint64_t ageCounter_ = 0;  // unique per rename in the core: tells an incarnation from a refetched one
+  std::uint64_t renamed_ = 0;
+};
+
+}  // namespace smtlab

@@ -1,0 +1,50 @@
+// Retire: in program order, up to retire_width per cycle from one thread, chosen by core.retire_policy among the
+// threads whose oldest instruction is done (Pentium 4: alternate; a thread with nothing to retire yields its turn). Memory
+// instructions hand their store and queue entries to the load/store unit; marks and retire limits become events.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "smtlab/common/types.hpp"
+#include "smtlab/config/config.hpp"
+#include "smtlab/core/core_event.hpp"
+#include "smtlab/core/fetch_policy.hpp"
+#include "smtlab/core/stage_ports.hpp"
+#include "smtlab/core/thread_context.hpp"
+
+namespace smtlab {
+
+class RetireUnit {
+ public:
+  RetireUnit(const Config& config, std::span<ThreadContext> threads, CoreQueues& queues, ILoadStorePort& loadStore,
+             std::vector<CoreEvent>& events);
+
+  // Retires from one thread; true if anything retired.
+  bool tick(Cycle now);
+
+ private:
+  // Whether thread t's oldest instruction can retire now.
+  bool canRetire(std::uint32_t t, Cycle now) const;
+  // The thread the configured policy serves (threadCount_ if none can retire).
+  std::uint32_t chooseByPolicy(Cycle now);
+
+  const std::uint32_t threadCount_;
+  const std::uint32_t retireWidth_;
+  std::span<ThreadContext> threads_;
+  CoreQueues& queues_;
+  ILoadStorePort& loadStore_;
+  std::vector<CoreEvent>& events_;
+  std::unique_ptr<IThreadChoice> policy_;
+  const bool policyNeedsCounters_;
+  // round_robin is evaluated in place, lazily (the first thread in turn that can proceed), like the Pentium 4's
+  // alternation: a switch on a const instead of filling every candidate and a virtual call each cycle.
+  const bool roundRobin_;
+  std::uint32_t lastServed_ = 0;
+  std::vector<ThreadCandidate> candidates_;
+  std::vector<std::uint32_t> order_;
+};
+
+}  // namespace smtlab

@@ -1,0 +1,147 @@
+#include "smtlab/core/rename_allocate.hpp"
+
+#include <algorithm>
+
+#include "smtlab/core/scheduler.hpp"
+
+namespace smtlab {
+
+namespace {
+CpiCause stallCause(CapacityVerdict v, CpiCause full, CpiCause partition) {
+  return v == CapacityVerdict::StructureFull ? full : partition;
+}
+}  // namespace
+
+RenameAllocate::RenameAllocate(const Config& config, std::span<ThreadContext> threads, CoreQueues& queues)
+    : threadCount_(config.core.threads),
+      renameWidth_(config.core.rename_width),
+      threads_(threads),
+      queues_(queues),
+      policy_(makeThreadChoice(config.core.rename_policy)),
+      policyNeedsCounters_(policy_->needsCounters()),
+      roundRobin_(config.core.rename_policy == ThreadChoice::RoundRobin),
+      candidates_(config.core.threads),
+      order_(config.core.threads) {
+  dispatched_.reserve(renameWidth_);
+}
+
+CpiCause RenameAllocate::blockCause(std::uint32_t t) const {
+  if (!hasRenamable(t)) return CpiCause::Base;
+  const ThreadContext& th = threads_[t];
+  const Instr& in = th.cursor->at(th.robTail);
+  CapacityVerdict v = queues_[QueueKind::Rob].check(t);
+  if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::RobFull, CpiCause::RobPartition);
+  v = queues_[QueueKind::Iq].check(t);
+  if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::IqFull, CpiCause::IqPartition);
+  if (in.hasLoad()) {
+    v = queues_[QueueKind::Lq].check(t);
+    if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::LqFull, CpiCause::LqPartition);
+  }
+  if (in.hasStore()) {
+    v = queues_[QueueKind::Sq].check(t);
+    if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::SqFull, CpiCause::SqPartition);
+  }
+  return CpiCause::Base;
+}
+
+bool RenameAllocate::tick(Cycle now, bool draining) {
+  if (draining) return false;
+  auto canRename = [&](std::uint32_t t) { return hasRenamable(t) && blockCause(t) == CpiCause::Base; };
+  std::uint32_t t = threadCount_;
+  if (roundRobin_) {
+    for (std::uint32_t i = 1; i <= threadCount_ && t == threadCount_; ++i) {
+      const std::uint32_t u = (lastServed_ + i) % threadCount_;
+      if (canRename(u)) t = u;
+    }
+    if (t == threadCount_) return false;
+    lastServed_ = t;
+  } else {
+    t = chooseByPolicy(now);
+    if (t == threadCount_) return false;
+  }
+  std::uint32_t renamed = 0;
+  while (renamed < renameWidth_ && canRename(t)) {
+    renameOne(t, now);
+    ++renamed;
+  }
+  return true;
+}
+
+std::uint32_t RenameAllocate::chooseByPolicy(Cycle now) {
+  const SharedCapacity& uopq = queues_[QueueKind::UopQueue];
+  const SharedCapacity& iq = queues_[QueueKind::Iq];
+  bool any = false;
+  for (std::uint32_t t = 0; t < threadCount_; ++t) {
+    ThreadCandidate& c = candidates_[t];
+    c.eligible = hasRenamable(t) && blockCause(t) == CpiCause::Base;
+    if (!c.eligible) continue;
+    any = true;
+    if (!policyNeedsCounters_) continue;
+    const ThreadContext& th = threads_[t];
+    c.frontEnd = th.pipeCount() + uopq.used(t) + iq.used(t);
+    c.oldest = th.front[th.robTail & th.frontMask].availableAt.value;  // same depth for all: fetch order
+  }
+  if (!any) return threadCount_;
+  policy_->choose(candidates_.data(), threadCount_, now, order_.data());
+  return order_[0];
+}
+
+void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
+  ThreadContext& th = threads_[t];
+  const std::uint64_t seq = th.robTail;
+  const Instr& in = th.cursor->at(seq);
+  const FrontEntry& fe = th.front[seq & th.frontMask];
+
+  queues_[QueueKind::UopQueue].release(t);
+  queues_[QueueKind::Rob].take(t);
+  queues_[QueueKind::Iq].take(t);
+  const bool hasLoad = in.hasLoad();
+  const bool hasStore = in.hasStore();
+  if (hasLoad) queues_[QueueKind::Lq].take(t);
+  if (hasStore) queues_[QueueKind::Sq].take(t);
+
+  ++renamed_;
+  Uop& u = th.robSlot(seq);
+  u.instr = &in;
+  u.seq = seq;
+  u.age = ++ageCounter_;
+  u.readyAt = now + 1;
+  u.doneAt = Cycle::never();
+  u.depHead = kNoDep;
+  u.pendingSrcs = 0;
+  u.fu = fuKindFor(in.op);
+  u.level = MemLevel::L1;
+  u.valid = true;
+  u.issued = false;
+  u.mispredicted = fe.mispredicted;
+  u.btbMiss = fe.btbMiss;
+  u.hasLoad = hasLoad;
+  u.hasStore = hasStore;
+
+  const std::uint64_t oldest = th.cursor->retireSeq();
+  const std::uint32_t slot = static_cast<std::uint32_t>(seq & th.robMask);
+  for (int k = 0; k < kMaxSrcRegs; ++k) {
+    const RegId r = in.src[k];
+    if (r == kNoReg) continue;
+    const std::uint64_t p = th.renameMap[r];
+    if (p == 0 || p - 1 < oldest) continue;  // value already in the register file
+    Uop& producer = th.robSlot(p - 1);
+    if (producer.issued) {
+      u.readyAt = std::max(u.readyAt, producer.doneAt);
+    } else {
+      const std::uint32_t node = slot * kMaxSrcRegs + static_cast<std::uint32_t>(k);
+      th.depNext[node] = producer.depHead;
+      producer.depHead = node;
+      ++u.pendingSrcs;
+    }
+  }
+  for (RegId d : in.dst) {
+    if (d != kNoReg) th.renameMap[d] = seq + 1;
+  }
+  th.robTail = seq + 1;
+  // The front end delivered again: a fetch hold that has ended stops being the reason this thread waits.
+  if (th.fetchResumeAt <= now) th.fetchBlock = FetchBlock::None;
+  if (u.pendingSrcs == 0) dispatched_.push_back({u.readyAt, u.age, t, seq});
+}
+
+}  // namespace smtlab

@@ -1,0 +1,98 @@
+#include "smtlab/core/retire_unit.hpp"
+
+namespace smtlab {
+
+RetireUnit::RetireUnit(const Config& config, std::span<ThreadContext> threads, CoreQueues& queues,
+                       ILoadStorePort& loadStore, std::vector<CoreEvent>& events)
+    : threadCount_(config.core.threads),
+      retireWidth_(config.core.retire_width),
+      threads_(threads),
+      queues_(queues),
+      loadStore_(loadStore),
+      events_(events),
+      policy_(makeThreadChoice(config.core.retire_policy)),
+      policyNeedsCounters_(policy_->needsCounters()),
+      roundRobin_(config.core.retire_policy == ThreadChoice::RoundRobin),
+      candidates_(config.core.threads),
+      order_(config.core.threads) {}
+
+bool RetireUnit::canRetire(std::uint32_t t, Cycle now) const {
+  const ThreadContext& th = threads_[t];
+  if (th.state != ThreadState::Running || th.robTail == th.cursor->retireSeq()) return false;
+  if (th.stats.instructions >= th.retireLimit) return false;
+  const Uop& head = th.rob[th.cursor->retireSeq() & th.robMask];
+  return head.issued && head.doneAt <= now;
+}
+
+std::uint32_t RetireUnit::chooseByPolicy(Cycle now) {
+  const SharedCapacity& uopq = queues_[QueueKind::UopQueue];
+  const SharedCapacity& iq = queues_[QueueKind::Iq];
+  bool any = false;
+  for (std::uint32_t t = 0; t < threadCount_; ++t) {
+    ThreadCandidate& c = candidates_[t];
+    c.eligible = canRetire(t, now);
+    if (!c.eligible) continue;
+    any = true;
+    if (!policyNeedsCounters_) continue;
+    const ThreadContext& th = threads_[t];
+    c.frontEnd = th.pipeCount() + uopq.used(t) + iq.used(t);
+    c.oldest = th.rob[th.cursor->retireSeq() & th.robMask].age;
+  }
+  if (!any) return threadCount_;
+  policy_->choose(candidates_.data(), threadCount_, now, order_.data());
+  return order_[0];
+}
+
+bool RetireUnit::tick(Cycle now) {
+  for (auto& th : threads_) th.retiredThisCycle = false;
+  SharedCapacity& rob = queues_[QueueKind::Rob];
+  std::uint32_t t = threadCount_;
+  if (roundRobin_) {
+    for (std::uint32_t i = 1; i <= threadCount_ && t == threadCount_; ++i) {
+      const std::uint32_t u = (lastServed_ + i) % threadCount_;
+      if (canRetire(u, now)) t = u;
+    }
+    if (t == threadCount_) return false;
+    lastServed_ = t;
+  } else {
+    t = chooseByPolicy(now);
+    if (t == threadCount_) return false;
+  }
+  {
+    ThreadContext& th = threads_[t];
+    std::uint32_t retired = 0;
+    while (retired < retireWidth_ && th.robTail != th.cursor->retireSeq() && th.stats.instructions < th.retireLimit) {
+      Uop& u = th.robSlot(th.cursor->retireSeq());
+      if (!u.issued || u.doneAt > now) break;
+      const Instr& in = *u.instr;
+      if (u.hasLoad || u.hasStore) loadStore_.retireMemory(t, u, now);
+      if (u.hasStore) ++th.stats.stores;
+      if (u.hasLoad) {
+        ++th.stats.loads;
+        ++th.stats.loadLevel[static_cast<int>(u.level)];
+      }
+      if (in.isBranch()) {
+        ++th.stats.branches;
+        th.stats.mispredicts += u.mispredicted;
+        th.stats.btbMisses += u.btbMiss;
+      }
+      rob.release(t);
+      u.valid = false;
+      th.cursor->retireOne();
+      ++th.stats.instructions;
+      ++retired;
+      if (in.op == OpClass::Mark) {
+        ++th.stats.marks;
+        events_.push_back({CoreEventKind::Mark, t, in.markId, now});
+        break;  // the caller sees the thread stopped right after its mark
+      }
+    }
+    if (th.stats.instructions >= th.retireLimit && retired > 0) {
+      events_.push_back({CoreEventKind::RetireLimit, t, 0, now});
+    }
+    th.retiredThisCycle = true;  // an eligible thread retires at least its done head
+  }
+  return true;
+}
+
+}  // namespace smtlab

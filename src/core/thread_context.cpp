@@ -1,0 +1,35 @@
+#include "smtlab/core/thread_context.hpp"
+
+namespace smtlab {
+
+void ThreadContext::allocate(std::uint32_t robCapacity, std::uint32_t frontCapacity, std::uint32_t loadQueueEntries,
+                             ThreadBranchState branchState) {
+  rob.resize(robCapacity);
+  robMask = robCapacity - 1;
+  depNext.assign(static_cast<std::size_t>(robCapacity) * kMaxSrcRegs, kNoDep);
+  front.resize(frontCapacity);
+  frontMask = frontCapacity - 1;
+  branch = std::move(branchState);
+  missDone.reserve(loadQueueEntries);
+}
+
+void ThreadContext::bind(std::shared_ptr<TraceCursor> trace, Asid space, Cycle now) {
+  cursorOwner = std::move(trace);
+  cursor = cursorOwner.get();
+  cursor->reserve(rob.size() + front.size() + 256);
+  asid = space;
+  asidTag = space.value;
+  renameMap.fill(0);
+  robTail = cursor->fetchSeq();
+  enteredSeq = robTail;
+  fetchResumeAt = now;
+  fetchBlock = FetchBlock::None;
+  waitingBranch = false;
+  gatedUntil = now;
+  lastFetchLine = ~Addr{0};
+  unresolvedBranches = 0;
+  missDone.clear();
+  state = ThreadState::Running;
+}
+
+}  // namespace smtlab

@@ -1,0 +1,64 @@
+// The long-latency hook behind STALL and FLUSH (Tullsen & Brown 2001): a load that misses core.long_latency_miss
+// gates its thread's fetch until the data returns (FLUSH also squashes the thread's younger instructions). One
+// thread runs a pointer chase whose loads each miss (gen:chase: a load, then `work` ints independent of it).
+#include <cstdint>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "helpers.hpp"
+
+namespace smtlab::test {
+namespace {
+
+json::object chase(FetchPolicy policy, LongLatencyMiss miss, const std::string& footprint, std::uint64_t n = 2000,
+                   std::uint64_t warmup = 500) {
+  Config c = baseConfig(1);
+  c.core.fetch_policy = policy;
+  c.core.long_latency_miss = miss;
+  return cpuStats(runCounted(c, {"gen:chase,footprint=" + footprint + ",work=3,count=0"}, n, warmup), 0);
+}
+
+std::uint32_t robMax(const json::object& s) {
+  return static_cast<std::uint32_t>(u64(s.at("occupancy").at("rob").at("max")));
+}
+
+TEST(LongLatency, StallKeepsAThreadWaitingOnMemoryFromFillingTheRob) {
+  // 64 MiB chase: every load goes to DRAM (~270 cycles). The three ints after a load retire only behind it, so
+  // without a gate (ICOUNT) fetch fills the whole 128-entry ROB during each miss. With STALL the thread stops
+  // fetching when the load issues; in flight then is at most what was fetched before: the front-end pipe
+  // (4 x 5 = 20) and uop queue share (32) plus the few renamed since the previous miss returned -- far below 128.
+  const auto icount = chase(FetchPolicy::ICount, LongLatencyMiss::Llc, "64m");
+  const auto stall = chase(FetchPolicy::Stall, LongLatencyMiss::Llc, "64m");
+  EXPECT_EQ(robMax(icount), 128u);
+  EXPECT_LE(robMax(stall), 64u);
+  EXPECT_EQ(u64(icount.at("fetch_gated_cycles")), 0u);
+  // One miss is outstanding nearly all the time, so the thread is gated for most of its cycles.
+  EXPECT_GT(num(stall.at("fetch_gated_cycles")), 0.8 * num(stall.at("cycles")));
+}
+
+TEST(LongLatency, FlushSquashesAfterEveryLoadThatMissesToMemory) {
+  // With FLUSH each DRAM load squashes what was fetched after it (the three ints and beyond fetched before it
+  // issued), and that is fetched again after the data returns: one flush per DRAM load (the load itself is not
+  // squashed, so it executes once), and a refetch of a few instructions each time.
+  const auto s = chase(FetchPolicy::Flush, LongLatencyMiss::Llc, "64m");
+  const double dramLoads = num(s.at("loads_by_level").at("dram"));
+  EXPECT_GE(dramLoads, 0.95 * 500);  // 2000 instructions = 500 loads, nearly all from DRAM
+  EXPECT_GE(num(s.at("flushes")), 0.9 * dramLoads);
+  EXPECT_LE(num(s.at("flushes")), dramLoads + 2);  // plus in-flight loads at the ends of the measurement
+  EXPECT_GT(u64(s.at("squashed")), u64(s.at("flushes")));
+  EXPECT_LE(robMax(s), 64u);
+}
+
+TEST(LongLatency, TheTriggerIsTheConfiguredCachesMiss) {
+  // A 128 KiB chase fits the 256 KiB L2 but not the 32 KiB L1D: after warm-up every load is served by the L2. With
+  // long_latency_miss = llc (a DRAM-served load) STALL never gates; with l1 (an L1 miss) it gates on every load.
+  const auto llc = chase(FetchPolicy::Stall, LongLatencyMiss::Llc, "128k", 2000, 12000);
+  const auto l1 = chase(FetchPolicy::Stall, LongLatencyMiss::L1, "128k", 2000, 12000);
+  EXPECT_EQ(u64(llc.at("loads_by_level").at("l2")), 500u);
+  EXPECT_EQ(u64(llc.at("fetch_gated_cycles")), 0u);
+  EXPECT_GT(u64(l1.at("fetch_gated_cycles")), 500u * 5);  // each L2 hit gates for about its 12-cycle latency
+}
+
+}  // namespace
+}  // namespace smtlab::test

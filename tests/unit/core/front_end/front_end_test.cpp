@@ -1,0 +1,109 @@
+// FrontEnd over the real memory system with latencies set here: the front-end pipe depth, the uop queue share that
+// bounds delivery, the fetch choice between threads, and branch resolution.
+#include "smtlab/core/front_end.hpp"
+
+#include <gtest/gtest.h>
+
+#include "../stage_test_util.hpp"
+
+namespace smtlab::test {
+namespace {
+
+Config frontConfig(std::uint32_t threads) {
+  Config c = stageConfig(threads);
+  c.core.fetch_width = 4;
+  c.core.frontend_depth = 5;
+  c.core.fetch_policy = FetchPolicy::RoundRobin;
+  c.mem.l1i.latency = 1;
+  c.mem.next_line_prefetch = false;
+  return c;
+}
+
+struct FrontBench {
+  StageHarness h;
+  MemorySystem memory;
+  FrontEnd front;
+  explicit FrontBench(Config c) : h(c), memory(c.mem, 1, c.core.threads), front(CoreId{0}, h.config, memory, h.threads, h.queues) {}
+  // Fetches until the thread's code line has arrived (the first fetch misses the cold I-cache).
+  std::uint64_t warm(std::uint32_t t) {
+    std::uint64_t cycle = 0;
+    while (h.threads[t].cursor->fetchSeq() == 0 && cycle < 10000) front.fetch(Cycle{++cycle});
+    return cycle;
+  }
+};
+
+std::vector<Instr> ints(int n) { return std::vector<Instr>(static_cast<std::size_t>(n), instr(OpClass::Int, {1})); }
+
+TEST(FrontEnd, FetchedInstructionsReachTheUopQueueAfterTheFrontEndDepth) {
+  // fetch_width 4, depth 5: 4 fetched at cycle f are deliverable at f + 5, not before.
+  FrontBench b(frontConfig(1));
+  b.h.attach(0, ints(20));
+  const std::uint64_t f = b.warm(0);
+  EXPECT_EQ(b.h.threads[0].cursor->fetchSeq(), 4u);
+  EXPECT_FALSE(b.front.deliver(Cycle{f + 4}));
+  EXPECT_TRUE(b.front.deliver(Cycle{f + 5}));
+  EXPECT_EQ(b.h.threads[0].enteredSeq, 4u);
+  EXPECT_EQ(b.h.queues[QueueKind::UopQueue].used(0), 4u);
+}
+
+TEST(FrontEnd, DeliveryStopsAtTheThreadsUopQueueShare) {
+  // A partitioned uop queue of 6 gives one of two threads 3 entries: of 4 fetched, 3 enter.
+  Config c = frontConfig(2);
+  c.core.uop_queue = {6, Sharing::Partitioned, 1.0};
+  FrontBench b(c);
+  b.h.attach(0, ints(20));
+  const std::uint64_t f = b.warm(0);
+  b.front.deliver(Cycle{f + 5});
+  EXPECT_EQ(b.h.threads[0].enteredSeq, 3u);
+}
+
+TEST(FrontEnd, RoundRobinGivesTheFetchSlotToTheThreadsInTurn) {
+  // Both threads' code line is brought in (I-cache and ITLB) long before fetch starts at cycle 1000, so both are
+  // eligible from then on; fetch_threads 1. The turn starts after thread 0: 1, 0, 1, 0, ... each taking
+  // fetch_width = 4, until each thread's pipe (4 x depth 5 = 20; nothing is delivered) is full: 5 turns each.
+  Config c = frontConfig(2);
+  FrontBench b(c);
+  b.h.attach(0, ints(40));
+  b.h.attach(1, ints(40));
+  for (std::uint32_t t = 0; t < 2; ++t) b.memory.fetch(CoreId{0}, ThreadId{t}, Asid{t + 1}, 0x400000, Cycle{0});
+  std::vector<int> who;
+  std::uint64_t before[2] = {0, 0};
+  for (std::uint64_t cycle = 1000; cycle < 1100; ++cycle) {
+    b.front.fetch(Cycle{cycle});
+    int fetched = 0;
+    for (std::uint32_t t = 0; t < 2; ++t) {
+      const std::uint64_t now = b.h.threads[t].cursor->fetchSeq();
+      if (now != before[t]) {
+        EXPECT_EQ(now - before[t], 4u) << "cycle " << cycle;
+        who.push_back(static_cast<int>(t));
+        ++fetched;
+      }
+      before[t] = now;
+    }
+    EXPECT_LE(fetched, 1) << "cycle " << cycle;
+  }
+  EXPECT_EQ(who, (std::vector<int>{1, 0, 1, 0, 1, 0, 1, 0, 1, 0}));
+}
+
+TEST(FrontEnd, AMispredictedBranchResolvedAtDoneLetsFetchResumeAfterThePenalty) {
+  Config c = frontConfig(1);
+  c.core.branch.mispredict_penalty = 14;
+  FrontBench b(c);
+  b.h.attach(0, ints(4));
+  ThreadContext& th = b.h.threads[0];
+  th.waitingBranch = true;
+  th.waitingBranchSeq = 7;
+  Uop other;
+  other.seq = 6;
+  b.front.mispredictResolved(0, other, Cycle{100});
+  EXPECT_TRUE(th.waitingBranch) << "only the branch that fetch waits for releases it";
+  Uop branch;
+  branch.seq = 7;
+  b.front.mispredictResolved(0, branch, Cycle{100});
+  EXPECT_FALSE(th.waitingBranch);
+  EXPECT_EQ(th.fetchResumeAt, Cycle{114});
+  EXPECT_EQ(th.fetchBlock, FetchBlock::Mispredict);
+}
+
+}  // namespace
+}  // namespace smtlab::test
