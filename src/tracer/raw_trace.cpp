@@ -199,21 +199,7 @@ void RawTraceSource::emitBlock(Addr nextPc, std::span<Instr> out, std::size_t& f
     for (; accessPos_ < accesses_.size() && accesses_[accessPos_].index <= i; ++accessPos_) {
       const Access& acc = accesses_[accessPos_];
       if (acc.index != i) continue;
-      const std::span<MemRef> slots = acc.store ? std::span<MemRef>(r.stores) : std::span<MemRef>(r.loads);
-      bool placed = false;
-      for (MemRef& m : slots) {
-        if (m.valid() && m.addr + m.size == acc.addr && m.size + acc.size <= 255) {
-          m.size = static_cast<std::uint8_t>(m.size + acc.size);
-          placed = true;
-          break;
-        }
-        if (!m.valid()) {
-          m = MemRef{acc.addr, acc.size};
-          placed = true;
-          break;
-        }
-      }
-      if (!placed) ++droppedAccesses_;
+      if (!addAccess(r, acc.store, acc.addr, acc.size)) ++droppedAccesses_;
     }
     const std::uint64_t dynIndex = position_++;
     if (dynIndex < options_.skip) continue;
@@ -221,15 +207,7 @@ void RawTraceSource::emitBlock(Addr nextPc, std::span<Instr> out, std::size_t& f
     lastWasRep_ = d.isRep;
     lastRepPc_ = d.pc;
 
-    r.pc = d.pc;
-    r.src = d.src;
-    r.dst = d.dst;
-    r.branch = d.branch;
-    r.op = d.op;
-    if (d.isMove) {
-      if (r.hasLoad()) r.op = OpClass::Load;
-      else if (r.hasStore()) r.op = OpClass::Store;
-    }
+    applyDecoded(d, r);
     if (d.branch != BranchKind::None) {
       const Addr next = i + 1 < b.count ? table_->insn(b.first + i + 1).pc : nextPc;
       const Addr fallThrough = d.pc + d.length;

@@ -72,31 +72,9 @@ Instr makeInstr(const X86Insn& d, const std::vector<Access>& accesses, std::uint
   // QEMU splits 16/32-byte accesses into 8-byte pieces: contiguous pieces of one instruction are merged back.
   for (const Access& acc : accesses) {
     if (acc.index != index) continue;
-    const std::span<MemRef> slots = acc.store ? std::span<MemRef>(r.stores) : std::span<MemRef>(r.loads);
-    bool placed = false;
-    for (MemRef& m : slots) {
-      if (m.valid() && m.addr + m.size == acc.addr && m.size + acc.size <= 255) {
-        m.size = static_cast<std::uint8_t>(m.size + acc.size);
-        placed = true;
-        break;
-      }
-      if (!m.valid()) {
-        m = MemRef{acc.addr, acc.size};
-        placed = true;
-        break;
-      }
-    }
-    if (!placed) ++dropped;
+    if (!addAccess(r, acc.store, acc.addr, acc.size)) ++dropped;
   }
-  r.pc = d.pc;
-  r.src = d.src;
-  r.dst = d.dst;
-  r.branch = d.branch;
-  r.op = d.op;
-  if (d.isMove) {
-    if (r.hasLoad()) r.op = OpClass::Load;
-    else if (r.hasStore()) r.op = OpClass::Store;
-  }
+  applyDecoded(d, r);
   // A rep-prefixed string op runs one iteration per execution in QEMU: its next pc is its own, not a transfer.
   const bool repeats = d.isRep && next == d.pc;
   if (d.branch == BranchKind::None && next != 0 && next != d.pc + d.length && !repeats) {

@@ -1,6 +1,7 @@
 #include "smtlab/tracer/x86_decoder.hpp"
 
 #include <algorithm>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -13,6 +14,32 @@
 #endif
 
 namespace smtlab {
+
+bool addAccess(Instr& r, bool store, Addr addr, std::uint8_t size) {
+  for (MemRef& m : store ? std::span<MemRef>(r.stores) : std::span<MemRef>(r.loads)) {
+    if (m.valid() && m.addr + m.size == addr && m.size + size <= 255) {
+      m.size = static_cast<std::uint8_t>(m.size + size);
+      return true;
+    }
+    if (!m.valid()) {
+      m = MemRef{addr, size};
+      return true;
+    }
+  }
+  return false;
+}
+
+void applyDecoded(const X86Insn& d, Instr& r) {
+  r.pc = d.pc;
+  r.src = d.src;
+  r.dst = d.dst;
+  r.branch = d.branch;
+  r.op = d.op;
+  if (d.isMove) {
+    if (r.hasLoad()) r.op = OpClass::Load;
+    else if (r.hasStore()) r.op = OpClass::Store;
+  }
+}
 
 #ifdef SMTLAB_HAVE_CAPSTONE
 

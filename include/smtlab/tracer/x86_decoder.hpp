@@ -31,6 +31,14 @@ struct X86Insn {
   std::string text;            // "mnemonic operands", for tests and messages
 };
 
+// Building a trace record from a decoded instruction, shared by the user-mode and the system-mode decoders.
+// addAccess adds one memory access; contiguous pieces of one wide access (QEMU splits 16/32-byte accesses into
+// 8-byte ones) are merged back. False when every slot of its kind is taken (the caller counts it as dropped).
+bool addAccess(Instr& r, bool store, Addr addr, std::uint8_t size);
+// Sets the record's pc, registers, branch kind and op class from the decoded instruction; a pure move becomes a Load
+// or a Store by the accesses already added.
+void applyDecoded(const X86Insn& d, Instr& r);
+
 // True when this build can decode (compiled with capstone).
 bool x86DecoderAvailable();
 
