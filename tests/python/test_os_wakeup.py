@@ -7,7 +7,8 @@ The wake-to-run latency of a wakeup is (start of the sleeper's next run segment)
 On paper: when the sleeper preempts at wakeup, the kernel reschedules CPU 0 in the same event, so the latency is
 exactly the context-switch cost (``switch_cycles``, nothing waits on the runqueue). Without preemption the sleeper
 waits until the hog's slice ends: the hog gets a new slice when it is switched back in after the sleeper's short run,
-so a sleeper waking S after that waits SLICE - S (here 10 ticks - 3 ticks = 7 ticks) less the sleeper's short run.
+so a sleeper waking S after that waits about SLICE - S (here 10 - 3 = 7 ticks; up to a tick more, as the slice
+is checked at ticks).
 Ticks and slices are scaled down (10 000-cycle ticks) to keep the runs short."""
 
 from __future__ import annotations

@@ -266,6 +266,7 @@ class Linux25HT(RunqueueScheduler):
         self._busy_iv: dict[int, Interval] = {}
         self.sleep_avg: dict["Task", int] = {}  # the scheduler's own per-task state, in cycles
         self._max_sleep = 1
+        self._purge_at = 64
 
     def setup(self, kernel: "Kernel") -> None:
         super().setup(kernel)
@@ -285,6 +286,9 @@ class Linux25HT(RunqueueScheduler):
             k = self.kernel
             assert k is not None
             if reason == "fork":
+                if len(self.sleep_avg) >= self._purge_at:  # bounded memory: forget exited tasks now and then
+                    self.sleep_avg = {t: v for t, v in self.sleep_avg.items() if t.state is not TaskState.EXITED}
+                    self._purge_at = 2 * len(self.sleep_avg) + 64
                 parent = task.parent
                 self.sleep_avg[task] = (self.sleep_avg.get(parent, 0) * self.child_penalty_pct // 100
                                         if parent is not None else 0)
@@ -339,8 +343,6 @@ class Linux25HT(RunqueueScheduler):
             if cur is not None:
                 avg = self.sleep_avg.get(cur, 0)
                 self.sleep_avg[cur] = max(0, avg - k.tick_cycles)
-                if cur.state is TaskState.EXITED:
-                    del self.sleep_avg[cur]
         pkg = k.cpus[cpu].core
         cpus = self._queue_cpus[pkg]
         has_idle = any(k.is_idle(c) for c in cpus)
