@@ -60,7 +60,8 @@ class Linux24(RunqueueScheduler):
     ``wakeup_preempt`` (2.4.19 kernel/sched.c; the formulas are restated, not copied): every task has a time-slice
     ``counter`` in ticks, the running task's decremented at every tick (update_process_times; at 0 its CPU
     reschedules if a task waits). ``goodness(p, cpu, mm)`` = 0 if the counter is used up, else counter + 20 - nice
-    (+1 if ``p`` has the address space ``mm``, + ``proc_change_penalty`` if ``p`` last ran on ``cpu``); ``nice`` is
+    (+1 if ``p`` has the address space ``mm``, + ``proc_change_penalty`` if ``p`` last ran on ``cpu``, or for a task
+    that has not run yet, if ``cpu`` is its parent's CPU at fork, do_fork()'s p->processor); ``nice`` is
     ``task.priority``. A CPU reschedules to the queued task of the highest goodness (its running task stays unless
     one is strictly better; FIFO among equals, chosen: the model's round-robin order); when the best goodness is 0,
     every task's counter is recalculated as counter/2 + the full slice, so a task that slept keeps credit.
@@ -82,6 +83,9 @@ class Linux24(RunqueueScheduler):
         self._idle_iv: list[Interval] = []
         self._busy_iv: list[Interval] = []
         self.counter: dict["Task", int] = {}  # the scheduler's own per-task state: time-slice counter in ticks
+        # p->processor of a task that has not run yet: 2.4's do_fork() gives the child its parent's CPU, and
+        # goodness() counts that CPU as the one it last ran on.
+        self.processor: dict["Task", int] = {}
         self._full = 1
 
     def setup(self, kernel: "Kernel") -> None:
@@ -106,14 +110,24 @@ class Linux24(RunqueueScheduler):
         k = self.kernel
         assert k is not None
         rec = k.record(task)
-        return (c + 20 - task.priority + (self.proc_change_penalty if rec.last_cpu == cpu else 0)
+        last = rec.last_cpu if rec.last_cpu is not None else self.processor.get(task)
+        return (c + 20 - task.priority + (self.proc_change_penalty if last == cpu else 0)
                 + (1 if rec.asid == asid else 0))
+
+    def _credit_queued(self, cpu: int) -> bool:
+        """True if a task queued on any runqueue, allowed on ``cpu``, has counter left."""
+        for queue in self.queues.values():
+            for t in queue:
+                if (t.affinity is None or cpu in t.affinity) and self._counter(t) > 0:
+                    return True
+        return False
 
     def _recalculate(self) -> None:
         full = self._full
         for task in list(self.counter):
             if task.state is TaskState.EXITED:
                 del self.counter[task]
+                self.processor.pop(task, None)
             else:
                 self.counter[task] = self.counter[task] // 2 + full
 
@@ -132,6 +146,8 @@ class Linux24(RunqueueScheduler):
                 self.counter[task] = self._full
         if reason in ("preempt", "yield"):
             return super().enqueue(task, reason)
+        if reason == "fork":
+            self.processor[task] = _home_cpu(self, task, reason)
         cpu = self.select_cpu(task, reason)
         if not k.is_idle(cpu):
             # reschedule_idle(): an idle CPU sharing nothing was already preferred by select_cpu (wake_idle); with
@@ -171,8 +187,11 @@ class Linux24(RunqueueScheduler):
                     if g > weight:
                         best, weight = t, g
             prev_weight = self.goodness(prev, cpu, asid) if prev is not None else -1
-            if max(weight, prev_weight) == 0:
-                self._recalculate()  # every candidate has used its slice: 2.4's "recalculate:" step
+            if max(weight, prev_weight) == 0 and not self._credit_queued(cpu):
+                # Every task that could run here has used its slice: 2.4's "recalculate:" step. (2.4 has one
+                # runqueue, so a task with credit queued for another CPU here would run here instead; the model's
+                # per-CPU queues leave it to balancing, and this CPU goes on with what it has.)
+                self._recalculate()
                 continue
             break
         if prev is not None and (best is None or weight <= prev_weight):
