@@ -59,7 +59,7 @@ class Linux24(RunqueueScheduler):
 
     ``wakeup_preempt`` (2.4.19 kernel/sched.c; the formulas are restated, not copied): every task has a time-slice
     ``counter`` in ticks, the running task's decremented at every tick (update_process_times; at 0 its CPU
-    reschedules if a task waits). ``goodness(p, cpu, mm)`` = 0 if the counter is used up, else counter + 20 - nice
+    reschedules). ``goodness(p, cpu, mm)`` = 0 if the counter is used up, else counter + 20 - nice
     (+1 if ``p`` has the address space ``mm``, + ``proc_change_penalty`` if ``p`` last ran on ``cpu``, or for a task
     that has not run yet, if ``cpu`` is its parent's CPU at fork, do_fork()'s p->processor); ``nice`` is
     ``task.priority``. A CPU reschedules to the queued task of the highest goodness (its running task stays unless
@@ -150,8 +150,8 @@ class Linux24(RunqueueScheduler):
             self.processor[task] = _home_cpu(self, task, reason)
         cpu = self.select_cpu(task, reason)
         if not k.is_idle(cpu):
-            # reschedule_idle(): an idle CPU sharing nothing was already preferred by select_cpu (wake_idle); with
-            # none, the CPU where the woken task gains most over the running one.
+            # reschedule_idle(): an idle CPU comes first (select_cpu already took one when wake_idle is on); with
+            # no idle CPU allowed, the CPU where the woken task gains most over the running one.
             best, gain = None, 0
             for c in range(len(k.cpus)):
                 cur = k.current(c)
