@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .scheduler import Interval, RunqueueScheduler
+from .tasks import TaskState
 
 if TYPE_CHECKING:
     from .kernel import Kernel
@@ -55,22 +56,149 @@ class Linux24(RunqueueScheduler):
     ``wake_idle``: 2.4's ``reschedule_idle()``: a woken or forked task whose CPU is busy goes to an idle logical CPU
     at once. 2.4 takes the one idle longest, which says nothing about topology; the model draws one at random
     (seeded) among the idle ones, sibling or not, which is what makes 2.4 double tasks up on a package.
+
+    ``wakeup_preempt`` (2.4.19 kernel/sched.c; the formulas are restated, not copied): every task has a time-slice
+    ``counter`` in ticks, the running task's decremented at every tick (update_process_times; at 0 its CPU
+    reschedules). ``goodness(p, cpu, mm)`` = 0 if the counter is used up, else counter + 20 - nice
+    (+1 if ``p`` has the address space ``mm``, + ``proc_change_penalty`` if ``p`` last ran on ``cpu``, or for a task
+    that has not run yet, if ``cpu`` is its parent's CPU at fork, do_fork()'s p->processor); ``nice`` is
+    ``task.priority``. A CPU reschedules to the queued task of the highest goodness (its running task stays unless
+    one is strictly better; FIFO among equals, chosen: the model's round-robin order); when the best goodness is 0,
+    every task's counter is recalculated as counter/2 + the full slice, so a task that slept keeps credit.
+    reschedule_idle(): a woken or forked task that finds no idle CPU goes to the CPU whose running task ``curr``
+    gives the largest ``preemption_goodness = goodness(p) - goodness(curr)`` (both for that CPU and curr's address
+    space), which reschedules if that is > 0. On fork the child gets half its parent's counter (rounded up) and the
+    parent keeps half. Chosen: the counter counts the model's ticks and its full value (NICE_TO_TICKS(0), 6 ticks of
+    HZ=100 in 2.4) is the kernel's time slice in ticks, so the model's slice keeps its meaning; NICE_TO_TICKS's
+    dependence on nice is not modelled.
     """
 
     name = "linux24"
-    uses = ("cache_hot_ms", "idle_interval_ms", "busy_interval_ms", "wake_idle")
+    uses = ("cache_hot_ms", "idle_interval_ms", "busy_interval_ms", "wake_idle", "wakeup_preempt",
+            "proc_change_penalty")
     defaults = {"busy_interval_ms": 200.0}
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         self._idle_iv: list[Interval] = []
         self._busy_iv: list[Interval] = []
+        self.counter: dict["Task", int] = {}  # the scheduler's own per-task state: time-slice counter in ticks
+        # p->processor of a task that has not run yet: 2.4's do_fork() gives the child its parent's CPU, and
+        # goodness() counts that CPU as the one it last ran on.
+        self.processor: dict["Task", int] = {}
+        self._full = 1
 
     def setup(self, kernel: "Kernel") -> None:
         super().setup(kernel)
         n = len(kernel.cpus)
         self._idle_iv = [Interval(kernel.ms_to_cycles(self.idle_interval_ms)) for _ in range(n)]
         self._busy_iv = [Interval(kernel.ms_to_cycles(self.busy_interval_ms)) for _ in range(n)]
+        self._full = max(1, kernel.time_slice // kernel.tick_cycles)
+
+    # --- 2.4's counter and goodness --------------------------------------------------------------------------------
+    def _counter(self, task: "Task") -> int:
+        c = self.counter.get(task)
+        if c is None:
+            c = self.counter[task] = self._full
+        return c
+
+    def goodness(self, task: "Task", cpu: int, asid: int | None) -> int:
+        """2.4's goodness() of ``task`` for ``cpu`` when the address space ``asid`` is loaded there."""
+        c = self._counter(task)
+        if c == 0:
+            return 0
+        k = self.kernel
+        assert k is not None
+        rec = k.record(task)
+        last = rec.last_cpu if rec.last_cpu is not None else self.processor.get(task)
+        return (c + 20 - task.priority + (self.proc_change_penalty if last == cpu else 0)
+                + (1 if rec.asid == asid else 0))
+
+    def _credit_queued(self, cpu: int) -> bool:
+        """True if a task queued on any runqueue, allowed on ``cpu``, has counter left."""
+        for queue in self.queues.values():
+            for t in queue:
+                if (t.affinity is None or cpu in t.affinity) and self._counter(t) > 0:
+                    return True
+        return False
+
+    def _recalculate(self) -> None:
+        full = self._full
+        for task in list(self.counter):
+            if task.state is TaskState.EXITED:
+                del self.counter[task]
+                self.processor.pop(task, None)
+            else:
+                self.counter[task] = self.counter[task] // 2 + full
+
+    def enqueue(self, task: "Task", reason: str) -> int | None:
+        if not self.wakeup_preempt:
+            return super().enqueue(task, reason)
+        k = self.kernel
+        assert k is not None
+        if reason == "fork" and task not in self.counter:
+            parent = task.parent
+            if parent is not None and parent in self.counter:
+                pc = self.counter[parent]
+                self.counter[task] = (pc + 1) // 2
+                self.counter[parent] = pc // 2
+            else:
+                self.counter[task] = self._full
+        if reason in ("preempt", "yield"):
+            return super().enqueue(task, reason)
+        if reason == "fork":
+            self.processor[task] = _home_cpu(self, task, reason)
+        cpu = self.select_cpu(task, reason)
+        if not k.is_idle(cpu):
+            # reschedule_idle(): an idle CPU comes first (select_cpu already took one when wake_idle is on); with
+            # no idle CPU allowed, the CPU where the woken task gains most over the running one.
+            best, gain = None, 0
+            for c in range(len(k.cpus)):
+                cur = k.current(c)
+                if not task.allowed(c):
+                    continue
+                if cur is None:
+                    if k.is_idle(c):
+                        best = None  # an idle CPU: 2.4 never preempts then (here the idle balancing pulls)
+                        break
+                    continue
+                asid = k.record(cur).asid
+                g = self.goodness(task, c, asid) - self.goodness(cur, c, asid)
+                if g > gain:
+                    best, gain = c, g
+            if best is not None:
+                self._push(task, self.queue_key(best))
+                k.log_decision(best, "wake_preempt", task, f"preemption_goodness {gain}")
+                return best
+        self._push(task, self.queue_key(cpu))
+        return cpu if k.is_idle(cpu) else None
+
+    def pick_next(self, cpu: int, prev: "Task | None") -> "Task | None":
+        if not self.wakeup_preempt:
+            return super().pick_next(cpu, prev)
+        k = self.kernel
+        assert k is not None
+        asid = k.record(prev).asid if prev is not None else None
+        for _ in range(2):
+            best, weight = None, -1
+            for t in self.queues[cpu]:
+                if t.affinity is None or cpu in t.affinity:
+                    g = self.goodness(t, cpu, asid)
+                    if g > weight:
+                        best, weight = t, g
+            prev_weight = self.goodness(prev, cpu, asid) if prev is not None else -1
+            if max(weight, prev_weight) == 0 and not self._credit_queued(cpu):
+                # Every task that could run here has used its slice: 2.4's "recalculate:" step. (2.4 has one
+                # runqueue, so a task with credit queued for another CPU here would run here instead; the model's
+                # per-CPU queues leave it to balancing, and this CPU goes on with what it has.)
+                self._recalculate()
+                continue
+            break
+        if prev is not None and (best is None or weight <= prev_weight):
+            return prev
+        if best is not None:
+            self.dequeue(best)
+        return best
 
     def queue_key(self, cpu: int) -> int:
         return cpu
@@ -90,6 +218,16 @@ class Linux24(RunqueueScheduler):
     def tick(self, cpu: int) -> None:
         k = self.kernel
         assert k is not None
+        if self.wakeup_preempt:
+            cur = k.cpus[cpu].current
+            if cur is not None:
+                c = self._counter(cur)
+                if c > 0:
+                    self.counter[cur] = c - 1
+                if c <= 1:
+                    # update_process_times(): the slice is used up, the CPU reschedules (and if nothing better
+                    # waits, schedule() recalculates every counter and the task goes on).
+                    k.kick(cpu)
         if k.is_idle(cpu):
             if self._idle_iv[cpu].due(k.now):
                 self.balance(cpu, idle=True)
@@ -122,21 +260,61 @@ class Linux25HT(RunqueueScheduler):
     ``idle_interval_ms`` / ``busy_interval_ms``: passive balancing per package (about 1 ms when the package has an
     idle CPU, 250 ms when busy). ``active_balance``: push a running task to a fully idle package when another
     package runs two.
+
+    ``wakeup_preempt`` (2.5.32 kernel/sched.c, restated): every task has a ``sleep_avg`` (cycles here), raised by
+    the time it slept when it wakes (activate_task) and lowered by one tick per tick while it runs
+    (scheduler_tick), capped at ``max_sleep_avg_ms`` (MAX_SLEEP_AVG). Its effective priority (effective_prio) is
+    ``task.priority - bonus`` with ``bonus = floor(2 max_bonus sleep_avg / MAX_SLEEP_AVG) - max_bonus``, i.e. -5..+5:
+    a task that sleeps gains up to 5 levels, a CPU hog loses up to 5. Runqueues order by it, and a woken task
+    preempts the task running on its CPU, or on a sibling (the HT wakeup), when its effective priority is better
+    (try_to_wake_up: ``p->prio < rq->curr->prio``). A forked child inherits CHILD_PENALTY 95 % of its parent's
+    sleep_avg; a task spawned from outside starts at 0. Chosen: the effective priority is evaluated when compared
+    rather than stored at activation and slice expiry (they differ by at most the decay during one slice), and the
+    woken task must beat the running one strictly, as in 2.5.32.
     """
 
     name = "linux25ht"
-    uses = ("cache_hot_ms", "idle_interval_ms", "busy_interval_ms", "active_balance")
+    uses = ("cache_hot_ms", "idle_interval_ms", "busy_interval_ms", "active_balance", "wakeup_preempt",
+            "max_sleep_avg_ms", "max_bonus")
     defaults = {"busy_interval_ms": 250.0}
+    child_penalty_pct = 95  # 2.5.32 kernel/sched.c CHILD_PENALTY
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         self._idle_iv: dict[int, Interval] = {}
         self._busy_iv: dict[int, Interval] = {}
+        self.sleep_avg: dict["Task", int] = {}  # the scheduler's own per-task state, in cycles
+        self._max_sleep = 1
+        self._purge_at = 64
 
     def setup(self, kernel: "Kernel") -> None:
         super().setup(kernel)
         self._idle_iv = {p: Interval(kernel.ms_to_cycles(self.idle_interval_ms)) for p in self.queues}
         self._busy_iv = {p: Interval(kernel.ms_to_cycles(self.busy_interval_ms)) for p in self.queues}
+        self._max_sleep = max(1, kernel.ms_to_cycles(self.max_sleep_avg_ms))
+
+    def prio(self, task: "Task") -> int:
+        """effective_prio(): the fixed priority less the sleep_avg bonus (when wakeup_preempt is on)."""
+        if not self.wakeup_preempt:
+            return task.priority
+        avg = self.sleep_avg.get(task, 0)
+        return task.priority - (2 * self.max_bonus * avg // self._max_sleep - self.max_bonus)
+
+    def enqueue(self, task: "Task", reason: str) -> int | None:
+        if self.wakeup_preempt:
+            k = self.kernel
+            assert k is not None
+            if reason == "fork":
+                if len(self.sleep_avg) >= self._purge_at:  # bounded memory: forget exited tasks now and then
+                    self.sleep_avg = {t: v for t, v in self.sleep_avg.items() if t.state is not TaskState.EXITED}
+                    self._purge_at = 2 * len(self.sleep_avg) + 64
+                parent = task.parent
+                self.sleep_avg[task] = (self.sleep_avg.get(parent, 0) * self.child_penalty_pct // 100
+                                        if parent is not None else 0)
+            elif reason == "wakeup":
+                slept = k.now - k.record(task).last_ran
+                self.sleep_avg[task] = min(self._max_sleep, self.sleep_avg.get(task, 0) + slept)
+        return super().enqueue(task, reason)
 
     def queue_key(self, cpu: int) -> int:
         k = self.kernel
@@ -179,6 +357,11 @@ class Linux25HT(RunqueueScheduler):
     def tick(self, cpu: int) -> None:
         k = self.kernel
         assert k is not None
+        if self.wakeup_preempt:
+            cur = k.cpus[cpu].current
+            if cur is not None:
+                avg = self.sleep_avg.get(cur, 0)
+                self.sleep_avg[cur] = max(0, avg - k.tick_cycles)
         pkg = k.cpus[cpu].core
         cpus = self._queue_cpus[pkg]
         has_idle = any(k.is_idle(c) for c in cpus)

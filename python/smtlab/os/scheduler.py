@@ -90,6 +90,13 @@ class SchedulerParams:
     package_interval_ms: float = 4.0  # IdleCoreFirst: package-domain balancing interval
     package_imbalance_pct: int = 125  # ... and the imbalance it needs
     smt_gain: float = 0.1  # IdleCoreFirst: capacity of each extra sibling of a core
+    # Wakeup preemption (Linux24, Linux25HT). False gives the older model: only a better fixed ``priority`` preempts.
+    # Linux24: 2.4.19 kernel/sched.c goodness() / reschedule_idle() / preemption_goodness(); Linux25HT: 2.5.32
+    # kernel/sched.c effective_prio() / TASK_PREEMPTS_CURR() (see policies.py for the formulas).
+    wakeup_preempt: bool = True
+    proc_change_penalty: int = 15  # Linux24: goodness() bonus for the CPU a task last ran on (include/asm-i386/smp.h)
+    max_sleep_avg_ms: float = 2000.0  # Linux25HT: MAX_SLEEP_AVG = 2*HZ jiffies = 2 s (2.5.32 kernel/sched.c)
+    max_bonus: int = 5  # Linux25HT: MAX_USER_PRIO 40 x PRIO_BONUS_RATIO 25 % / 2 = +-5 (2.5.32 kernel/sched.c)
 
 
 _PARAM_FIELDS = {f.name: f for f in dataclasses.fields(SchedulerParams)}
@@ -175,12 +182,17 @@ class RunqueueScheduler(Scheduler):
         for c in peers:
             if c != cpu and task.allowed(c) and k.is_idle(c):
                 return c
-        victim, worst = None, task.priority
+        victim, worst = None, self.prio(task)
         for c in [cpu] + [p for p in peers if p != cpu]:
             cur = k.current(c)
-            if cur is not None and task.allowed(c) and cur.priority > worst:
-                victim, worst = c, cur.priority
+            if cur is not None and task.allowed(c) and self.prio(cur) > worst:
+                victim, worst = c, self.prio(cur)
         return victim
+
+    def prio(self, task: "Task") -> int:
+        """The priority runqueues order by and wakeups compare (lower is more important): the fixed
+        ``task.priority`` here; Linux25HT adds its sleep_avg bonus."""
+        return task.priority
 
     def dequeue(self, task: "Task") -> None:
         where = self._where.pop(task, None)
@@ -189,7 +201,7 @@ class RunqueueScheduler(Scheduler):
 
     def pick_next(self, cpu: int, prev: "Task | None") -> "Task | None":
         best = self._best(self.queues[self.queue_key(cpu)], cpu)
-        if prev is not None and (best is None or best.priority > prev.priority):
+        if prev is not None and (best is None or self.prio(best) > self.prio(prev)):
             return prev
         if best is not None:
             self.dequeue(best)
@@ -209,10 +221,12 @@ class RunqueueScheduler(Scheduler):
 
     def _best(self, queue: list["Task"], cpu: int) -> "Task | None":
         # A queue is in enqueue order, so the first allowed task of the best priority is the oldest of it.
-        best = None
+        best, best_prio = None, 0
         for t in queue:
-            if (t.affinity is None or cpu in t.affinity) and (best is None or t.priority < best.priority):
-                best = t
+            if t.affinity is None or cpu in t.affinity:
+                prio = self.prio(t)
+                if best is None or prio < best_prio:
+                    best, best_prio = t, prio
         return best
 
     def cpus_of(self, key: Hashable) -> list[int]:

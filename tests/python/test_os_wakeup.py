@@ -1,0 +1,115 @@
+"""Wakeup preemption in the Linux 2.4 (goodness / reschedule_idle) and 2.5.32 (sleep_avg / effective_prio) models.
+
+The scene: one logical CPU (both tasks pinned to CPU 0 of a 1x2 machine, so no idle CPU is allowed to the woken task)
+runs a CPU hog (a daemon that never ends) and a sleeper that sleeps S cycles then computes a little, many times.
+The wake-to-run latency of a wakeup is (start of the sleeper's next run segment) - (end of its last one + S).
+
+On paper: when the sleeper preempts at wakeup, the kernel reschedules CPU 0 in the same event, so the latency is
+exactly the context-switch cost (``switch_cycles``, nothing waits on the runqueue). Without preemption the sleeper
+waits until the hog's slice ends: the hog gets a new slice when it is switched back in after the sleeper's short run,
+so a sleeper waking S after that waits about SLICE - S (here 10 - 3 = 7 ticks; up to a tick more, as the slice
+is checked at ticks).
+Ticks and slices are scaled down (10 000-cycle ticks) to keep the runs short."""
+
+from __future__ import annotations
+
+import statistics
+
+import smtlab
+from smtlab.os import Compute, Kernel, Linux24, Linux25HT, Sleep, Task
+
+TICK = 10_000
+SLICE = 10 * TICK  # Linux24's full counter is therefore 10 ticks
+SWITCH = 500
+S = 3 * TICK  # the sleeper's sleep
+WAKES = 40
+FAST = dict(idle_interval_ms=TICK / 3e6, busy_interval_ms=10 * TICK / 3e6)
+
+
+def _latencies(cfg, sched, *, sleeper_priority: int = 0) -> list[int]:
+    k = Kernel(smtlab.Machine(cfg), sched, tick_cycles=TICK, time_slice_cycles=SLICE, switch_cycles=SWITCH)
+    hog = k.spawn(Task("hog", [Compute(10**12)], source="gen:alu,count=0", affinity=[0], daemon=True))
+    steps = []
+    for _ in range(WAKES):
+        steps += [Sleep(cycles=S), Compute(1000)]
+    sleeper = k.spawn(Task("sleeper", steps, source="gen:alu,count=0,seed=3", affinity=[0],
+                           priority=sleeper_priority))
+    k.run()
+    assert sleeper.done and hog.stats.instructions > 0
+    pid = k.record(sleeper).pid
+    segs = sorted((start, end, why) for cpu, p, start, end, why in k.segments if p == pid)
+    out = [nxt[0] - (end + S) for (_, end, why), nxt in zip(segs, segs[1:]) if why == "sleep"]
+    assert len(out) >= WAKES - 1
+    return out
+
+
+def test_linux24_sleeper_preempts_a_hog_at_once(cfg_1x2):
+    """The hog uses up its counter, the sleeper keeps most of its own: preemption_goodness > 0, so CPU 0
+    reschedules at the wakeup and the latency is the switch cost (median exactly; the mean allows the rare wakeups
+    right after a counter recalculation, when the two counters are close)."""
+    lat = _latencies(cfg_1x2, Linux24(**FAST))
+    assert statistics.median(lat) == SWITCH
+    assert statistics.mean(lat) < SLICE / 10
+
+
+def test_linux24_without_wakeup_preemption_the_sleeper_waits_for_the_slice(cfg_1x2):
+    """The same scene without the mechanism: the sleeper waits for the hog's slice to end (~7 ticks, see the
+    module doc); at least half a slice, at most a slice plus a tick."""
+    lat = _latencies(cfg_1x2, Linux24(wakeup_preempt=False, **FAST))
+    assert SLICE / 2 <= statistics.median(lat) <= SLICE + TICK
+
+
+def test_linux24_lower_goodness_does_not_preempt(cfg_1x2):
+    """A nice-19 sleeper: goodness = cs + 1 + 15 against the hog's ch + 20 + 15 + 1. Counters start at the full 10
+    and are recalculated as c/2 + 10, so cs <= 19 and 2.4 would need cs > ch + 20: the sleeper never preempts while
+    the hog's counter is > 0. It runs when the hog's counter runs out (goodness 0): after the hog's fresh counter of
+    10 ticks less the 3 ticks of sleep, so at least a tick and at most a slice plus a tick of rounding."""
+    lat = _latencies(cfg_1x2, Linux24(**FAST), sleeper_priority=19)
+    assert TICK <= min(lat[2:]) and statistics.median(lat) <= SLICE + TICK
+
+
+def test_linux24_goodness_formula(cfg_1x2):
+    """goodness() by hand: counter + 20 - nice, +15 on the CPU the task last ran on, +1 in the same address space,
+    0 once the counter is used up."""
+    sched = Linux24(**FAST)
+    k = Kernel(smtlab.Machine(cfg_1x2), sched, tick_cycles=TICK, time_slice_cycles=SLICE, switch_cycles=SWITCH)
+    t = k.spawn(Task("t", [Compute(1000)], source="gen:alu,count=0", priority=3))
+    k.run()
+    rec = k.record(t)
+    sched.counter[t] = 4
+    assert sched.goodness(t, rec.last_cpu, None) == 4 + 20 - 3 + 15
+    assert sched.goodness(t, 1 - rec.last_cpu, rec.asid) == 4 + 20 - 3 + 1
+    sched.counter[t] = 0
+    assert sched.goodness(t, rec.last_cpu, rec.asid) == 0
+
+
+def test_linux25_sleeper_gets_the_bonus_and_preempts(cfg_1x2):
+    """MAX_SLEEP_AVG scaled to 4 sleeps: after its first wakeup the sleeper's sleep_avg is S = MAX/4, bonus
+    floor(10/4) - 5 = -3, prio 3; the hog has sleep_avg 0, bonus -5, prio 5. 3 < 5: the sleeper preempts at every
+    wakeup (its sleep_avg only grows, by S per wake less a tick per tick it runs), so every latency is the switch
+    cost."""
+    sched = Linux25HT(max_sleep_avg_ms=4 * S / 3e6, **FAST)
+    lat = _latencies(cfg_1x2, sched)
+    assert max(lat) == SWITCH
+
+
+def test_linux25_without_wakeup_preemption_the_sleeper_waits(cfg_1x2):
+    """Same scene, fixed priorities only (equal): the sleeper waits for the hog's slice to end."""
+    sched = Linux25HT(wakeup_preempt=False, max_sleep_avg_ms=4 * S / 3e6, **FAST)
+    lat = _latencies(cfg_1x2, sched)
+    assert SLICE / 2 <= statistics.median(lat) <= SLICE + TICK
+
+
+def test_linux25_effective_prio_range(cfg_1x2):
+    """effective_prio(): priority - (floor(10 sleep_avg / MAX) - 5): +5 with no sleep, -5 at MAX_SLEEP_AVG."""
+    sched = Linux25HT(**FAST)
+    k = Kernel(smtlab.Machine(cfg_1x2), sched, tick_cycles=TICK, time_slice_cycles=SLICE, switch_cycles=SWITCH)
+    t = Task("t", [Compute(1000)], source="gen:alu,count=0", priority=2)
+    k.spawn(t)
+    mx = k.ms_to_cycles(2000.0)
+    sched.sleep_avg[t] = 0
+    assert sched.prio(t) == 2 + 5
+    sched.sleep_avg[t] = mx
+    assert sched.prio(t) == 2 - 5
+    sched.sleep_avg[t] = mx // 2
+    assert sched.prio(t) == 2
