@@ -133,6 +133,9 @@ std::vector<Instr> collect(const py::iterable& records) {
 }
 
 std::shared_ptr<TraceCursor> openSource(const std::string& spec) {
+  // Opening sniffs the format and may block on a pipe or FIFO whose writer is another Python thread: without the
+  // GIL, so that thread can run.
+  py::gil_scoped_release nogil;
   return std::make_shared<TraceCursor>(openTrace(spec));
 }
 
@@ -239,6 +242,7 @@ void bindTrace(py::module_& m) {
       "read_records",
       [](const std::string& spec, const py::handle& maxRecords) {
         const std::uint64_t count = unsignedArg(maxRecords, "read_records", "max_records");
+        py::gil_scoped_release nogil;  // may block on a pipe fed by another Python thread
         auto source = openTrace(spec);
         return readAll(*source, count);
       },
