@@ -1,4 +1,5 @@
 #include "smtlab/tracer/kpath.hpp"
+#include "smtlab/tracer/program_file.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -52,19 +53,6 @@ std::vector<KpathInfo> makeTable() {
 #undef EXCURSION
 #undef REGION
   return t;
-}
-
-std::string onPath(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string_view rest = path ? path : "/usr/bin:/bin";
-  while (!rest.empty()) {
-    const std::size_t colon = rest.find(':');
-    const std::string dir(rest.substr(0, colon));
-    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
-    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return {};
 }
 
 // Runs argv with stdin from /dev/null and stdout + stderr into `logFile`; kills it (by its pid) after `timeout`.
@@ -142,24 +130,16 @@ std::string kpathCacheDir() {
 }
 
 std::string systemTracerPluginPath() {
-  if (const char* p = std::getenv("SMTLAB_QEMU_SYSTEM_PLUGIN"); p && *p) return p;
 #ifdef SMTLAB_SYSTEM_TRACER_PLUGIN
-  if (fs::exists(SMTLAB_SYSTEM_TRACER_PLUGIN)) return SMTLAB_SYSTEM_TRACER_PLUGIN;
+  return findTracerPlugin("SMTLAB_QEMU_SYSTEM_PLUGIN", SMTLAB_SYSTEM_TRACER_PLUGIN, "libsmtlab_system_tracer.so");
+#else
+  return findTracerPlugin("SMTLAB_QEMU_SYSTEM_PLUGIN", nullptr, "libsmtlab_system_tracer.so");
 #endif
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    for (const fs::path& p : {self.parent_path() / "libsmtlab_system_tracer.so",
-                              self.parent_path() / "tools/qemu-tracer/libsmtlab_system_tracer.so"}) {
-      if (fs::exists(p)) return p.string();
-    }
-  }
-  return {};
 }
 
 std::optional<std::string> systemTracerUnavailableReason() {
   if (!x86DecoderAvailable()) return "smtlab was built without capstone (Debian: libcapstone-dev)";
-  if (onPath("qemu-system-x86_64").empty()) return "qemu-system-x86_64 not found (Debian: qemu-system-x86)";
+  if (findOnPath("qemu-system-x86_64").empty()) return "qemu-system-x86_64 not found (Debian: qemu-system-x86)";
   if (systemTracerPluginPath().empty()) {
     return "the QEMU system tracer plugin was not built (qemu-plugin.h could not be had at configure time; see "
            "docs/tracing.md) and SMTLAB_QEMU_SYSTEM_PLUGIN is not set";

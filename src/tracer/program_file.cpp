@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -19,22 +20,6 @@ constexpr int kMaxInterpreterDepth = 4;  // Linux allows a few nested interprete
 constexpr std::size_t kShebangMax = 255;  // Linux reads at most this much of a #! line (BINPRM_BUF_SIZE - 1)
 constexpr unsigned kElfMachineX8664 = 62;  // EM_X86_64
 
-std::string findOnPath(const std::string& name) {
-  if (name.find('/') != std::string::npos) return name;
-  const char* path = std::getenv("PATH");
-  std::string_view rest = path ? path : "/usr/bin:/bin";
-  while (!rest.empty()) {
-    const std::size_t colon = rest.find(':');
-    const std::string dir(rest.substr(0, colon));
-    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
-    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
-    struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {
-      return candidate;
-    }
-  }
-  return {};
-}
 
 std::string elfMachineName(unsigned machine) {
   switch (machine) {
@@ -117,6 +102,36 @@ std::vector<std::string> resolve(const std::vector<std::string>& command, int de
 }
 
 }  // namespace
+
+std::string findOnPath(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string_view rest = path ? path : "/usr/bin:/bin";
+  while (!rest.empty()) {
+    const std::size_t colon = rest.find(':');
+    const std::string dir(rest.substr(0, colon));
+    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+  }
+  return {};
+}
+
+std::string findTracerPlugin(const char* envVar, const char* builtIn, const std::string& fileName) {
+  if (const char* p = std::getenv(envVar); p && *p) return p;
+  if (builtIn != nullptr && std::filesystem::exists(builtIn)) return builtIn;
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (const std::filesystem::path& p : {self.parent_path() / fileName, self.parent_path() / "tools/qemu-tracer" / fileName}) {
+      if (std::filesystem::exists(p)) return p.string();
+    }
+  }
+  return {};
+}
 
 std::vector<std::string> resolveTracedProgram(const std::vector<std::string>& command) {
   if (command.empty()) throw TraceError("trace record: no program given (smtlab trace record -- PROGRAM ARGS)");

@@ -35,20 +35,6 @@ namespace {
 constexpr auto kPollInterval = std::chrono::milliseconds(20);
 constexpr int kDiskCheckEvery = 5;  // polls: the disk is looked at every 100 ms (about 50 MB of raw stream)
 
-std::string findOnPath(const std::string& name) {
-  if (name.find('/') != std::string::npos) return fs::exists(name) ? name : std::string();
-  const char* path = std::getenv("PATH");
-  std::string_view rest = path ? path : "/usr/bin:/bin";
-  while (!rest.empty()) {
-    const std::size_t colon = rest.find(':');
-    const std::string dir(rest.substr(0, colon));
-    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
-    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return {};
-}
-
 std::uint64_t fileSize(const std::string& path) {
   std::error_code ec;
   const auto n = fs::file_size(path, ec);
@@ -233,24 +219,19 @@ std::uint64_t RecordResult::instructions() const {
 }
 
 std::string qemuPath() {
-  if (const char* q = std::getenv("SMTLAB_QEMU"); q && *q) return findOnPath(q);
+  if (const char* q = std::getenv("SMTLAB_QEMU"); q && *q) {
+    const std::string path = findOnPath(q);
+    return fs::exists(path) ? path : std::string();
+  }
   return findOnPath("qemu-x86_64");
 }
 
 std::string tracerPluginPath() {
-  if (const char* p = std::getenv("SMTLAB_QEMU_PLUGIN"); p && *p) return p;
 #ifdef SMTLAB_TRACER_PLUGIN
-  if (fs::exists(SMTLAB_TRACER_PLUGIN)) return SMTLAB_TRACER_PLUGIN;
+  return findTracerPlugin("SMTLAB_QEMU_PLUGIN", SMTLAB_TRACER_PLUGIN, "libsmtlab_qemu_tracer.so");
+#else
+  return findTracerPlugin("SMTLAB_QEMU_PLUGIN", nullptr, "libsmtlab_qemu_tracer.so");
 #endif
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    for (const fs::path& p : {self.parent_path() / "libsmtlab_qemu_tracer.so",
-                              self.parent_path() / "tools/qemu-tracer/libsmtlab_qemu_tracer.so"}) {
-      if (fs::exists(p)) return p.string();
-    }
-  }
-  return {};
 }
 
 std::optional<std::string> tracerUnavailableReason() {

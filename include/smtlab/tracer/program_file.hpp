@@ -12,4 +12,13 @@ namespace smtlab {
 // interpreter first for a script). Throws TraceError naming the file and what is wrong with it.
 std::vector<std::string> resolveTracedProgram(const std::vector<std::string>& command);
 
+// The executable `name` on PATH (a regular file with x permission), empty when there is none; a name with a '/' is
+// returned as it is, for the caller to check. Shared by the tracers' look-ups of programs and of QEMU.
+std::string findOnPath(const std::string& name);
+
+// A QEMU plugin of ours: the file named by the environment variable `envVar` if set, else `builtIn` (the build's
+// path, may be null) if it exists, else `fileName` beside the smtlab program or in its tools/qemu-tracer/. Empty
+// when none exists.
+std::string findTracerPlugin(const char* envVar, const char* builtIn, const std::string& fileName);
+
 }  // namespace smtlab
