@@ -3,6 +3,7 @@ smtlab is already importable, and small machine configs."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -14,6 +15,27 @@ try:
 except ImportError:
     sys.path.insert(0, str(ROOT / "python"))
     import smtlab  # noqa: F401
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _dask_scratch_in_pytest_tmp(tmp_path_factory):
+    """Dask clusters (in this process and in `dask scheduler`/`dask worker` subprocesses) put their scratch space in
+    pytest's own temporary folder instead of leaving `dask-scratch-space` in TMPDIR after the run."""
+    scratch = str(tmp_path_factory.mktemp("dask-scratch"))
+    old = os.environ.get("DASK_TEMPORARY_DIRECTORY")
+    os.environ["DASK_TEMPORARY_DIRECTORY"] = scratch
+    try:
+        import dask
+
+        with dask.config.set({"temporary-directory": scratch}):
+            yield
+    except ImportError:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("DASK_TEMPORARY_DIRECTORY", None)
+        else:
+            os.environ["DASK_TEMPORARY_DIRECTORY"] = old
 
 
 @pytest.fixture
