@@ -317,16 +317,25 @@ void bindMachine(py::module_& m) {
         RunOptions options;
         options.maxInstructions = unsignedArg(maxInstructions, "run_traces", "max_instructions");
         options.warmup = unsignedArg(warmup, "run_traces", "warmup");
+        // Ctrl-C: between chunks the run takes the GIL back briefly and runs the Python signal handlers; a
+        // KeyboardInterrupt they raise stops the run and reaches the caller (no statistics: the run is incomplete).
+        options.stopRequested = [] {
+          py::gil_scoped_acquire acquire;
+          return PyErr_CheckSignals() != 0;
+        };
         RunResult result;
-        {
+        try {
           py::gil_scoped_release release;
           result = runTraces(config, traces, options);
+        } catch (const RunInterrupted&) {
+          throw py::error_already_set();
         }
         return jsonToPython(result.stats);
       },
       py::arg("config"), py::arg("traces"), py::arg("max_instructions") = 0, py::arg("warmup") = 0,
       "What `smtlab run` does: trace i on logical CPU i, each measured over max_instructions (0: to its end) after "
-      "warmup; returns the statistics dict of `smtlab run --json`. Releases the GIL.");
+      "warmup; returns the statistics dict of `smtlab run --json`. Releases the GIL; Ctrl-C stops it with "
+      "KeyboardInterrupt.");
 }
 
 }  // namespace smtlab::python

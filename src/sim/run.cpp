@@ -61,6 +61,7 @@ void runPhase(Machine& m, std::vector<bool> pending, std::uint64_t target, const
           break;
       }
     }
+    if (options.stopRequested && options.stopRequested()) throw RunInterrupted();
     if (options.progress) {
       const auto now = std::chrono::steady_clock::now();
       if (now - lastReport > std::chrono::milliseconds(500) || left == 0) {
