@@ -11,9 +11,13 @@
 #include <filesystem>
 #include <vector>
 
+#include <fstream>
+
 #include "smtlab/trace/native_format.hpp"
 #include "smtlab/trace/vector_source.hpp"
+#include "smtlab/tracer/raw_trace.hpp"
 #include "smtlab/tracer/recorder.hpp"
+#include "smtlab/tracer/system_trace.hpp"
 #include "smtlab/tracer/x86_decoder.hpp"
 
 namespace smtlab {
@@ -112,6 +116,66 @@ TEST(UopDecode, RecordsTakeTheDecodersUops) {
   applyDecoded(invalid, u);
   EXPECT_EQ(u.uops, 0);
   EXPECT_FALSE(u.microcoded);
+}
+
+// --- system mode -------------------------------------------------------------------------------------------------
+
+// The full-system splitter builds its records through the same decoder: a hand-made plugin output (the layout of
+// system_trace_test.cpp, docs/tracing.md "Raw stream") with a user divide, a system call, kernel rdtsc and a store.
+TEST(UopDecode, SystemModeRecordsCarryUops) {
+  if (!x86DecoderAvailable()) GTEST_SKIP() << "built without capstone";
+  const fs::path dir = fs::temp_directory_path() / ("smtlab-uop-system-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string blocks("SMTLBLK\1", 8), stream("SMTLSYS\1", 8);
+  auto put = [](std::string& b, std::uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) b.push_back(static_cast<char>(v >> (8 * i)));
+  };
+  auto block = [&](std::uint32_t id, std::uint64_t pc, std::vector<std::vector<std::uint8_t>> insns) {
+    put(blocks, id, 4);
+    put(blocks, pc, 8);
+    put(blocks, insns.size(), 4);
+    for (const auto& in : insns) {
+      put(blocks, in.size(), 1);
+      for (std::uint8_t b : in) put(blocks, b, 1);
+    }
+  };
+  auto marker = [](std::uint16_t payload) {  // nopl 0x534dXXXX(%rax)
+    return std::vector<std::uint8_t>{0x0f, 0x1f, 0x80, static_cast<std::uint8_t>(payload),
+                                     static_cast<std::uint8_t>(payload >> 8), 0x4d, 0x53};
+  };
+  block(0, 0x401000, {marker(5), {0x48, 0xf7, 0xf1}, {0x0f, 0x05}});                // div rcx; syscall
+  block(1, 0xffffffff81000000ull, {{0x0f, 0x31}, {0x48, 0x89, 0x04, 0x24}, {0x48, 0x0f, 0x07}});  // rdtsc; store; sysret
+  block(2, 0x40100c, {{0x90}, marker(0x8005), {0xc3}});                              // nop; end marker; ret
+  auto mark = [&](std::uint32_t payload, std::uint32_t blockId, std::uint32_t index) {
+    put(stream, 0x80000003u, 4);
+    put(stream, payload, 4);
+    put(stream, blockId, 4);
+    put(stream, index, 4);
+  };
+  mark(5, 0, 0);
+  put(stream, 1u << 1 | 0x80000000u, 4);                      // kernel block 1
+  put(stream, 1u | 3u << 1 | 8u | 1u << 4, 4);                // its instruction 1 stores 8 bytes
+  put(stream, 0xffffc90000001000ull, 8);
+  put(stream, 2u << 1, 4);                                    // user block 2
+  mark(0x8005, 2, 1);
+  std::ofstream(dir / "x.blocks", std::ios::binary) << blocks;
+  std::ofstream(dir / "x.cpu0.raw", std::ios::binary) << stream;
+  const RawBlockTable table((dir / "x.blocks").string());
+  std::vector<SystemRegion> regions;
+  splitSystemStream(table, (dir / "x.cpu0.raw").string(), [&](SystemRegion&& r) { regions.push_back(std::move(r)); });
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  ASSERT_EQ(regions.size(), 1u);
+  const std::vector<Instr>& in = regions[0].instrs;
+  // div rcx: DIV (R64) 32, microcoded; syscall and sysret: no row, the rule's 1; rdtsc: RDTSC 13, microcoded;
+  // mov [rsp], rax: MOV (M64, R64) 2; nop: 1.
+  ASSERT_EQ(in.size(), 6u);
+  const int uops[] = {32, 1, 13, 2, 1, 1};
+  const bool microcoded[] = {true, false, true, false, false, false};
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    EXPECT_EQ(in[i].uops, uops[i]) << "record " << i;
+    EXPECT_EQ(in[i].microcoded, microcoded[i]) << "record " << i;
+  }
 }
 
 // --- recorded programs ----------------------------------------------------------------------------------------------
