@@ -97,6 +97,16 @@ bool newer(const fs::path& a, const fs::path& b) {
   return !e1 && !e2 && ta > tb;
 }
 
+// A cached trace written before native version 3 carries no uops (issue 10 §2): traced again when the tracer can,
+// else used as it is. An unreadable cache file is traced again too.
+bool carriesUops(const fs::path& trace) {
+  try {
+    return NativeTraceReader(trace.string()).version() >= 3;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 const std::vector<KernelInfo>& kernels() {
@@ -113,7 +123,9 @@ std::string ensureKernelTrace(const KernelInfo& k) {
   const fs::path dir = kernelCacheDir();
   const fs::path source = fs::path(SMTLAB_KERNEL_SOURCE_DIR) / k.source;
   const fs::path trace = dir / (k.name + ".trace");
-  if (fs::exists(trace) && !newer(source, trace)) return trace.string();
+  if (fs::exists(trace) && !newer(source, trace) && (carriesUops(trace) || tracerUnavailableReason())) {
+    return trace.string();
+  }
   if (auto why = tracerUnavailableReason()) throw TraceError(fmt::format("kernel:{}: cannot trace: {}", k.name, *why));
   if (!fs::exists(source)) throw TraceError(fmt::format("kernel:{}: source {} not found", k.name, source.string()));
   std::error_code ec;

@@ -110,6 +110,16 @@ bool newer(const fs::path& a, const fs::path& b) {
   return !e1 && !e2 && ta > tb;
 }
 
+// Path traces recorded before native version 3 carry no uops (issue 10 §2); all paths are recorded in one boot, so
+// the first one tells. A missing or unreadable file makes the cache stale as well.
+bool kpathCacheCarriesUops(const fs::path& dir) {
+  try {
+    return NativeTraceReader((dir / (kpaths().front().name + ".trace")).string()).version() >= 3;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -195,7 +205,8 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
   const fs::path manifest = dir / kManifest;
   auto current = [&] {
     return fs::exists(manifest) && !newer(kProbeDir / "probe.c", manifest) &&
-           !newer(kProbeDir / "kpath_paths.h", manifest) && !newer(kProbeDir / "make_initramfs.sh", manifest);
+           !newer(kProbeDir / "kpath_paths.h", manifest) && !newer(kProbeDir / "make_initramfs.sh", manifest) &&
+           (kpathCacheCarriesUops(dir) || systemTracerUnavailableReason());
   };
   if (current()) return manifest.string();
   if (auto why = systemTracerUnavailableReason()) throw TraceError("kpath: cannot record kernel paths: " + *why);
