@@ -61,27 +61,29 @@ def test_task_frame_packages_follow_the_machine_mapping():
     k.machine.close()
 
 
-def _one_task(wake: int, timer: int = 0, *, charge: bool = True, n: int = 20_000, tick: int = 1_000_000):
+def _one_task(wake: int, timer: int = 0, *, charge: bool = True, n: int = 20_000, tick: int = 1_000_000,
+              kernel_path: str | None = None):
     cfg = smtlab.load_config("netburst", {"core.threads": 1, "os.wake_cycles": wake, "os.timer_cycles": timer})
     k = Kernel(cfg, Linux24(), tick_cycles=tick, time_slice_cycles=10**9, switch_cycles=500,
-               charge_os_costs=charge)
+               kernel_path=kernel_path, switch_instructions=800, charge_os_costs=charge)
     t = k.spawn(Task("t", [Compute(n)], source="gen:mix,count=0,seed=5"))
     k.run()
     return k, t
 
 
-def test_wake_cost_delays_the_first_instruction_by_exactly_the_configured_cycles():
-    """The only CPU is halted at the start: the task's switch-in waits os.wake_cycles first. Nothing else differs
-    (same trace, cold machine, no other task), so start and finish move by exactly W. Without charge_os_costs the
-    configured value is not charged."""
+@pytest.mark.parametrize("kernel_path", [None, "gen:mix,count=0,seed=7"])
+def test_wake_cost_delays_the_first_instruction_by_exactly_the_configured_cycles(kernel_path):
+    """The only CPU is halted at the start: the task's switch-in (idle cycles, or the kernel path's instructions)
+    waits os.wake_cycles first. Nothing else differs (same trace, cold machine, no other task), so start and finish
+    move by exactly W. Without charge_os_costs the configured value is not charged."""
     w = 7777
-    k0, t0 = _one_task(0)
-    kw, tw = _one_task(w)
+    k0, t0 = _one_task(0, kernel_path=kernel_path)
+    kw, tw = _one_task(w, kernel_path=kernel_path)
     assert tw.stats.started - t0.stats.started == w
     assert tw.stats.finished - t0.stats.finished == w
     assert tw.stats.instructions == t0.stats.instructions == 20_000
     assert kw.cpu_records()[0]["wakes"] == 1 and k0.cpu_records()[0]["wakes"] == 0
-    _, off = _one_task(w, charge=False)
+    _, off = _one_task(w, charge=False, kernel_path=kernel_path)
     assert off.stats.finished == t0.stats.finished
     with smtlab.Machine(smtlab.load_config("netburst", {"os.wake_cycles": w})) as m:
         assert m.wake_cost(0) == w  # idle

@@ -44,7 +44,7 @@ class CpuState:
         self.dispatches = 0
         self.segment_start = 0
         self.loop_base = -1  # retired count at the last restart of a looping source
-        self.package: int = info.get("package", 0)  # physical package (its own LLC), from the machine
+        self.package: int = info["package"]  # physical package (its own LLC), from the machine
         self.loaded_asid: int | None = None  # the address space whose page tables the CPU holds (CR3)
         self.tlb_flushes = 0
         self.wakes = 0  # wake-ups from HLT charged with os.wake_cycles
