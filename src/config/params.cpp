@@ -105,7 +105,20 @@ template <class V>
 void visitParams(Config& c, V&& v) {
   v("seed", c.seed, "seed for anything random in the model; same config + traces + seed = same result", 0, 1e18);
 
-  v("system.cores", c.system.cores, "physical cores (packages), each with core.threads hardware threads", 1, 64);
+  v("system.cores", c.system.cores,
+    "physical cores per package, each with core.threads hardware threads (all cores of a package share its LLC)", 1,
+    64);
+  // Topology (issue 10 §5).
+  v("system.packages", c.system.packages,
+    "physical packages (sockets), each with system.cores cores and its own LLC; DRAM is shared by all", 1, 64);
+  v("system.siblings_adjacent", c.system.siblings_adjacent,
+    "logical CPU numbering: true = APIC-ID order as Linux 2.4/2.5 (siblings adjacent: cpu = core x threads + "
+    "thread), false = cores first as modern kernels via ACPI (cpu N and N + all cores are siblings)");
+  // OS costs (issue 10 §5), charged by smtlab.os.Kernel(charge_os_costs=True).
+  v("os.wake_cycles", c.os.wake_cycles,
+    "cycles from waking a halted logical CPU (IPI delivery + HLT exit) until it can run anything", 0, 1e9);
+  v("os.timer_cycles", c.os.timer_cycles, "cycles one timer interrupt (tick) takes from the task on a busy CPU", 0,
+    1e9);
   v("system.freq_ghz", c.system.freq_ghz, "core clock in GHz; converts cycles to seconds and energy to power", 0.01,
     100);
   v("sim.skip", c.sim.skip,
@@ -185,6 +198,20 @@ void visitParams(Config& c, V&& v) {
   v("mem.next_line_prefetch", m.next_line_prefetch, "the L2 prefetches the next line on a miss");
   v("mem.threads_share_address_space", m.threads_share_address_space,
     "all traces are threads of one process (one address-space id), so they share lines");
+  // OS costs and page walks (issue 10 §4-5).
+  v("mem.tlb_tagged", m.tlb_tagged,
+    "TLB entries are tagged with the address space (PCID): an address-space switch flushes nothing");
+  v("mem.page_walk.caches", m.page_walk.caches,
+    "a TLB miss walks the page table through the data caches (one PTE load per level) instead of costing "
+    "miss_latency");
+  v("mem.page_walk.levels", m.page_walk.levels,
+    "page-table levels walked (x86-64: 4; 32-bit paging with 4 KiB pages: 2); 9 index bits per level with 8-byte "
+    "entries, 10 bits with 4-byte entries when 2",
+    1, 4);
+  v("mem.page_walk.pwc_entries", m.page_walk.pwc_entries,
+    "page-walk cache entries per core for the upper levels' entries (0 = none): a hit skips those levels' loads", 0,
+    65536);
+  v("mem.page_walk.from_l2", m.page_walk.from_l2, "walk loads start at the L2 instead of the L1D");
 
   EnergyConfig& e = c.energy;
   const std::pair<const char*, double*> events[] = {

@@ -129,7 +129,25 @@ class Checker {
     notFaster("l2", m.l2, "llc", m.llc);
     tlb("itlb", m.itlb);
     tlb("dtlb", m.dtlb);
+    topology();
   }
+
+  // Topology (issue 10 §5): a bound on the machine's size, so a typo cannot ask for millions of cores.
+  void topology() const {
+    const std::uint64_t cpus = std::uint64_t{c_.system.packages} * c_.system.cores * c_.core.threads;
+    if (cpus > kMaxLogicalCpus) {
+      fail(fmt::format("system.packages x system.cores x core.threads = {} x {} x {} = {} logical CPUs, more than {}",
+                       c_.system.packages, c_.system.cores, c_.core.threads, cpus, kMaxLogicalCpus));
+    }
+    // 32-bit paging's 2 levels index 10 bits each (4-byte entries); every other depth 9 bits (8-byte entries).
+    const std::uint32_t bits = m().page_walk.levels == 2 ? 10 : 9;
+    if (m().page_walk.caches && std::countr_zero(m().page_bytes) + bits * m().page_walk.levels > 64) {
+      fail(fmt::format("mem.page_walk.levels = {} with mem.page_bytes = {} covers more than 64 address bits",
+                       m().page_walk.levels, m().page_bytes));
+    }
+  }
+  const MemConfig& m() const { return c_.mem; }
+  static constexpr std::uint64_t kMaxLogicalCpus = 1024;
 
  private:
   const Config& c_;

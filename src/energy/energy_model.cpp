@@ -33,7 +33,8 @@ boost::json::object energyJson(Machine& m) {
     const double active = double(core.cyclesActive());
     coreStatic += (active * e.core_active_w + std::max(0.0, busy - active) * e.core_halted_w) / hz;
   }
-  const double llc = double(mem.llcStats().accesses) * e.llc_nj * kNj;
+  double llc = 0.0;  // every package's LLC (issue 10 §5)
+  for (std::uint32_t p = 0; p < mem.packages(); ++p) llc += double(mem.llcStats(p).accesses) * e.llc_nj * kNj;
   const DramStats& d = mem.dramStats();
   const double dram = double(d.reads + d.writes) * e.dram_nj * kNj;
   const double uncore = busy * e.uncore_w / hz;

@@ -135,6 +135,15 @@ struct MemConfig {
   TlbConfig dtlb{64, 4, 30};   // per core, shared by its threads
   bool next_line_prefetch = false;  // L2 prefetches the next line on a miss
   bool threads_share_address_space = false;  // all traces are threads of one process (one asid)
+  // Topology and OS costs (issue 10 §5): tagged TLBs keep their entries across address-space switches.
+  bool tlb_tagged = false;  // true: Machine::flushTlb does nothing (PCID / ASID-tagged TLBs)
+  // Page walks through the caches (issue 10 §4), mem/page_walker.hpp.
+  struct PageWalkConfig {
+    bool caches = false;           // a TLB miss walks the page table through the data caches (false: miss_latency)
+    std::uint32_t levels = 4;      // page-table levels (x86-64: 4; 32-bit paging with 4 KiB pages: 2)
+    std::uint32_t pwc_entries = 0; // page-walk cache: upper-level entries kept per core (0 = none)
+    bool from_l2 = false;          // walk loads start at the L2 instead of the L1D
+  } page_walk{};
 };
 
 // Energy per event and static power (energy/energy_model.hpp). Dynamic energies in nanojoules per event; powers in
@@ -163,8 +172,17 @@ struct EnergyConfig {
 };
 
 struct SystemConfig {
-  std::uint32_t cores = 1;
+  std::uint32_t cores = 1;  // cores per package
   double freq_ghz = 3.0;  // for converting cycles to seconds
+  // Topology (issue 10 §5): packages of `cores` cores, each package with its own LLC; DRAM shared by all.
+  std::uint32_t packages = 1;
+  bool siblings_adjacent = true;  // logical CPU numbering: true = APIC-ID order (Linux 2.4/2.5), false = cores first
+};
+
+// Costs the OS layer charges (issue 10 §5; python/smtlab/os/kernel.py with charge_os_costs=True).
+struct OsCostConfig {
+  std::uint32_t wake_cycles = 0;   // waking a halted logical CPU: IPI delivery + HLT exit, before it runs anything
+  std::uint32_t timer_cycles = 0;  // one timer interrupt (tick) on a running logical CPU
 };
 
 // How the run loop advances time. Not part of the model: every choice here gives the same statistics.
@@ -175,6 +193,7 @@ struct SimConfig {
 struct Config {
   SystemConfig system{};
   SimConfig sim{};
+  OsCostConfig os{};
   CoreConfig core{};
   MemConfig mem{};
   EnergyConfig energy{};

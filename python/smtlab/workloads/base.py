@@ -31,7 +31,7 @@ def make_kernel(ht: bool, scheduler: str, *, cores: int = 1, seed: int = 0, pres
     real schedule() + switch_to. HZ is 1000 for both kernels (the 2.5 series' value; it sets how often idle CPUs
     rebalance, i.e. how soon Linux25HT's active balancing moves a task to an idle package). ``scheduler_params``:
     keywords of the scheduler (smtlab.os.SchedulerParams names, e.g. ``{"wake_idle": False}``)."""
-    cfg = load_config(preset, {"core.threads": 2 if ht else 1, "system.cores": cores, **(overrides or {})})
+    cfg = load_config(preset, {"core.threads": 2 if ht else 1, "system.packages": cores, **(overrides or {})})
     sched = make_scheduler(scheduler, **(scheduler_params or {}))
     return Kernel(cfg, sched, hz=hz, time_slice_ms=time_slice_ms, kernel_path=SWITCH_SPEC,
                   switch_instructions=SWITCH_INSTRUCTIONS, seed=seed, log=log)
