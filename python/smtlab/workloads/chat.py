@@ -35,7 +35,8 @@ from typing import Any, Iterator
 
 from ..os import Block, Compute, Send, Task
 from .base import counters, machine_summary, make_kernel
-from .kpaths import PATHS, TRAP_INSTRUCTIONS, WakeChannel, after_wake, mark_waker, syscall, task_spec, user
+from .kpaths import (PATHS, TRAP_INSTRUCTIONS, WakeChannel, after_wake, mark_waker, real_paths_on, syscall, task_spec,
+                     user)
 
 USERS = 20
 #: The two processes' address-space ids (see the module doc): one for every client thread, one for every server thread.
@@ -45,9 +46,12 @@ WINDOW = 4  # messages in flight per client sender
 USER_WORK = 300  # instructions of user code per message (format, bookkeeping)
 
 
-def _batch_call(path: str, n: int) -> Compute:
-    """One send / recv system call moving ``n`` queued messages."""
-    return Compute(TRAP_INSTRUCTIONS + PATHS[path].instructions + (n - 1) * PATHS["tcp_msg"].instructions)
+def _batch_call(path: str, n: int, me: Task) -> list[Compute]:
+    """One send / recv system call moving ``n`` queued messages: the call (its recorded kernel path when real paths
+    are on, kpaths.syscall) and the per-message part of the ``n - 1`` extra messages (an estimate either way)."""
+    if real_paths_on():
+        return syscall(path, task=me) + ([Compute((n - 1) * PATHS["tcp_msg"].instructions)] if n > 1 else [])
+    return [Compute(TRAP_INSTRUCTIONS + PATHS[path].instructions + (n - 1) * PATHS["tcp_msg"].instructions)]
 
 
 def _take_all(ch: WakeChannel) -> int:
@@ -92,7 +96,7 @@ def _client_send(room: Room, u: int, me: list[Task]) -> Iterator[Any]:
             yield from after_wake(credit, me[0])
             inflight -= _take_all(credit)
         yield user(USER_WORK)
-        yield from syscall("tcp_send")
+        yield from syscall("tcp_send", task=me[0])
         mark_waker(up, me[0])
         yield Send(up)
         inflight += 1
@@ -105,7 +109,7 @@ def _server_recv(room: Room, u: int, me: list[Task]) -> Iterator[Any]:
         yield Block(up)
         yield from after_wake(up, me[0])
         n = _take_all(up)
-        yield _batch_call("tcp_recv", n)
+        yield from _batch_call("tcp_recv", n, me[0])
         yield user(USER_WORK * n)
         for ch in others:
             mark_waker(ch, me[0])
@@ -120,7 +124,7 @@ def _server_send(room: Room, u: int, me: list[Task]) -> Iterator[Any]:
         yield Block(echo)
         yield from after_wake(echo, me[0])
         n = _take_all(echo)
-        yield _batch_call("tcp_send", n)
+        yield from _batch_call("tcp_send", n, me[0])
         mark_waker(down, me[0])
         yield Send(down, n)
 
@@ -131,7 +135,7 @@ def _client_recv(room: Room, u: int, me: list[Task]) -> Iterator[Any]:
         yield Block(down)
         yield from after_wake(down, me[0])
         n = _take_all(down)
-        yield _batch_call("tcp_recv", n)
+        yield from _batch_call("tcp_recv", n, me[0])
         yield user(50 * n)
 
 

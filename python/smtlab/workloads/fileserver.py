@@ -109,12 +109,12 @@ def build_tbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
             me = holder[("c", c)]
             while True:
                 yield user(CLIENT_WORK)
-                yield from syscall("tcp_send")
+                yield from syscall("tcp_send", task=me)
                 mark_waker(req, me)
                 yield Send(req)
                 yield Block(rep)
                 yield from after_wake(rep, me)
-                yield from syscall("tcp_recv")
+                yield from syscall("tcp_recv", task=me)
                 yield kernel("copy_kb", 4)
                 stats["bytes"] += 4096
 
@@ -123,9 +123,9 @@ def build_tbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
             while True:
                 yield Block(req)
                 yield from after_wake(req, me)
-                yield from syscall("tcp_recv")
+                yield from syscall("tcp_recv", task=me)
                 yield kernel("smb_op")
-                yield from syscall("tcp_send")
+                yield from syscall("tcp_send", task=me)
                 yield kernel("copy_kb", 4)
                 mark_waker(rep, me)
                 yield Send(rep)
