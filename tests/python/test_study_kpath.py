@@ -13,7 +13,7 @@ import re
 import pytest
 
 from smtlab import Source
-from smtlab.os import Compute, Task
+from smtlab.os import Compute, Task, Yield
 from smtlab.workloads import kpaths
 from smtlab.workloads.base import make_kernel
 
@@ -66,6 +66,21 @@ def test_two_tasks_run_their_calls_on_their_own_kernel_stacks(real_paths):
                                                                                          source=kpaths.task_spec(2)))
     sa, sb = Source(kpaths.real_spec("tcp_recv", ta)), Source(kpaths.real_spec("tcp_recv", tb))
     assert sa.name.endswith(f",stack={ta.pid}") and sb.name.endswith(f",stack={tb.pid}") and ta.pid != tb.pid
+    k.machine.close()
+
+
+def test_every_context_switch_runs_one_whole_recorded_switch(real_paths):
+    k = make_kernel(False, "linux24")
+    length, kernel = _manifest_instance(Source(kpaths.REAL_SWITCH_SPEC).name)
+    assert k.switch_instructions == length and kernel / length > 0.9
+    # Two tasks handing the one logical CPU back and forth: every switch-in runs the recorded switch once.
+    for i in range(2):
+        k.spawn(Task(f"t{i}", [Compute(2000), Yield(), Compute(2000), Yield(), Compute(2000)],
+                     source=kpaths.task_spec(10 + i)))
+    k.run()
+    switches = sum(t.stats.dispatches for t in k.tasks)
+    assert switches >= 4
+    assert k.cpus[0].kernel_instructions == switches * length
     k.machine.close()
 
 

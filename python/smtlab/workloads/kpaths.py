@@ -172,6 +172,22 @@ def user(n: int) -> Compute:
 SWITCH_SPEC = ("gen:mix,load=0.28,store=0.14,branch=0.17,imul=0.01,dep=3,footprint=32k,hot=0.9,hot_kb=8,"
                "predictability=0.94,body=2048,count=0,seed=97")
 SWITCH_INSTRUCTIONS = 1500
+#: The recorded context switch (sched_yield to another runnable process, through the switch to the other process's
+#: return from its own yield). Every logical CPU runs the same instance (seed 0), whole, per switch: a draw per CPU
+#: would give HT on (two CPUs) other switch lengths than HT off (one) by chance alone.
+REAL_SWITCH_SPEC = "kpath:ctxsw,seed=0"
+
+
+def switch_path() -> tuple[str, int]:
+    """(kernel_path, switch_instructions) of the study's kernels: the recorded switch when real paths are on, else
+    the estimate (SWITCH_SPEC, SWITCH_INSTRUCTIONS)."""
+    if real_paths_on():
+        from .._core import Source
+
+        length = Source(REAL_SWITCH_SPEC).length
+        if length:
+            return REAL_SWITCH_SPEC, int(length)
+    return SWITCH_SPEC, SWITCH_INSTRUCTIONS
 
 
 def table_markdown() -> str:
