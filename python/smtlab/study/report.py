@@ -43,8 +43,8 @@ def real_kernel_paths_note(real_kernel: bool) -> str:
         print(f"smtlab.study: {why}", file=sys.stderr)
         return f"kernel paths: {why}"
     real = ", ".join(f"{m} ({k})" if m != k else m for m, k in REAL_PATHS.items())
-    return (f"kernel paths: real Linux 6.1 paths (kpath:, recorded under qemu-system) for {real}; every other path "
-            "(workloads/kpaths.py) and the context switch use their estimated instruction counts")
+    return (f"kernel paths: real Linux 6.1 paths (kpath:, recorded under qemu-system) for {real} and the context "
+            "switch (ctxsw); every other path (workloads/kpaths.py) uses its estimated instruction count")
 
 
 def run_study(out_dir: pathlib.Path, quick: bool = False, workers: int | None = None, only: list[str] | None = None,
