@@ -31,8 +31,14 @@ def _manifest_instance(source_name: str) -> tuple[int, int]:
     """(records, kernel records) of the instance a kpath source serves, from the cache's manifest."""
     m = re.fullmatch(r"kpath:(\w+)#(\d+)(,stack=\d+)?", source_name)
     assert m, source_name
-    cache = os.environ.get("SMTLAB_KPATH_CACHE") or str(pathlib.Path(__file__).parents[2] / "build" / "kpath")
-    manifest = json.loads((pathlib.Path(cache) / "kpaths.json").read_text())
+    if os.environ.get("SMTLAB_KPATH_CACHE"):
+        path = pathlib.Path(os.environ["SMTLAB_KPATH_CACHE"]) / "kpaths.json"
+    else:  # the compiled default: kpath/ in the build tree the module came from (the newest, if there are several)
+        found = sorted(pathlib.Path(__file__).parents[2].glob("build*/kpath/kpaths.json"),
+                       key=lambda p: p.stat().st_mtime)
+        assert found, "no kpath cache in a build tree, though enable_real_paths() opened one"
+        path = found[-1]
+    manifest = json.loads(path.read_text())
     _, length, kernel = manifest["paths"][m.group(1)]["instances"][int(m.group(2))]
     return length, kernel
 
