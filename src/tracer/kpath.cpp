@@ -8,11 +8,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -22,6 +26,7 @@
 #include "smtlab/common/error.hpp"
 #include "smtlab/trace/native_format.hpp"
 #include "smtlab/trace/vector_source.hpp"
+#include "smtlab/tracer/kernel_stack.hpp"
 #include "smtlab/tracer/recorder.hpp"
 #include "smtlab/tracer/x86_decoder.hpp"
 
@@ -319,13 +324,21 @@ std::unique_ptr<TraceSource> openKpathTrace(const std::string& spec) {
   const std::size_t comma = rest.find(',');
   const std::string name = rest.substr(0, comma);
   std::uint64_t seed = 0;
-  if (comma != std::string::npos) {
-    const std::string opt = rest.substr(comma + 1);
+  std::uint64_t stackSlot = 0;  // per-task kernel stack (kernel_stack.hpp); 0: as recorded
+  for (std::size_t at = comma; at != std::string::npos;) {
+    const std::size_t next = rest.find(',', at + 1);
+    const std::string opt = rest.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1);
+    at = next;
+    std::uint64_t* value = opt.rfind("seed=", 0) == 0 ? &seed : opt.rfind("stack=", 0) == 0 ? &stackSlot : nullptr;
+    const std::size_t eq = opt.find('=');
     char* end = nullptr;
-    if (opt.rfind("seed=", 0) != 0 || opt.size() == 5 ||
-        (seed = std::strtoull(opt.c_str() + 5, &end, 10), *end != '\0')) {
-      throw TraceError(fmt::format("'{}': bad option '{}' (kpath:NAME[,seed=N])", spec, opt));
+    if (value == nullptr || eq + 1 == opt.size() || !std::isdigit(static_cast<unsigned char>(opt[eq + 1])) ||
+        (*value = std::strtoull(opt.c_str() + eq + 1, &end, 10), *end != '\0')) {
+      throw TraceError(fmt::format("'{}': bad option '{}' (kpath:NAME[,seed=N][,stack=K])", spec, opt));
     }
+  }
+  if (stackSlot > kMaxKernelStackSlot) {
+    throw TraceError(fmt::format("'{}': stack={} is out of range (0..{})", spec, stackSlot, kMaxKernelStackSlot));
   }
   const auto& table = kpaths();
   const auto it = std::find_if(table.begin(), table.end(), [&](const KpathInfo& k) { return k.name == name; });
@@ -350,6 +363,17 @@ std::unique_ptr<TraceSource> openKpathTrace(const std::string& spec) {
       throw TraceError(fmt::format("'{}': the recording holds no instance of '{}' (see {})", spec, name, manifestPath));
     }
     const std::size_t pick = static_cast<std::size_t>(splitmix64(seed) % list.size());
+    const std::string name2 = stackSlot == 0 ? fmt::format("kpath:{}#{}", name, pick)
+                                             : fmt::format("kpath:{}#{},stack={}", name, pick, stackSlot);
+    // One copy of an instance's records per process, shared by every source open on it (a study opens one per
+    // task and path); kept while a source uses it. Keyed by the manifest's time too: a re-recording is new data.
+    static std::mutex instancesMutex;
+    static std::map<std::string, std::weak_ptr<const KernelPathRecords>> instances;
+    std::error_code timeError;
+    const auto stamp = fs::last_write_time(manifestPath, timeError).time_since_epoch().count();
+    const std::string key = fmt::format("{}\n{}\n{}\n{}", manifestPath, stamp, name, pick);
+    std::lock_guard lock(instancesMutex);
+    if (auto shared = instances[key].lock()) return std::make_unique<KernelStackSource>(shared, stackSlot, name2);
     const auto& inst = list[pick].as_array();
     const std::uint64_t offset = inst.at(0).to_number<std::uint64_t>(), length = inst.at(1).to_number<std::uint64_t>();
     NativeTraceReader reader((fs::path(manifestPath).parent_path() / entry.at("file").as_string().c_str()).string());
@@ -363,7 +387,11 @@ std::unique_ptr<TraceSource> openKpathTrace(const std::string& spec) {
     if (records.size() != length) {
       throw TraceError(fmt::format("'{}': {} ends inside instance {}", spec, reader.describe(), pick));
     }
-    return std::make_unique<VectorSource>(std::move(records), fmt::format("kpath:{}#{}", name, pick));
+    auto shared = std::make_shared<KernelPathRecords>();
+    shared->stackBlocks = kernelStackBlocks(records);
+    shared->records = std::move(records);
+    instances[key] = shared;
+    return std::make_unique<KernelStackSource>(std::move(shared), stackSlot, name2);
   } catch (const std::exception& e) {
     if (dynamic_cast<const TraceError*>(&e)) throw;
     throw TraceError(fmt::format("'{}': corrupt kpath manifest {}: {}", spec, manifestPath, e.what()));
