@@ -223,6 +223,7 @@ void Core::squashFrom(std::uint32_t t, std::uint64_t from) {
   th.robTail = keepEnd;
   th.enteredSeq = std::min(th.enteredSeq, from);
   if (th.waitingBranch && th.waitingBranchSeq >= from) {
+    th.wrongPath.resolveAt = Cycle::never();  // the branch itself is gone (a surviving one keeps its redirect)
     th.waitingBranch = false;
     th.fetchBlock = FetchBlock::None;
   }

@@ -146,6 +146,7 @@ bool FrontEnd::resolveWrongPaths(Cycle now) {
     if (!th.waitingBranch || th.wrongPath.resolveAt > now) continue;
     const Cycle redirect = th.wrongPath.resolveAt;
     th.wrongPath.squash(t, queues_);
+    th.wrongPath.resolveAt = Cycle::never();
     th.waitingBranch = false;
     th.fetchBlock = FetchBlock::Mispredict;
     th.fetchResumeAt = redirect;  // the result + mispredict_penalty, as without a wrong path

@@ -36,7 +36,6 @@ void WrongPathState::squash(std::uint32_t t, CoreQueues& queues) {
   // used again gets a new rename age, and the index of a squashed uop is below `head`.
   head = renamed = entered = tail;
   sinceBranch = 0;
-  resolveAt = Cycle::never();
 }
 
 }  // namespace smtlab

@@ -57,7 +57,8 @@ struct WrongPathState {
   void noteFetched(OpClass op) { mix[mixNext++ % kWrongPathMix] = op; }
   // Puts the next wrong-path uop into the front-end pipe; it can leave the pipe at `availableAt`.
   void fetchOne(Cycle availableAt);
-  // Squashes every wrong-path uop of thread t, giving back its uop-queue, ROB and IQ entries.
+  // Squashes every wrong-path uop of thread t, giving back its uop-queue, ROB and IQ entries (resolveAt stays: the
+  // caller knows whether the branch survives).
   void squash(std::uint32_t t, CoreQueues& queues);
 };
 

@@ -130,6 +130,24 @@ TEST(WrongPath, IcountCountsWrongPathUops) {
   EXPECT_EQ(b.h.threads[0].wrongPath.pipeCount(), 8u);
 }
 
+TEST(WrongPath, ASquashThatKeepsTheBranchKeepsItsRedirect) {
+  // A squash of younger work (a memory-order flush, say) takes the wrong-path uops, but the branch has issued and
+  // will not report again: its redirect at 1020 + 14 must still come, or the thread would wait forever.
+  Bench b(wrongPathConfig(1));
+  b.warmCode();
+  b.h.attach(0, branchThenInts(OpClass::Int, 20));
+  ThreadContext& th = b.h.threads[0];
+  for (std::uint64_t cycle = 1000; cycle <= 1003; ++cycle) b.front.fetch(Cycle{cycle});
+  Uop branch;
+  branch.seq = 1;
+  b.front.mispredictResolved(0, branch, Cycle{1020});
+  th.wrongPath.squash(0, b.h.queues);
+  EXPECT_TRUE(th.wrongPath.empty());
+  EXPECT_TRUE(b.front.resolveWrongPaths(Cycle{1034}));
+  EXPECT_FALSE(th.waitingBranch);
+  EXPECT_EQ(th.fetchResumeAt, Cycle{1034});
+}
+
 TEST(WrongPath, OffTheThreadStopsFetchingAtTheMispredict) {
   Config c = wrongPathConfig(1);
   c.core.wrong_path = false;
