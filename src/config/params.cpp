@@ -181,6 +181,15 @@ void visitParams(Config& c, V&& v) {
   v("core.pause_cycles", k.pause_cycles, "cycles a PAUSE keeps its thread from fetching", 0, 1000000);
   v("core.watchdog_cycles", k.watchdog_cycles,
     "cycles without any retirement while work is in flight before stopping with a deadlock error", 1000, kMaxInt);
+  // Speculation (issue 10 §4).
+  v("core.wrong_path", k.wrong_path,
+    "after a mispredicted branch its thread fetches, renames and issues synthetic wrong-path uops (its recent op "
+    "mix, no memory accesses) until the branch resolves, taking shared slots; false = fetch stops at the branch");
+  v("core.replay", k.replay,
+    "NetBurst replay: a load's dependents issue when an L1D hit would deliver; on a miss they issue again every "
+    "replay_period cycles until the data arrives, taking issue slots and units each time");
+  v("core.replay_period", k.replay_period, "cycles around the replay loop before a replayed uop issues again", 1,
+    1000);
 
   MemConfig& m = c.mem;
   v("mem.line_bytes", m.line_bytes, "cache line size in bytes at every level, power of two", 8, 4096);

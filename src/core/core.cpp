@@ -66,7 +66,7 @@ void Core::tick(Cycle now) {
     activeDirty_ = false;
     activeSetChanged(now);
   }
-  bool progress = false;
+  bool progress = frontEnd_.resolveWrongPaths(now);
   if (retire_.tick(now)) {
     progress = true;
     lastRetire_ = now;
@@ -174,6 +174,9 @@ void Core::squashFrom(std::uint32_t t, std::uint64_t from) {
   ThreadContext& th = threads_[t];
   TraceCursor& cur = *th.cursor;
   const std::uint64_t fetchEnd = cur.fetchSeq();
+  // Wrong-path uops are younger than every fetched instruction: any squash takes them (the wrong path restarts if its
+  // branch survives and has not resolved).
+  if (!th.wrongPath.empty()) th.wrongPath.squash(t, queues_);
   if (from >= fetchEnd) return;
   SharedCapacity& uopq = queues_[QueueKind::UopQueue];
   SharedCapacity& rob = queues_[QueueKind::Rob];
@@ -220,6 +223,7 @@ void Core::squashFrom(std::uint32_t t, std::uint64_t from) {
   th.robTail = keepEnd;
   th.enteredSeq = std::min(th.enteredSeq, from);
   if (th.waitingBranch && th.waitingBranchSeq >= from) {
+    th.wrongPath.resolveAt = Cycle::never();  // the branch itself is gone (a surviving one keeps its redirect)
     th.waitingBranch = false;
     th.fetchBlock = FetchBlock::None;
   }
@@ -317,6 +321,8 @@ Cycle Core::computeNextWake(Cycle now) const {
       if (u.issued) consider(u.doneAt);
     }
     if (th.pipeCount() != 0) consider(th.front[th.enteredSeq & th.frontMask].availableAt);
+    if (th.wrongPath.pipeCount() != 0) consider(th.wrongPath.at(th.wrongPath.entered).availableAt);
+    if (th.waitingBranch) consider(th.wrongPath.resolveAt);
     consider(th.fetchResumeAt);
     consider(th.gatedUntil);
     for (Cycle c : th.missDone) consider(c);
@@ -380,9 +386,20 @@ void Core::checkInvariants(Cycle now) const {
         if (u.hasStore) ++count[static_cast<int>(QueueKind::Sq)];
       }
       count[static_cast<int>(QueueKind::UopQueue)] = static_cast<std::uint32_t>(th.enteredSeq - th.robTail);
-      if (th.pipeCount() > frontEnd_.pipeCapacity()) {
-        fail(t, fmt::format("front-end pipe holds {} > {}", th.pipeCount(), frontEnd_.pipeCapacity()));
+      if (th.pipeCount() + th.wrongPath.pipeCount() > frontEnd_.pipeCapacity()) {
+        fail(t, fmt::format("front-end pipe holds {} + {} wrong-path > {}", th.pipeCount(), th.wrongPath.pipeCount(),
+                            frontEnd_.pipeCapacity()));
       }
+      // Wrong-path uops: in the uop queue, the ROB and (until issued) the IQ, after every real instruction.
+      const WrongPathState& wp = th.wrongPath;
+      std::uint32_t unissued = 0;
+      for (std::uint64_t i = wp.head; i < wp.renamed; ++i) unissued += wp.at(i).issued ? 0 : 1;
+      if (unissued != wp.unissued) fail(t, fmt::format("wrong path counts {} unissued, holds {}", wp.unissued, unissued));
+      if (!wp.empty() && !th.waitingBranch) fail(t, "wrong-path uops in flight without an unresolved mispredict");
+      if (wp.queued() != 0 && th.enteredSeq != cur.fetchSeq()) fail(t, "wrong-path uops queued before real ones");
+      count[static_cast<int>(QueueKind::UopQueue)] += wp.queued();
+      count[static_cast<int>(QueueKind::Rob)] += wp.inRob();
+      count[static_cast<int>(QueueKind::Iq)] += unissued;
     }
     for (int q = 0; q < kQueueKinds; ++q) {
       if (queues_.byKind[q].used(t) != count[q]) {

@@ -28,11 +28,12 @@ RenameAllocate::RenameAllocate(const Config& config, std::span<ThreadContext> th
 CpiCause RenameAllocate::blockCause(std::uint32_t t) const {
   if (!hasRenamable(t)) return CpiCause::Base;
   const ThreadContext& th = threads_[t];
-  const Instr& in = th.cursor->at(th.robTail);
   CapacityVerdict v = queues_[QueueKind::Rob].check(t);
   if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::RobFull, CpiCause::RobPartition);
   v = queues_[QueueKind::Iq].check(t);
   if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::IqFull, CpiCause::IqPartition);
+  if (th.robTail == th.enteredSeq) return CpiCause::Base;  // a wrong-path uop is next: it needs no LQ/SQ entry
+  const Instr& in = th.cursor->at(th.robTail);
   if (in.hasLoad()) {
     v = queues_[QueueKind::Lq].check(t);
     if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::LqFull, CpiCause::LqPartition);
@@ -79,15 +80,35 @@ std::uint32_t RenameAllocate::chooseByPolicy(Cycle now) {
     if (!policyNeedsCounters_) continue;
     const ThreadContext& th = threads_[t];
     c.frontEnd = th.pipeCount() + uopq.used(t) + iq.used(t);
-    c.oldest = th.front[th.robTail & th.frontMask].availableAt.value;  // same depth for all: fetch order
+    c.oldest = th.robTail != th.enteredSeq ? th.front[th.robTail & th.frontMask].availableAt.value  // fetch order
+                                           : th.wrongPath.at(th.wrongPath.renamed).availableAt.value;
   }
   if (!any) return threadCount_;
   policy_->choose(candidates_.data(), threadCount_, now, order_.data());
   return order_[0];
 }
 
+void RenameAllocate::renameWrongPath(std::uint32_t t, Cycle now) {
+  ThreadContext& th = threads_[t];
+  WrongPathState& wp = th.wrongPath;
+  queues_[QueueKind::UopQueue].release(t);
+  queues_[QueueKind::Rob].take(t);
+  queues_[QueueKind::Iq].take(t);
+  ++renamed_;
+  const std::uint64_t index = wp.renamed++;
+  WrongPathUop& u = wp.at(index);
+  u.age = ++ageCounter_;
+  ++wp.unissued;
+  // No register dependences (the trace has no wrong-path data flow): ready the next cycle.
+  dispatched_.push_back({now + 1, u.age, t, kWrongPathTag | index});
+}
+
 void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
   ThreadContext& th = threads_[t];
+  if (th.robTail == th.enteredSeq) {
+    renameWrongPath(t, now);
+    return;
+  }
   const std::uint64_t seq = th.robTail;
   const Instr& in = th.cursor->at(seq);
   const FrontEntry& fe = th.front[seq & th.frontMask];
@@ -106,6 +127,7 @@ void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
   u.seq = seq;
   u.age = ++ageCounter_;
   u.readyAt = now + 1;
+  u.scheduledAt = u.readyAt;
   u.doneAt = Cycle::never();
   u.depHead = kNoDep;
   u.pendingSrcs = 0;
@@ -128,6 +150,9 @@ void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
     Uop& producer = th.robSlot(p - 1);
     if (producer.issued) {
       u.readyAt = std::max(u.readyAt, producer.doneAt);
+      // Replay: until a missing load's hit time has passed, the scheduler still expects its data then.
+      u.scheduledAt = std::max(u.scheduledAt, producer.consumersScheduledAt > now ? producer.consumersScheduledAt
+                                                                                   : producer.doneAt);
     } else {
       const std::uint32_t node = slot * kMaxSrcRegs + static_cast<std::uint32_t>(k);
       th.depNext[node] = producer.depHead;
@@ -141,7 +166,7 @@ void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
   th.robTail = seq + 1;
   // The front end delivered again: a fetch hold that has ended stops being the reason this thread waits.
   if (th.fetchResumeAt <= now) th.fetchBlock = FetchBlock::None;
-  if (u.pendingSrcs == 0) dispatched_.push_back({u.readyAt, u.age, t, seq});
+  if (u.pendingSrcs == 0) dispatched_.push_back({u.scheduledAt, u.age, t, seq});
 }
 
 }  // namespace smtlab

@@ -46,7 +46,8 @@ Scheduler::Scheduler(const Config& config, std::span<ThreadContext> threads, Cor
       threads_(threads),
       queues_(queues),
       loadStore_(loadStore),
-      branches_(branches) {
+      branches_(branches),
+      replay_(config) {
   const auto& c = config.core;
   const FuConfig* fu[kFuKinds] = {&c.fu.int_alu, &c.fu.int_mul, &c.fu.int_div, &c.fu.fp_add,
                                   &c.fu.fp_mul,  &c.fu.fp_div,  &c.fu.load,    &c.fu.store};
@@ -57,8 +58,10 @@ Scheduler::Scheduler(const Config& config, std::span<ThreadContext> threads, Cor
     fus_[k].threadInterval = fu[k]->thread_interval;
     fus_[k].busyUntil.assign(fu[k]->count, Cycle{0});
   }
-  // Every renamed instruction of every thread can wait here at once.
-  const std::size_t window = static_cast<std::size_t>(std::bit_ceil(queues_[QueueKind::Rob].total())) * threadCount_;
+  // Every renamed instruction of every thread can wait here at once (twice: the entries of squashed wrong-path
+  // uops stay until their turn comes).
+  const std::size_t window =
+      static_cast<std::size_t>(std::bit_ceil(queues_[QueueKind::Rob].total())) * threadCount_ * 2;
   waiting_.reserve(window);
   ready_.reserve(window);
 }
@@ -112,6 +115,12 @@ bool Scheduler::issue(Cycle now) {
   std::size_t keep = 0;
   for (std::size_t i = 0; i < ready_.size(); ++i) {
     const WaitEntry e = ready_[i];
+    if ((e.seq & kWrongPathTag) != 0) {
+      const WrongPathIssue r = issueWrongPath(e, issued < issueWidth_, now);
+      if (r == WrongPathIssue::Issued) ++issued;
+      if (r == WrongPathIssue::Waits) ready_[keep++] = e;
+      continue;
+    }
     ThreadContext& th = threads_[e.thread];
     Uop* u = th.cursor != nullptr ? &th.robSlot(e.seq) : nullptr;
     if (u == nullptr || !u->valid || u->age != e.age || u->issued) continue;  // squashed meanwhile
@@ -123,6 +132,11 @@ bool Scheduler::issue(Cycle now) {
         fuTake(u->fu, e.thread, now);
         if (needLoadPort) fuTake(FuKind::Load, e.thread, now);
         if (needStorePort) fuTake(FuKind::Store, e.thread, now);
+        if (u->readyAt > now) {  // only under replay: sent on an L1-hit guess that was wrong
+          replayOne(e, now);
+          ++issued;
+          continue;
+        }
         issueOne(*u, e.thread, now);
         ++issued;
         continue;
@@ -144,6 +158,7 @@ void Scheduler::issueOne(Uop& u, std::uint32_t t, Cycle now) {
 
   Cycle done = now;
   if (u.hasLoad) done = loadStore_.executeLoad(t, u, now);
+  const Cycle dataReady = done;
   if (u.fu != FuKind::Load) done = done + (u.fu == FuKind::None ? 1 : fus_[static_cast<int>(u.fu)].latency);
   if (done <= now) done = now + 1;
   u.doneAt = done;
@@ -152,17 +167,46 @@ void Scheduler::issueOne(Uop& u, std::uint32_t t, Cycle now) {
     --th.unresolvedBranches;
     if (u.mispredicted) branches_.mispredictResolved(t, u, done);
   }
-  wakeDependents(t, u);
+  u.consumersScheduledAt = u.hasLoad ? replay_.scheduleDependents(now, dataReady, done) : done;
+  wakeDependents(t, u, u.consumersScheduledAt);
 }
 
-void Scheduler::wakeDependents(std::uint32_t t, Uop& producer) {
+void Scheduler::wakeDependents(std::uint32_t t, Uop& producer, Cycle scheduled) {
   ThreadContext& th = threads_[t];
   for (std::uint32_t node = producer.depHead; node != kNoDep; node = th.depNext[node]) {
     Uop& c = th.rob[node / kMaxSrcRegs];
     c.readyAt = std::max(c.readyAt, producer.doneAt);
-    if (--c.pendingSrcs == 0) pushWaiting({c.readyAt, c.age, t, c.seq});
+    c.scheduledAt = std::max(c.scheduledAt, scheduled);
+    if (--c.pendingSrcs == 0) pushWaiting({c.scheduledAt, c.age, t, c.seq});
   }
   producer.depHead = kNoDep;
+}
+
+void Scheduler::replayOne(const WaitEntry& e, Cycle now) {
+  ThreadContext& th = threads_[e.thread];
+  Uop& u = th.robSlot(e.seq);
+  ++issuedByUnit_[static_cast<int>(u.fu)];
+  ++th.stats.replayed;
+  pushWaiting({replay_.nextAttempt(now), e.age, e.thread, e.seq});
+}
+
+Scheduler::WrongPathIssue Scheduler::issueWrongPath(const WaitEntry& e, bool slotFree, Cycle now) {
+  ThreadContext& th = threads_[e.thread];
+  WrongPathState& wp = th.wrongPath;
+  const std::uint64_t index = e.seq & ~kWrongPathTag;
+  if (index < wp.head || index >= wp.renamed) return WrongPathIssue::Squashed;
+  WrongPathUop& u = wp.at(index);
+  if (u.age != e.age || u.issued) return WrongPathIssue::Squashed;
+  const FuKind fu = fuKindFor(u.op);
+  if (!slotFree || !fuAvailable(fu, e.thread, now)) return WrongPathIssue::Waits;
+  // It takes its slot and unit; its result is never used (no dependents, never retires).
+  fuTake(fu, e.thread, now);
+  ++issuedByUnit_[static_cast<int>(fu)];
+  u.issued = true;
+  --wp.unissued;
+  queues_[QueueKind::Iq].release(e.thread);
+  ++th.stats.wrongPathIssued;
+  return WrongPathIssue::Issued;
 }
 
 void Scheduler::earliestWake(Cycle now, Cycle& next) const {

@@ -22,7 +22,8 @@ boost::json::object energyJson(Machine& m) {
     core.flushAccounting(m.now());
     for (std::uint32_t t = 0; t < core.threads(); ++t) {
       const ThreadStats& s = core.thread(t).stats;
-      fetch += double(s.fetched + s.squashed) * e.fetch_nj * kNj;  // squashed instructions were fetched too
+      // Squashed instructions and wrong-path uops (issue 10 §4) were fetched too.
+      fetch += double(s.fetched + s.squashed + s.wrongPathFetched) * e.fetch_nj * kNj;
       retire += double(s.instructions) * e.retire_nj * kNj;
     }
     rename += double(core.renamed()) * e.rename_nj * kNj;

@@ -78,6 +78,9 @@ json::object threadStatsJson(const ThreadStats& s, const Core& core, std::uint32
   o["fetch_icache_stall_cycles"] = s.fetchIcacheStallCycles;
   o["fetch_gated_cycles"] = s.fetchGatedCycles;
   o["flushes"] = s.flushes;
+  o["wrong_path_fetched"] = s.wrongPathFetched;
+  o["wrong_path_issued"] = s.wrongPathIssued;
+  o["replayed"] = s.replayed;
   return o;
 }
 

@@ -80,6 +80,9 @@ std::vector<Scenario> scenarios() {
   out.push_back({"mix_chase", two, {"gen:mix,count=0,seed=2", "gen:chase,footprint=16m,count=0"}, 8000});
   out.push_back({"branchy_stream", two, {"gen:branchy,count=0", "gen:stream,footprint=32m,count=0"}, 15000});
   out.push_back({"spin_real", two, {"gen:spin,pause=1,count=0", realTrace()}, 15000});
+  Config replay = two;  // wrong path (on by default) and NetBurst replay together
+  replay.core.replay = true;
+  out.push_back({"replay_branchy_chase", replay, {"gen:branchy,count=0", "gen:chase,footprint=16m,work=3,count=0"}, 8000});
   Config flush = two;
   flush.core.fetch_policy = FetchPolicy::Flush;
   out.push_back({"flush_chase_mix", flush, {"gen:chase,footprint=64m,count=0", "gen:mix,count=0"}, 3000});

@@ -62,6 +62,10 @@ struct ThreadStats {
   std::uint64_t fetchIcacheStallCycles = 0;
   std::uint64_t fetchGatedCycles = 0;  // STALL/FLUSH kept the thread from fetching
   std::uint64_t flushes = 0;           // FLUSH policy squashes
+  // Wrong path and replay (issue 10 §4).
+  std::uint64_t wrongPathFetched = 0;  // synthetic wrong-path uops fetched after mispredicted branches
+  std::uint64_t wrongPathIssued = 0;   // of those, issued to a unit before their branch resolved
+  std::uint64_t replayed = 0;          // extra issues of a load's dependents that went before its data (NetBurst)
   std::array<std::uint64_t, 4> loadLevel{};
   std::array<std::uint64_t, kCpiCauses> cpi{};
   std::array<OccupancyStats, kQueueKinds> occupancy{};

@@ -29,7 +29,8 @@ class RenameAllocate {
   CpiCause blockCause(std::uint32_t t) const;
   bool hasRenamable(std::uint32_t t) const {
     const ThreadContext& th = threads_[t];
-    return th.state == ThreadState::Running && th.robTail != th.enteredSeq;
+    return th.state == ThreadState::Running &&
+           (th.robTail != th.enteredSeq || th.wrongPath.renamed != th.wrongPath.entered);
   }
 
   // Renamed this cycle with every operand's ready time known, in rename order (the scheduler takes them).
@@ -42,6 +43,8 @@ class RenameAllocate {
 
  private:
   void renameOne(std::uint32_t t, Cycle now);
+  // Wrong path: the next wrong-path uop of thread t takes a ROB and an IQ entry (no registers, no LQ/SQ entry).
+  void renameWrongPath(std::uint32_t t, Cycle now);
   // The thread the configured policy serves (threadCount_ if none can rename).
   std::uint32_t chooseByPolicy(Cycle now);
 

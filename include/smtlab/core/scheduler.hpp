@@ -12,6 +12,7 @@
 
 #include "smtlab/common/types.hpp"
 #include "smtlab/config/config.hpp"
+#include "smtlab/core/replay.hpp"
 #include "smtlab/core/stage_ports.hpp"
 #include "smtlab/core/thread_context.hpp"
 
@@ -54,7 +55,13 @@ class Scheduler {
   bool fuAvailable(FuKind fu, std::uint32_t thread, Cycle now) const;
   void fuTake(FuKind fu, std::uint32_t thread, Cycle now);
   void issueOne(Uop& uop, std::uint32_t t, Cycle now);
-  void wakeDependents(std::uint32_t t, Uop& producer);
+  // Wakes the consumers of `producer`, which the scheduler expects at `scheduled` (its result, or the L1-hit time of
+  // a missing load under replay).
+  void wakeDependents(std::uint32_t t, Uop& producer, Cycle scheduled);
+  // A uop issued before its operands arrived (replay): it took its slot and unit and comes back after the loop.
+  void replayOne(const WaitEntry& e, Cycle now);
+  enum class WrongPathIssue : std::uint8_t { Squashed, Issued, Waits };
+  WrongPathIssue issueWrongPath(const WaitEntry& e, bool slotFree, Cycle now);
 
   const std::uint32_t threadCount_;
   const std::uint32_t issueWidth_;
@@ -63,6 +70,7 @@ class Scheduler {
   ILoadStorePort& loadStore_;
   IBranchResolutionPort& branches_;
   std::array<FuState, kFuKinds> fus_;
+  const ReplayLoop replay_;
   std::vector<WaitEntry> waiting_;  // min-heap by readyAt (operands known ready at that cycle)
   std::vector<WaitEntry> ready_;    // ready now, oldest first, waiting for a unit or issue slot
   Cycle fuCycle_ = Cycle::never();

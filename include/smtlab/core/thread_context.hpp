@@ -11,6 +11,7 @@
 #include "smtlab/common/types.hpp"
 #include "smtlab/core/branch_predictor.hpp"
 #include "smtlab/core/core_stats.hpp"
+#include "smtlab/core/wrong_path.hpp"
 #include "smtlab/mem/memory_system.hpp"
 #include "smtlab/trace/cursor.hpp"
 
@@ -39,6 +40,11 @@ struct Uop {
   bool btbMiss = false;
   bool hasLoad = false;
   bool hasStore = false;
+  // NetBurst replay (issue 10 §4, replay.hpp): when the scheduler expects the operands, assuming every load
+  // producer hits the L1D (<= readyAt; equals it without replay), and, once issued, when it expects this uop's
+  // result (the L1-hit time of a missing load; doneAt otherwise).
+  Cycle scheduledAt{0};
+  Cycle consumersScheduledAt{0};
 };
 
 // A renamed instruction waiting in the scheduler: ready at `readyAt` (operands known), oldest `age` first.
@@ -95,6 +101,9 @@ struct ThreadContext {
   std::vector<Cycle> missDone;       // completion cycles of loads that missed the L1D (MISSCOUNT)
 
   ThreadBranchState branch;
+
+  // Wrong path (issue 10 §4): synthetic uops fetched while waitingBranch, in their own ring (wrong_path.hpp).
+  WrongPathState wrongPath;
 
   // Retirement stops when stats.instructions reaches this (then an event is raised).
   std::uint64_t retireLimit = ~std::uint64_t{0};

@@ -18,7 +18,8 @@ using test::TempDir;
 // + 2 TLBs x 3 + 2 flags = 28. Total 90.
 // Topology, OS costs and page walks (issue 10 §4-5): system.packages, system.siblings_adjacent, os.wake_cycles,
 // os.timer_cycles, mem.tlb_tagged, mem.page_walk.{caches, levels, pwc_entries, from_l2} = 9 more.
-constexpr std::size_t kKeys = 130 + 9;
+// Speculation (issue 10 §4): core.wrong_path, core.replay, core.replay_period = 3 more.
+constexpr std::size_t kKeys = 130 + 9 + 3;
 
 std::size_t countJsonLeaves(const boost::json::value& v) {
   if (!v.is_object()) return 1;
