@@ -1,4 +1,5 @@
 #include "smtlab/tracer/kpath.hpp"
+#include "smtlab/tracer/kpath_spec.hpp"
 #include "smtlab/tracer/program_file.hpp"
 
 #include <fcntl.h>
@@ -304,25 +305,9 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
 }
 
 std::unique_ptr<TraceSource> openKpathTrace(const std::string& spec) {
-  std::string rest = spec.substr(spec.find(':') + 1);
-  const std::size_t comma = rest.find(',');
-  const std::string name = rest.substr(0, comma);
-  std::uint64_t seed = 0;
-  if (comma != std::string::npos) {
-    const std::string opt = rest.substr(comma + 1);
-    char* end = nullptr;
-    if (opt.rfind("seed=", 0) != 0 || opt.size() == 5 ||
-        (seed = std::strtoull(opt.c_str() + 5, &end, 10), *end != '\0')) {
-      throw TraceError(fmt::format("'{}': bad option '{}' (kpath:NAME[,seed=N])", spec, opt));
-    }
-  }
-  const auto& table = kpaths();
-  const auto it = std::find_if(table.begin(), table.end(), [&](const KpathInfo& k) { return k.name == name; });
-  if (it == table.end()) {
-    std::string names;
-    for (const auto& k : table) names += (names.empty() ? "" : " ") + k.name;
-    throw TraceError(fmt::format("'{}': unknown kernel path '{}' (paths: {})", spec, name, names));
-  }
+  const KpathSpec parsed = parseKpathSpec(spec);  // before anything boots
+  const std::string& name = parsed.name;
+  const std::uint64_t seed = parsed.seed;
   KpathBuildOptions build;
   if (const char* t = std::getenv("SMTLAB_KPATH_TIMEOUT"); t && *t) build.timeoutSeconds = std::atoi(t);
   if (const char* c = std::getenv("SMTLAB_KPATH_COUNT"); c && *c) build.count = std::atoi(c);

@@ -1,0 +1,20 @@
+// The `kpath:NAME[,seed=N]` source spec as Source(), openTrace() and `smtlab run` take it, parsed and checked against
+// the path table before anything boots: a bad spec is one TraceError and costs no QEMU run. Kept apart from the
+// recording (kpath.cpp) so that the fuzz target source_spec reaches it without tracing.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace smtlab {
+
+struct KpathSpec {
+  std::string name;        // a name of kpaths()
+  std::uint64_t seed = 0;  // picks the instance: splitmix64(seed) mod instances
+};
+
+// Throws TraceError naming the spec for an unknown path, an option other than seed=N, or an N that is not a decimal
+// number below 2^64 (no sign, no spaces: "-1" or a 21-digit number used to become another seed silently).
+KpathSpec parseKpathSpec(const std::string& spec);
+
+}  // namespace smtlab
