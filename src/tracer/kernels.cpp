@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "smtlab/common/error.hpp"
+#include "smtlab/common/short_quote.hpp"
 #include "smtlab/trace/generators.hpp"
 #include "smtlab/trace/native_format.hpp"
 #include "smtlab/tracer/recorder.hpp"
@@ -174,7 +175,9 @@ std::unique_ptr<TraceSource> openKernelTrace(const std::string& spec) {
   if (!k) {
     std::string names;
     for (const auto& info : kernels()) names += (names.empty() ? "" : " ") + info.name;
-    throw TraceError(fmt::format("'{}': unknown kernel '{}' (kernels: {})", spec, name, names));
+    // Quoted short: Python's Source() shows the message uncut, and a fuzzed name held control bytes.
+    throw TraceError(
+        fmt::format("'{}': unknown kernel '{}' (kernels: {})", shortToken(spec), shortToken(name), names));
   }
   const fs::path cached = fs::path(kernelCacheDir()) / (k->name + ".trace");
   const bool canTrace = !tracerUnavailableReason();

@@ -1,4 +1,5 @@
 #include "smtlab/tracer/kpath.hpp"
+#include "smtlab/tracer/kpath_spec.hpp"
 #include "smtlab/tracer/program_file.hpp"
 
 #include <fcntl.h>
@@ -320,33 +321,10 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
 }
 
 std::unique_ptr<TraceSource> openKpathTrace(const std::string& spec) {
-  std::string rest = spec.substr(spec.find(':') + 1);
-  const std::size_t comma = rest.find(',');
-  const std::string name = rest.substr(0, comma);
-  std::uint64_t seed = 0;
-  std::uint64_t stackSlot = 0;  // per-task kernel stack (kernel_stack.hpp); 0: as recorded
-  for (std::size_t at = comma; at != std::string::npos;) {
-    const std::size_t next = rest.find(',', at + 1);
-    const std::string opt = rest.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1);
-    at = next;
-    std::uint64_t* value = opt.rfind("seed=", 0) == 0 ? &seed : opt.rfind("stack=", 0) == 0 ? &stackSlot : nullptr;
-    const std::size_t eq = opt.find('=');
-    char* end = nullptr;
-    if (value == nullptr || eq + 1 == opt.size() || !std::isdigit(static_cast<unsigned char>(opt[eq + 1])) ||
-        (*value = std::strtoull(opt.c_str() + eq + 1, &end, 10), *end != '\0')) {
-      throw TraceError(fmt::format("'{}': bad option '{}' (kpath:NAME[,seed=N][,stack=K])", spec, opt));
-    }
-  }
-  if (stackSlot > kMaxKernelStackSlot) {
-    throw TraceError(fmt::format("'{}': stack={} is out of range (0..{})", spec, stackSlot, kMaxKernelStackSlot));
-  }
-  const auto& table = kpaths();
-  const auto it = std::find_if(table.begin(), table.end(), [&](const KpathInfo& k) { return k.name == name; });
-  if (it == table.end()) {
-    std::string names;
-    for (const auto& k : table) names += (names.empty() ? "" : " ") + k.name;
-    throw TraceError(fmt::format("'{}': unknown kernel path '{}' (paths: {})", spec, name, names));
-  }
+  const KpathSpec parsed = parseKpathSpec(spec);  // before anything boots
+  const std::string& name = parsed.name;
+  const std::uint64_t seed = parsed.seed;
+  const std::uint64_t stackSlot = parsed.stackSlot;  // per-task kernel stack (kernel_stack.hpp); 0: as recorded
   KpathBuildOptions build;
   if (const char* t = std::getenv("SMTLAB_KPATH_TIMEOUT"); t && *t) build.timeoutSeconds = std::atoi(t);
   if (const char* c = std::getenv("SMTLAB_KPATH_COUNT"); c && *c) build.count = std::atoi(c);
