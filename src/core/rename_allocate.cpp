@@ -43,11 +43,14 @@ CpiCause RenameAllocate::blockCause(std::uint32_t t) const {
     v = queues_[QueueKind::Sq].check(t);
     if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::SqFull, CpiCause::SqPartition);
   }
-  if (registersLimited_) {
-    const RegNeed need = registersNeeded(in, stackEngine_ && isStackUpdate(in));
-    if (queues_.registers.check(t, need) != CapacityVerdict::Ok) return CpiCause::Regs;
-  }
+  if (registersLimited_ && !queues_.registers.roomForAny(t)) return registerBlock(t, in);
   return CpiCause::Base;
+}
+
+// Out of line: reached only when a register file is nearly full for the thread.
+CpiCause RenameAllocate::registerBlock(std::uint32_t t, const Instr& in) const {
+  const RegNeed need = registersNeeded(in, stackEngine_ && isStackUpdate(in));
+  return queues_.registers.check(t, need) == CapacityVerdict::Ok ? CpiCause::Base : CpiCause::Regs;
 }
 
 bool RenameAllocate::tick(Cycle now, bool draining) {
@@ -141,10 +144,13 @@ void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
   }
   u.stackUpdate = stackUpdate;
   u.stackDelta = th.stackDelta;
-  const RegNeed need = registersNeeded(in, stackUpdate);
+  RegNeed need;  // unlimited files: nothing to count, retire and squash then release nothing
+  if (registersLimited_) {
+    need = registersNeeded(in, stackUpdate);
+    queues_.registers.take(t, need);
+  }
   u.intRegs = need.intRegs;
   u.fpRegs = need.fpRegs;
-  if (registersLimited_) queues_.registers.take(t, need);
 
   const std::uint64_t oldest = th.cursor->retireSeq();
   const std::uint32_t slot = static_cast<std::uint32_t>(seq & th.robMask);

@@ -60,6 +60,13 @@ class RegisterFiles {
 
   // True when at least one file is limited (otherwise rename never asks).
   bool enabled() const { return intOn_ || fpOn_; }
+  // True when every limited file has room for an instruction's largest need (kMaxDstRegs) for this thread: rename
+  // asks this first, so the per-instruction need is only computed when a file is nearly full (blockCause runs several
+  // times per cycle).
+  bool roomForAny(std::uint32_t thread) const {
+    return (!intOn_ || int_.check(thread, kMaxDstRegs) == CapacityVerdict::Ok) &&
+           (!fpOn_ || fp_.check(thread, kMaxDstRegs) == CapacityVerdict::Ok);
+  }
   CapacityVerdict check(std::uint32_t thread, RegNeed need) const {
     if (intOn_ && need.intRegs != 0) {
       const CapacityVerdict v = int_.check(thread, need.intRegs);

@@ -44,6 +44,7 @@ class RenameAllocate {
 
  private:
   void renameOne(std::uint32_t t, Cycle now);
+  CpiCause registerBlock(std::uint32_t t, const Instr& in) const;  // blockCause's register-file check
   // The thread the configured policy serves (threadCount_ if none can rename).
   std::uint32_t chooseByPolicy(Cycle now);
 
