@@ -357,8 +357,11 @@ std::string Core::describeStuck(Cycle /*now*/) const {
     }
     // Physical register files: renaming entries in use / beyond the architectural ones.
     const RegisterFiles& regs = queues_.registers;
-    for (const SharedCapacity* f : {regs.intLimited() ? &regs.intFile() : nullptr, regs.fpLimited() ? &regs.fpFile() : nullptr}) {
-      if (f != nullptr) out += fmt::format(", {} renaming {}/{} (own {}/{})", f->name(), f->usedTotal(), f->total(), f->used(t), f->limit(t));
+    for (const SharedCapacity* f :
+         {regs.intLimited() ? &regs.intFile() : nullptr, regs.fpLimited() ? &regs.fpFile() : nullptr}) {
+      if (f == nullptr) continue;
+      out += fmt::format(", {} renaming {}/{} (own {}/{})", f->name(), f->usedTotal(), f->total(), f->used(t),
+                         f->limit(t));
     }
   }
   return out.empty() ? "no thread running" : out;

@@ -24,8 +24,15 @@ QueueConfig renamingPool(const RegisterFileConfig& f, std::uint32_t threads, std
 RegisterFiles::RegisterFiles(const Config& config)
     : intOn_(config.core.int_prf.entries != 0), fpOn_(config.core.fp_prf.entries != 0) {
   const std::uint32_t threads = config.core.threads;
-  if (intOn_) int_ = SharedCapacity("int_prf", renamingPool(config.core.int_prf, threads, intHeld_, "int_prf"), threads, config.core.recombine);
-  if (fpOn_) fp_ = SharedCapacity("fp_prf", renamingPool(config.core.fp_prf, threads, fpHeld_, "fp_prf"), threads, config.core.recombine);
+  const bool recombine = config.core.recombine;
+  if (intOn_) {
+    const QueueConfig pool = renamingPool(config.core.int_prf, threads, intHeld_, "int_prf");
+    int_ = SharedCapacity("int_prf", pool, threads, recombine);
+  }
+  if (fpOn_) {
+    const QueueConfig pool = renamingPool(config.core.fp_prf, threads, fpHeld_, "fp_prf");
+    fp_ = SharedCapacity("fp_prf", pool, threads, recombine);
+  }
 }
 
 }  // namespace smtlab

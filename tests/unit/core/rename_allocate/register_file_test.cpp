@@ -94,7 +94,8 @@ TEST(RegisterFile, EachDestinationTakesAnEntryOfItsOwnClass) {
   c.core.fp_prf = {27, Sharing::Shared, 1.0, 24};
   StageHarness h(c);
   h.attach(0, {instr(OpClass::FAdd, {fpReg(2)}, {}), instr(OpClass::FMul, {1, fpReg(3)}, {}),
-               instr(OpClass::FAdd, {fpReg(4)}, {}), instr(OpClass::Int, {2}, {}), instr(OpClass::FAdd, {fpReg(5)}, {})});
+               instr(OpClass::FAdd, {fpReg(4)}, {}), instr(OpClass::Int, {2}, {}),
+               instr(OpClass::FAdd, {fpReg(5)}, {})});
   h.queueUops(0, 5);
   RenameAllocate rename(c, h.threads, h.queues);
   rename.tick(Cycle{1}, false);
