@@ -69,6 +69,24 @@ void visitQueue(V& v, const std::string& prefix, QueueConfig& q, std::string_vie
   v(prefix + ".cap", q.cap, fmt::format("capped only: fraction of the {} one thread may hold", what), 0, 1);
 }
 
+// Declares a physical register file (four keys; issue 10 §3).
+template <class V>
+void visitRegisterFile(V& v, const std::string& prefix, RegisterFileConfig& f, std::string_view what) {
+  v(prefix + ".entries", f.entries,
+    fmt::format("{} physical registers of the core (architectural state of every thread included; replicated: per "
+                "thread); 0 = unlimited, rename never waits for one",
+                what),
+    0, 65536);
+  v(prefix + ".sharing", f.sharing,
+    fmt::format("{} registers beyond the architectural ones, between threads: replicated | partitioned | shared | "
+                "capped",
+                what));
+  v(prefix + ".cap", f.cap, fmt::format("capped only: fraction of the renaming {} registers one thread may hold", what),
+    0, 1);
+  v(prefix + ".architectural", f.architectural,
+    fmt::format("{} registers each hardware thread's committed state holds permanently", what), 0, 4096);
+}
+
 // Declares a class of functional units (three keys).
 template <class V>
 void visitFu(V& v, const std::string& prefix, FuConfig& f, std::string_view what, std::string_view latencyDoc) {
@@ -179,6 +197,11 @@ void visitParams(Config& c, V&& v) {
   v("core.recombine_cycles", k.recombine_cycles,
     "pipeline-drain cycles whenever the set of active threads changes (partition / recombine)", 0, 1000000);
   v("core.pause_cycles", k.pause_cycles, "cycles a PAUSE keeps its thread from fetching", 0, 1000000);
+  visitRegisterFile(v, "core.int_prf", k.int_prf, "integer");
+  visitRegisterFile(v, "core.fp_prf", k.fp_prf, "FP/vector");
+  v("core.stack_engine", k.stack_engine,
+    "push/pop/call/ret update the stack pointer at decode, without a uop on the stack-pointer chain; an explicit "
+    "read of the stack pointer after them waits one cycle for a sync uop (r4 is the stack pointer in every format)");
   v("core.watchdog_cycles", k.watchdog_cycles,
     "cycles without any retirement while work is in flight before stopping with a deadlock error", 1000, kMaxInt);
   // Speculation (issue 10 §4).

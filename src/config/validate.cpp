@@ -72,6 +72,28 @@ class Checker {
     }
   }
 
+  // A register file must leave room for renaming after the architectural state of every thread (issue 10 §3).
+  void registerFile(std::string_view name, const RegisterFileConfig& f) const {
+    if (f.entries == 0) return;  // unlimited
+    const std::uint32_t threads = c_.core.threads;
+    const bool replicated = f.sharing == Sharing::Replicated;
+    const std::uint64_t held = std::uint64_t{f.architectural} * (replicated ? 1 : threads);
+    const std::uint64_t minimum = held + (f.sharing == Sharing::Partitioned ? threads : 1);
+    if (f.entries < minimum) {
+      fail(fmt::format("core.{0}.entries = {1} leaves no register to rename with: {2} x core.{0}.architectural = {3} "
+                       "hold committed state{4}; give at least {5} (or 0 for unlimited)",
+                       name, f.entries, replicated ? 1 : threads, f.architectural,
+                       replicated ? " (replicated: per thread)" : "", minimum));
+    }
+    if (f.sharing == Sharing::Capped && !(f.cap > 0.0 && f.cap <= 1.0)) {
+      fail(fmt::format("core.{}.cap = {} must be in (0, 1] when core.{}.sharing is capped", name, f.cap, name));
+    }
+    if (f.sharing == Sharing::Capped && f.cap * static_cast<double>(f.entries - held) < 1.0) {
+      fail(fmt::format("core.{0}.cap = {1} x the {2} renaming registers of core.{0} leaves a thread less than one",
+                       name, f.cap, f.entries - held));
+    }
+  }
+
   void cache(std::string_view name, const CacheConfig& cache) const {
     const std::uint64_t bytes = std::uint64_t{cache.size_kb} * 1024;
     const std::uint64_t setBytes = std::uint64_t{cache.assoc} * c_.mem.line_bytes;
@@ -105,6 +127,8 @@ class Checker {
     queue("iq", k.iq);
     queue("lq", k.lq);
     queue("sq", k.sq);
+    registerFile("int_prf", k.int_prf);
+    registerFile("fp_prf", k.fp_prf);
 
     const BranchConfig& b = k.branch;
     if (!isPow2(b.pht_entries)) fail(fmt::format("core.branch.pht_entries = {} must be a power of two", b.pht_entries));

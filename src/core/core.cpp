@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -24,6 +25,7 @@ CoreQueues makeQueues(const Config& config) {
   q[QueueKind::Iq] = SharedCapacity("iq", c.iq, threads, c.recombine);
   q[QueueKind::Lq] = SharedCapacity("lq", c.lq, threads, c.recombine);
   q[QueueKind::Sq] = SharedCapacity("sq", c.sq, threads, c.recombine);
+  q.registers = RegisterFiles(config);
   return q;
 }
 // STALL and FLUSH say what a long-latency load does to its thread; the load/store unit's hook does it.
@@ -150,6 +152,7 @@ void Core::activeSetChanged(Cycle now) {
   const int after = std::popcount(mask);
   activeMask_ = mask;
   for (auto& q : queues_.byKind) q.setActive(mask);
+  queues_.registers.setActive(mask);
   if (threadCount_ > 1 && recombine_ && before != 0 && after != 0 && before != after && recombineCycles_ > 0) {
     drainUntil_ = std::max(drainUntil_, now + recombineCycles_);
     drainToShares_ = true;
@@ -195,6 +198,7 @@ void Core::squashFrom(std::uint32_t t, std::uint64_t from) {
         if (in.isBranch()) --th.unresolvedBranches;
       }
       rob.release(t);
+      if (u.intRegs != 0 || u.fpRegs != 0) queues_.registers.release(t, RegNeed{u.intRegs, u.fpRegs});
       if (u.hasLoad) lq.release(t);
       if (u.hasStore) sq.release(t);
       u.valid = false;
@@ -213,13 +217,16 @@ void Core::squashFrom(std::uint32_t t, std::uint64_t from) {
       p.depHead = th.depNext[p.depHead];
     }
   }
-  // Rebuild the rename map from the surviving instructions.
+  // Rebuild the rename map from the surviving instructions (a stack update under the stack engine wrote no
+  // stack-pointer mapping), and the stack engine's offset state as of the youngest survivor.
   th.renameMap.fill(0);
   for (std::uint64_t seq = cur.retireSeq(); seq < keepEnd; ++seq) {
+    const bool stackUpdate = th.robSlot(seq).stackUpdate;
     for (RegId d : cur.at(seq).dst) {
-      if (d != kNoReg) th.renameMap[d] = seq + 1;
+      if (d != kNoReg && !(stackUpdate && d == kStackPointerReg)) th.renameMap[d] = seq + 1;
     }
   }
+  th.stackDelta = keepEnd > cur.retireSeq() ? th.robSlot(keepEnd - 1).stackDelta : th.retiredStackDelta;
   th.robTail = keepEnd;
   th.enteredSeq = std::min(th.enteredSeq, from);
   if (th.waitingBranch && th.waitingBranchSeq >= from) {
@@ -354,6 +361,14 @@ std::string Core::describeStuck(Cycle /*now*/) const {
       const auto& cap = queues_.byKind[q];
       out += fmt::format(", {} {}/{} (own {}/{})", cap.name(), cap.usedTotal(), cap.total(), cap.used(t), cap.limit(t));
     }
+    // Physical register files: renaming entries in use / beyond the architectural ones.
+    const RegisterFiles& regs = queues_.registers;
+    for (const SharedCapacity* f :
+         {regs.intLimited() ? &regs.intFile() : nullptr, regs.fpLimited() ? &regs.fpFile() : nullptr}) {
+      if (f == nullptr) continue;
+      out += fmt::format(", {} renaming {}/{} (own {}/{})", f->name(), f->usedTotal(), f->total(), f->used(t),
+                         f->limit(t));
+    }
   }
   return out.empty() ? "no thread running" : out;
 }
@@ -363,6 +378,7 @@ void Core::checkInvariants(Cycle now) const {
     throw Error(fmt::format("invariant broken on core {} thread {} at cycle {}: {}", id_.value, t, now.value, what));
   };
   std::array<std::uint32_t, kQueueKinds> totals{};
+  std::array<std::uint32_t, kMaxThreads> intRegs{}, fpRegs{};  // physical registers held by renamed writers
   for (std::uint32_t t = 0; t < threadCount_; ++t) {
     const ThreadContext& th = threads_[t];
     std::array<std::uint32_t, kQueueKinds> count{};
@@ -384,6 +400,8 @@ void Core::checkInvariants(Cycle now) const {
         if (!u.issued) ++count[static_cast<int>(QueueKind::Iq)];
         if (u.hasLoad) ++count[static_cast<int>(QueueKind::Lq)];
         if (u.hasStore) ++count[static_cast<int>(QueueKind::Sq)];
+        intRegs[t] += u.intRegs;
+        fpRegs[t] += u.fpRegs;
       }
       count[static_cast<int>(QueueKind::UopQueue)] = static_cast<std::uint32_t>(th.enteredSeq - th.robTail);
       if (th.pipeCount() + th.wrongPath.pipeCount() > frontEnd_.pipeCapacity()) {
@@ -406,6 +424,25 @@ void Core::checkInvariants(Cycle now) const {
         fail(t, fmt::format("{} counts {} entries for the thread but holds {}", queues_.byKind[q].name(), queues_.byKind[q].used(t), count[q]));
       }
       totals[q] += count[q];
+    }
+  }
+  // Physical register files: each thread holds one renaming entry per destination register of its in-flight writers.
+  const RegisterFiles& regs = queues_.registers;
+  for (const auto& [limited, file, held] : {std::tuple{regs.intLimited(), &regs.intFile(), &intRegs},
+                                            std::tuple{regs.fpLimited(), &regs.fpFile(), &fpRegs}}) {
+    if (!limited) continue;
+    std::uint32_t sum = 0;
+    for (std::uint32_t t = 0; t < threadCount_; ++t) {
+      if (file->used(t) != (*held)[t]) {
+        fail(t, fmt::format("{} counts {} renaming registers for the thread but its writers in flight hold {}",
+                            file->name(), file->used(t), (*held)[t]));
+      }
+      sum += (*held)[t];
+    }
+    if (file->overTakes() != 0) fail(0, fmt::format("{} was taken past a thread's share or its size", file->name()));
+    if (file->usedTotal() != sum || sum > file->total()) {
+      fail(0, fmt::format("{} holds {} renaming registers, counts {}, has {}", file->name(), sum, file->usedTotal(),
+                          file->total()));
     }
   }
   for (int q = 0; q < kQueueKinds; ++q) {

@@ -15,6 +15,8 @@ CpiCause stallCause(CapacityVerdict v, CpiCause full, CpiCause partition) {
 RenameAllocate::RenameAllocate(const Config& config, std::span<ThreadContext> threads, CoreQueues& queues)
     : threadCount_(config.core.threads),
       renameWidth_(config.core.rename_width),
+      stackEngine_(config.core.stack_engine),
+      registersLimited_(queues.registers.enabled()),
       threads_(threads),
       queues_(queues),
       policy_(makeThreadChoice(config.core.rename_policy)),
@@ -42,7 +44,14 @@ CpiCause RenameAllocate::blockCause(std::uint32_t t) const {
     v = queues_[QueueKind::Sq].check(t);
     if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::SqFull, CpiCause::SqPartition);
   }
+  if (registersLimited_ && !queues_.registers.roomForAny(t)) return registerBlock(t, in);
   return CpiCause::Base;
+}
+
+// Out of line: reached only when a register file is nearly full for the thread.
+CpiCause RenameAllocate::registerBlock(std::uint32_t t, const Instr& in) const {
+  const RegNeed need = registersNeeded(in, stackEngine_ && isStackUpdate(in));
+  return queues_.registers.check(t, need) == CapacityVerdict::Ok ? CpiCause::Base : CpiCause::Regs;
 }
 
 bool RenameAllocate::tick(Cycle now, bool draining) {
@@ -139,6 +148,31 @@ void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
   u.btbMiss = fe.btbMiss;
   u.hasLoad = hasLoad;
   u.hasStore = hasStore;
+  // Stack engine (Intel optimization manual 248966, "Stack Pointer Tracker"; Agner Fog, The microarchitecture of
+  // Intel, AMD and VIA CPUs, "Stack engine", from the Pentium M on): push/pop/call/ret have their stack-pointer
+  // update done by an adder in the decoder, which keeps the offset from the last explicit value. Such an instruction
+  // neither writes the stack pointer in the rename map nor takes a register for it; it reads the stack pointer's last
+  // explicit value (base + offset), so consecutive stack operations do not form a chain. A later instruction that
+  // names the stack pointer explicitly while the offset is not zero gets a sync uop first (one cycle).
+  const bool stackUpdate = stackEngine_ && isStackUpdate(in);
+  bool stackSync = false;
+  if (stackEngine_) {
+    if (stackUpdate) {
+      th.stackDelta = true;
+    } else if (th.stackDelta && (readsReg(in, kStackPointerReg) || writesReg(in, kStackPointerReg))) {
+      stackSync = readsReg(in, kStackPointerReg);  // an explicit write just replaces the value: no sync needed
+      th.stackDelta = false;
+    }
+  }
+  u.stackUpdate = stackUpdate;
+  u.stackDelta = th.stackDelta;
+  RegNeed need;  // unlimited files: nothing to count, retire and squash then release nothing
+  if (registersLimited_) {
+    need = registersNeeded(in, stackUpdate);
+    queues_.registers.take(t, need);
+  }
+  u.intRegs = need.intRegs;
+  u.fpRegs = need.fpRegs;
 
   const std::uint64_t oldest = th.cursor->retireSeq();
   const std::uint32_t slot = static_cast<std::uint32_t>(seq & th.robMask);
@@ -160,8 +194,12 @@ void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
       ++u.pendingSrcs;
     }
   }
+  // The sync uop computes the stack pointer from the base and the offset, one ALU cycle before this instruction's
+  // operands are ready (Agner Fog: "a stack synchronization uop"; chosen: counted from rename, since the base is
+  // almost always retired long before).
+  if (stackSync) u.readyAt = u.readyAt + 1;
   for (RegId d : in.dst) {
-    if (d != kNoReg) th.renameMap[d] = seq + 1;
+    if (d != kNoReg && !(stackUpdate && d == kStackPointerReg)) th.renameMap[d] = seq + 1;
   }
   th.robTail = seq + 1;
   // The front end delivered again: a fetch hold that has ended stops being the reason this thread waits.

@@ -18,9 +18,13 @@ namespace io = boost::iostreams;
 namespace {
 
 // ChampSim registers on smtlab's register file: n < 64 is rn, n >= 64 is f(n mod 64); the instruction pointer is not
-// a data dependency and is dropped.
+// a data dependency and is dropped. The stack pointer is r4 in every smtlab trace (x86's number for RSP, which the
+// stack engine recognises, register_file.hpp), so ChampSim's REG_STACK_POINTER 6 and its register 4 trade names;
+// renaming a register consistently changes no dependency.
 RegId mapChampSimReg(std::uint8_t n) {
   if (n == 0 || n == kChampSimInstructionPointer) return kNoReg;
+  if (n == kChampSimStackPointer) return intReg(4);
+  if (n == 4) return intReg(kChampSimStackPointer);
   return n < kIntRegs ? intReg(n) : fpReg(n % kFpRegs);
 }
 

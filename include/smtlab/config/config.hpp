@@ -46,6 +46,15 @@ struct QueueConfig {
   double cap = 1.0;  // for Capped: fraction of entries one thread may hold
 };
 
+// A physical register file (issue 10 §3): its entries hold every hardware thread's committed (architectural) values
+// and the results of renamed, unretired writers. entries = 0: unlimited, rename never waits for a register.
+struct RegisterFileConfig {
+  std::uint32_t entries = 0;
+  Sharing sharing = Sharing::Shared;  // how the entries not holding architectural state are divided
+  double cap = 1.0;                   // for Capped: fraction of those one thread may hold
+  std::uint32_t architectural = 17;   // entries each hardware thread's committed registers hold permanently
+};
+
 struct FuConfig {
   std::uint32_t count = 1;
   std::uint32_t latency = 1;
@@ -107,6 +116,10 @@ struct CoreConfig {
   bool wrong_path = false;            // a mispredicting thread fetches and issues wrong-path uops until resolution
   bool replay = false;                // NetBurst: a load's dependents issue at the L1-hit time and replay on a miss
   std::uint32_t replay_period = 7;    // cycles around the replay loop before a replayed uop issues again
+  // Physical register files and the stack engine (issue 10 §3; rename_allocate, register_file.hpp).
+  RegisterFileConfig int_prf{0, Sharing::Shared, 1.0, 17};
+  RegisterFileConfig fp_prf{0, Sharing::Shared, 1.0, 24};
+  bool stack_engine = false;  // push/pop/call/ret update the stack pointer at decode (no dependent uop chain)
 };
 
 struct CacheConfig {

@@ -29,8 +29,9 @@ enum class CpiCause : std::uint8_t {
   SqPartition,
   Drain,            // the core drains to change partitioning (a sibling started or stopped)
   SiblingRetire,    // oldest instruction is done but the retire slot went to the sibling
+  Regs,             // could not allocate: no free physical register (integer or FP/vector file, or the thread's share)
 };
-inline constexpr int kCpiCauses = 19;
+inline constexpr int kCpiCauses = 20;
 std::string_view cpiCauseName(CpiCause cause);
 
 // The queues whose occupancy is sampled every cycle.

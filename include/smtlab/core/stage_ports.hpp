@@ -9,6 +9,7 @@
 #include "smtlab/common/types.hpp"
 #include "smtlab/core/capacity.hpp"
 #include "smtlab/core/core_stats.hpp"
+#include "smtlab/core/register_file.hpp"
 
 namespace smtlab {
 
@@ -17,6 +18,7 @@ struct Uop;
 // The capacity objects of a core's queues (owned by Core, used by the stages that take and free entries).
 struct CoreQueues {
   std::array<SharedCapacity, kQueueKinds> byKind;
+  RegisterFiles registers;  // physical register files (issue 10 §3), guarded like the queues
   SharedCapacity& operator[](QueueKind q) { return byKind[static_cast<int>(q)]; }
   const SharedCapacity& operator[](QueueKind q) const { return byKind[static_cast<int>(q)]; }
 };

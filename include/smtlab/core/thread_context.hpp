@@ -45,6 +45,13 @@ struct Uop {
   // result (the L1-hit time of a missing load; doneAt otherwise).
   Cycle scheduledAt{0};
   Cycle consumersScheduledAt{0};
+  // Physical registers and stack engine (issue 10 §3): register-file entries taken at rename (freed at retire or
+  // squash); a stack update whose stack-pointer write the stack engine did at decode; the engine's "offset not zero"
+  // state after this instruction (restored when younger ones are squashed).
+  std::uint8_t intRegs = 0;
+  std::uint8_t fpRegs = 0;
+  bool stackUpdate = false;
+  bool stackDelta = false;
 };
 
 // A renamed instruction waiting in the scheduler: ready at `readyAt` (operands known), oldest `age` first.
@@ -99,6 +106,10 @@ struct ThreadContext {
   std::vector<std::uint32_t> depNext;  // dependency nodes: slot * kMaxSrcRegs + k -> next node
   std::uint32_t unresolvedBranches = 0;
   std::vector<Cycle> missDone;       // completion cycles of loads that missed the L1D (MISSCOUNT)
+  // Stack engine (issue 10 §3): the decoder's stack-pointer offset is not zero (a stack update since the last sync
+  // or explicit write), as of the youngest renamed instruction and of the youngest retired one.
+  bool stackDelta = false;
+  bool retiredStackDelta = false;
 
   ThreadBranchState branch;
 

@@ -46,7 +46,7 @@ _STACK_GROUPS = {
     "frontend": ("frontend",),
     "execute": ("execute",),
     "partition": ("rob_partition", "iq_partition", "lq_partition", "sq_partition"),
-    "full": ("rob_full", "iq_full", "lq_full", "sq_full"),
+    "full": ("rob_full", "iq_full", "lq_full", "sq_full", "regs"),  # regs: a physical register file is full
     "drain": ("drain",),
     "sibling": ("sibling_retire",),
     "pause": ("pause",),

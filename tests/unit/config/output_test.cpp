@@ -19,7 +19,8 @@ using test::TempDir;
 // Topology, OS costs and page walks (issue 10 §4-5): system.packages, system.siblings_adjacent, os.wake_cycles,
 // os.timer_cycles, mem.tlb_tagged, mem.page_walk.{caches, levels, pwc_entries, from_l2} = 9 more.
 // Speculation (issue 10 §4): core.wrong_path, core.replay, core.replay_period = 3 more.
-constexpr std::size_t kKeys = 130 + 9 + 3;
+// Registers (issue 10 §3): core.int_prf / core.fp_prf x 4 keys, core.stack_engine = 9 more.
+constexpr std::size_t kKeys = 130 + 9 + 3 + 9;
 
 std::size_t countJsonLeaves(const boost::json::value& v) {
   if (!v.is_object()) return 1;
