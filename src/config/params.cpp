@@ -150,6 +150,15 @@ void visitParams(Config& c, V&& v) {
           "address-generation cycles before the L1D access (the cache latency comes on top)");
   visitFu(v, "core.fu.store", k.fu.store, "store (AGU + data)", "cycles until a store's address and data are ready");
 
+  // Load/store unit (issue 10 §3): the post-retire store buffer.
+  LsuConfig& lsu = k.lsu;
+  v("core.lsu.store_buffer", lsu.store_buffer,
+    "a retired store keeps its store-queue entry until it drains into the L1D, in program order per thread (false: "
+    "it writes the L1D at retire and frees the entry at once)");
+  v("core.lsu.stores_per_cycle", lsu.stores_per_cycle,
+    "store_buffer: retired stores written to the L1D per cycle, all threads together; a store missing the L1D "
+    "holds its thread's drain until the line is owned", 1, 16);
+
   BranchConfig& b = k.branch;
   v("core.branch.mispredict_penalty", b.mispredict_penalty,
     "cycles from resolving a mispredicted branch to fetching the right path (frontend_depth comes on top)", 0, 10000);

@@ -9,9 +9,13 @@ LoadStoreUnit::LoadStoreUnit(CoreId core, const Config& config, MemorySystem& me
     : core_(core),
       loadAgu_(config.core.fu.load.latency),
       longLatency_(action, config.core.long_latency_miss),
+      storeBuffer_(config.core.lsu.store_buffer),
+      tracking_(storeBuffer_),
       memory_(memory),
       threads_(threads),
-      queues_(queues) {
+      queues_(queues),
+      stores_(core, config.core.threads, config.core.sq.entries, config.core.lsu.stores_per_cycle, memory, threads,
+              queues[QueueKind::Sq]) {
   pendingFlushes_.reserve(static_cast<std::size_t>(config.core.issue_width) * kMaxThreads);
 }
 
@@ -36,7 +40,10 @@ Cycle LoadStoreUnit::executeLoad(std::uint32_t t, Uop& u, Cycle now) {
 }
 
 void LoadStoreUnit::retireMemory(std::uint32_t t, const Uop& u, Cycle now) {
-  if (u.hasStore) {
+  if (u.hasStore && storeBuffer_) {
+    stores_.retire(t, u.seq);  // keeps its SQ entry until it has written the L1D (drainStores)
+  } else if (u.hasStore) {
+    if (tracking_) stores_.retireWritten(t, u.seq);  // written now: no longer in the queue
     const ThreadContext& th = threads_[t];
     for (const MemRef& st : u.instr->stores) {
       if (st.valid()) memory_.store(core_, th.asid, st.addr, st.size, now);

@@ -93,6 +93,12 @@ std::vector<Scenario> scenarios() {
   out.push_back({"misscount_2cores", miss,
                  {"gen:mix,footprint=64m,hot=0.5,count=0", "gen:branchy,count=0", realTrace(), "gen:chase,count=0"},
                  3000});
+  // The load/store unit's mechanisms (issue 10 §3): retired stores drain at the L1D's store rate; the drain's
+  // completions are wake-up points. A store-heavy stream beside a store-bound spin of the mix.
+  Config lsu = two;
+  lsu.core.lsu.store_buffer = true;
+  lsu.core.sq.entries = 8;
+  out.push_back({"lsu_store_buffer", lsu, {"gen:stream,footprint=32m,count=0", "gen:mix,count=0,seed=3"}, 8000});
   return out;
 }
 

@@ -79,6 +79,13 @@ struct BranchConfig {
   std::uint32_t ras_entries = 16;         // return stack per thread (replicated)
 };
 
+// The load/store unit's memory ordering (issue 10 §3; core/load_store_unit.hpp). Every switch defaults to the model
+// before it (stores write the L1 at retire), so a config that does not name them keeps its results.
+struct LsuConfig {
+  bool store_buffer = false;            // retired stores keep their SQ entry until they drain into the L1
+  std::uint32_t stores_per_cycle = 1;   // L1D store bandwidth: retired stores written per cycle, all threads
+};
+
 struct CoreConfig {
   std::uint32_t threads = 2;  // hardware threads per core; 1 = SMT off
   FetchPolicy fetch_policy = FetchPolicy::RoundRobin;
@@ -99,6 +106,7 @@ struct CoreConfig {
   QueueConfig sq{32, Sharing::Partitioned, 1.0};
   FuSetConfig fu{};
   BranchConfig branch{};
+  LsuConfig lsu{};  // load/store unit: store buffer, forwarding, memory ordering (issue 10 §3)
   bool recombine = true;              // partitioned queues recombine when a sibling is idle
   std::uint32_t recombine_cycles = 100;  // pipeline drain when the set of active threads changes
   std::uint32_t pause_cycles = 40;    // a pause keeps its thread from fetching for this many cycles
