@@ -75,7 +75,7 @@ void Core::tick(Cycle now) {
   }
   progress |= loadStore_.drainStores(now);  // retired stores write the L1D (post-retire store buffer)
   progress |= scheduler_.issue(now);
-  if (!loadStore_.pendingFlushes().empty()) applyPendingFlushes();
+  if (!loadStore_.pendingFlushes().empty() || !loadStore_.orderViolations().empty()) applyPendingFlushes();
   progress |= frontEnd_.deliver(now);
   progress |= rename_.tick(now, draining(now));
   scheduler_.accept(rename_.dispatched());
@@ -242,6 +242,15 @@ void Core::applyPendingFlushes() {
     }
   }
   loadStore_.clearPendingFlushes();
+  // A load that read before a conflicting older store's address was known executes again, from the load on.
+  for (const auto& [t, seq] : loadStore_.orderViolations()) {
+    ThreadContext& th = threads_[t];
+    if (th.cursor != nullptr && seq < th.cursor->fetchSeq() && seq >= th.cursor->retireSeq()) {
+      ++th.stats.memoryOrderFlushes;
+      squashFrom(t, seq);
+    }
+  }
+  loadStore_.clearOrderViolations();
 }
 
 void Core::resetStats() {

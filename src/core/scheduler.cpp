@@ -115,6 +115,14 @@ bool Scheduler::issue(Cycle now) {
     ThreadContext& th = threads_[e.thread];
     Uop* u = th.cursor != nullptr ? &th.robSlot(e.seq) : nullptr;
     if (u == nullptr || !u->valid || u->age != e.age || u->issued) continue;  // squashed meanwhile
+    if (u->hasLoad && issued < issueWidth_) {
+      // Memory ordering: a load that must wait for an older store is asked again at the cycle the unit names.
+      const Cycle retry = loadStore_.loadMayIssueAt(e.thread, *u, now);
+      if (retry > now) {
+        pushWaiting({retry, e.age, e.thread, e.seq});
+        continue;
+      }
+    }
     if (issued < issueWidth_) {
       const bool needLoadPort = u->hasLoad && u->fu != FuKind::Load;
       const bool needStorePort = u->hasStore && u->fu != FuKind::Store;
@@ -148,6 +156,7 @@ void Scheduler::issueOne(Uop& u, std::uint32_t t, Cycle now) {
   if (done <= now) done = now + 1;
   u.doneAt = done;
 
+  if (u.hasStore) loadStore_.executeStore(t, u, now);  // its address resolves: ordering checks
   if (u.instr->isBranch()) {
     --th.unresolvedBranches;
     if (u.mispredicted) branches_.mispredictResolved(t, u, done);

@@ -5,10 +5,13 @@
 namespace smtlab {
 
 StoreQueue::StoreQueue(CoreId core, std::uint32_t threads, std::uint32_t sqEntries, std::uint32_t storesPerCycle,
-                       MemorySystem& memory, std::span<ThreadContext> contexts, SharedCapacity& sq)
+                       MemorySystem& memory, std::span<ThreadContext> contexts, SharedCapacity& sq, Alias64k* alias,
+                       std::uint32_t aliasPenalty)
     : core_(core),
       threadCount_(threads),
       storesPerCycle_(storesPerCycle),
+      aliasPenalty_(aliasPenalty),
+      alias_(alias),
       memory_(memory),
       contexts_(contexts),
       sq_(sq),
@@ -51,11 +54,26 @@ StoreEntry* StoreQueue::inFlight(std::uint32_t t, std::uint64_t seq) {
   return nullptr;
 }
 
-void StoreQueue::retire(std::uint32_t t, std::uint64_t seq) {
+void StoreQueue::retire(std::uint32_t t, std::uint64_t seq, Cycle now) {
   sync(t);
   Ring& r = ring_[t];
   if (r.retiredEnd == r.tail || r.slots[r.retiredEnd & r.mask].seq != seq) return;  // not listed: nothing to keep
-  r.slots[r.retiredEnd & r.mask].retired = true;
+  StoreEntry& e = r.slots[r.retiredEnd & r.mask];
+  e.retired = true;
+  // The request for ownership: a miss owns its line when the fill returns (MemorySystem's store timing,
+  // write-allocate); misses of several buffered stores overlap in the L1D's MSHRs.
+  Cycle owned = now;
+  for (const MemRef& ref : e.refs) {
+    if (!ref.valid()) continue;
+    const MemResult res = memory_.store(core_, e.asid, ref.addr, ref.size, now);
+    Cycle done = res.level != MemLevel::L1 ? res.ready : now;
+    if (alias_ != nullptr && alias_->touch(e.asid, ref.addr) && res.level == MemLevel::L1) {
+      done = now + aliasPenalty_;  // 64K aliasing evicted the line: it comes back from the L2
+      ++contexts_[t].stats.alias64kConflicts;
+    }
+    if (done > owned) owned = done;
+  }
+  e.ownedAt = owned;
   ++r.retiredEnd;
   ++buffered_;
 }
@@ -87,33 +105,11 @@ void StoreQueue::popWritten(std::uint32_t t) {
   sq_.release(t);
 }
 
-void StoreQueue::startWrite(std::uint32_t t, Cycle now) {
-  Ring& r = ring_[t];
-  StoreEntry& e = r.slots[r.head & r.mask];
-  // The L1D takes the store now; a miss owns its line only when the fill returns (MemorySystem's store timing,
-  // write-allocate), and the next store of the thread waits for it: stores become visible in program order.
-  Cycle owned = now;
-  for (const MemRef& ref : e.refs) {
-    if (!ref.valid()) continue;
-    const MemResult res = memory_.store(core_, e.asid, ref.addr, ref.size, now);
-    if (res.level != MemLevel::L1 && res.ready > owned) owned = res.ready;
-  }
-  e.writtenAt = owned;
-  if (owned <= now) popWritten(t);
-}
-
 bool StoreQueue::drain(Cycle now) {
   if (buffered_ == 0) return false;
   bool changed = false;
-  // A store whose line has arrived leaves; it took its L1D write slot when it started.
-  for (std::uint32_t t = 0; t < threadCount_; ++t) {
-    Ring& r = ring_[t];
-    if (r.head != r.retiredEnd && r.slots[r.head & r.mask].writtenAt <= now) {
-      popWritten(t);
-      changed = true;
-    }
-  }
-  // Write slots go round-robin over the threads, one store per thread per turn.
+  // Write slots go round-robin over the threads, one store per thread per turn; a thread whose oldest buffered store
+  // does not own its line yet waits (stores become visible in program order).
   std::uint32_t slots = storesPerCycle_;
   bool progress = true;
   while (slots > 0 && progress) {
@@ -122,8 +118,8 @@ bool StoreQueue::drain(Cycle now) {
     for (std::uint32_t i = 1; i <= threadCount_ && slots > 0; ++i) {
       const std::uint32_t t = (start + i) % threadCount_;
       const Ring& r = ring_[t];
-      if (r.head == r.retiredEnd || r.slots[r.head & r.mask].writtenAt != Cycle::never()) continue;
-      startWrite(t, now);
+      if (r.head == r.retiredEnd || r.slots[r.head & r.mask].ownedAt > now) continue;
+      popWritten(t);
       lastDrained_ = t;
       --slots;
       progress = changed = true;
@@ -136,9 +132,9 @@ void StoreQueue::earliestWake(Cycle now, Cycle& next) const {
   if (buffered_ == 0) return;
   for (const Ring& r : ring_) {
     if (r.head == r.retiredEnd) continue;
-    const Cycle c = r.slots[r.head & r.mask].writtenAt;
-    const Cycle at = c == Cycle::never() ? now + 1 : c;  // unstarted: the next cycle's write slot
-    if (at > now && at < next) next = at;
+    const Cycle owned = r.slots[r.head & r.mask].ownedAt;
+    const Cycle at = owned > now ? owned : now + 1;  // its line arrives, or the next cycle's write slot
+    if (at < next) next = at;
   }
 }
 

@@ -71,6 +71,12 @@ json::object threadStatsJson(const ThreadStats& s, const Core& core, std::uint32
   o["fetch_icache_stall_cycles"] = s.fetchIcacheStallCycles;
   o["fetch_gated_cycles"] = s.fetchGatedCycles;
   o["flushes"] = s.flushes;
+  o["lsu"] = json::object{{"loads_forwarded", s.loadsForwarded},
+                          {"forward_stalls", s.forwardStalls},
+                          {"store_address_waits", s.storeAddressWaits},
+                          {"memory_order_flushes", s.memoryOrderFlushes},
+                          {"alias_4k_stalls", s.alias4kStalls},
+                          {"alias_64k_conflicts", s.alias64kConflicts}};
   return o;
 }
 

@@ -1,8 +1,10 @@
 // The store queue of one core's threads, in program order per thread: stores in flight (renamed, not retired: their
 // address known once their store-address part has executed) followed by retired stores that have not yet written the
-// L1D (the post-retire store buffer; Intel's "senior stores"). A retired store drains into the L1D in program order
-// (x86 stores become visible in order), `stores_per_cycle` per cycle over all threads; one that misses the L1D holds
-// its thread's drain until the line is owned. The entry's SQ capacity is freed when it has written the cache, so a
+// L1D (the post-retire store buffer; Intel's "senior stores"). At retire a store asks the memory system for its line
+// (the request for ownership; chosen: at retire rather than at execute, so squashed stores never touch the caches,
+// and misses of several buffered stores overlap up to the L1D's MSHRs). It then writes the L1D in program order (x86
+// stores become visible in order), `stores_per_cycle` per cycle over all threads; one whose line is not yet owned
+// holds its thread's drain until it is. The entry's SQ capacity is freed when it has written the cache, so a
 // store-bound loop runs at the drain rate. Loads search it for forwarding and ordering (LoadStoreUnit).
 #pragma once
 
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "smtlab/common/types.hpp"
+#include "smtlab/core/alias_64k.hpp"
 #include "smtlab/core/capacity.hpp"
 #include "smtlab/core/thread_context.hpp"
 #include "smtlab/mem/memory_system.hpp"
@@ -25,22 +28,24 @@ struct StoreEntry {
   Asid asid{0};
   Cycle addressAt = Cycle::never();    // the store-address part has executed (never: not yet issued)
   Cycle dataAt = Cycle::never();       // its data can be forwarded from then on
-  Cycle writtenAt = Cycle::never();    // draining: the L1D holds the line from then on (never: not started)
+  Cycle ownedAt = Cycle::never();      // retired: its line is owned (writable) from then on
   bool retired = false;
 };
 
 class StoreQueue {
  public:
-  // sqEntries: the SQ's total size (one thread may hold all of it under shared sharing).
+  // sqEntries: the SQ's total size (one thread may hold all of it under shared sharing). alias: NetBurst's 64K
+  // aliasing (nullptr: off); a store that conflicts there takes aliasPenalty cycles (an L2 hit) instead of a hit.
   StoreQueue(CoreId core, std::uint32_t threads, std::uint32_t sqEntries, std::uint32_t storesPerCycle,
-             MemorySystem& memory, std::span<ThreadContext> contexts, SharedCapacity& sq);
+             MemorySystem& memory, std::span<ThreadContext> contexts, SharedCapacity& sq, Alias64k* alias,
+             std::uint32_t aliasPenalty);
 
   // Appends thread t's renamed stores that are not yet listed (each ROB slot is looked at once).
   void sync(std::uint32_t t);
   // The in-flight entry of store `seq` (synced first); nullptr if the thread has none with that seq.
   StoreEntry* inFlight(std::uint32_t t, std::uint64_t seq);
-  // Store `seq` retires (the oldest in-flight entry): it becomes a buffered store.
-  void retire(std::uint32_t t, std::uint64_t seq);
+  // Store `seq` retires (the oldest in-flight entry): it becomes a buffered store and requests its line.
+  void retire(std::uint32_t t, std::uint64_t seq, Cycle now);
   // Store `seq` retires and writes the L1D at once (no store buffer): its entry leaves (the caller frees the SQ slot).
   void retireWritten(std::uint32_t t, std::uint64_t seq);
   // Drops in-flight entries with seq >= from (squash). Retired entries are architectural and stay to drain.
@@ -71,13 +76,13 @@ class StoreQueue {
     std::uint64_t head = 0, retiredEnd = 0, tail = 0;  // [head, retiredEnd) retired, [retiredEnd, tail) in flight
     std::uint64_t scanned = 0;                          // ROB seqs below this were looked at by sync
   };
-  // Starts writing thread t's oldest buffered store into the L1D (freed at once on a hit).
-  void startWrite(std::uint32_t t, Cycle now);
   void popWritten(std::uint32_t t);
 
   const CoreId core_;
   const std::uint32_t threadCount_;
   const std::uint32_t storesPerCycle_;
+  const std::uint32_t aliasPenalty_;
+  Alias64k* alias_;
   MemorySystem& memory_;
   std::span<ThreadContext> contexts_;
   SharedCapacity& sq_;
