@@ -72,7 +72,7 @@ void LoadStoreUnit::search(std::uint32_t t, const Uop& load, Cycle now, Search& 
       if (inFlight && e.addressAt > now) {
         if (memDependence_ == MemDependence::Off) continue;
         if (waitForAddresses) {
-          holdFor(Hold::StoreAddress, now + 1);  // its issue is not scheduled yet: ask again next cycle
+          holdFor(Hold::StoreAddress, Cycle::never());  // ask again when a store of the thread has issued
           break;
         }
         out.bypassedUnknown = true;
