@@ -48,6 +48,13 @@ constexpr std::array<std::pair<LongLatencyMiss, std::string_view>, 3> kLongLaten
     {LongLatencyMiss::Llc, "llc"},
 }};
 
+constexpr std::array<std::pair<MemDependence, std::string_view>, 4> kMemDependenceNames{{
+    {MemDependence::Off, "off"},
+    {MemDependence::Speculate, "speculate"},
+    {MemDependence::Wait, "wait"},
+    {MemDependence::Predictor, "predictor"},
+}};
+
 template <class E, std::size_t N>
 std::string_view enumName(const std::array<std::pair<E, std::string_view>, N>& names, E e) {
   for (const auto& [value, name] : names) {
@@ -180,6 +187,38 @@ void visitParams(Config& c, V&& v) {
   visitFu(v, "core.fu.load", k.fu.load, "load (AGU)",
           "address-generation cycles before the L1D access (the cache latency comes on top)");
   visitFu(v, "core.fu.store", k.fu.store, "store (AGU + data)", "cycles until a store's address and data are ready");
+
+  // Load/store unit (issue 10 §3): the post-retire store buffer.
+  LsuConfig& lsu = k.lsu;
+  v("core.lsu.store_buffer", lsu.store_buffer,
+    "a retired store keeps its store-queue entry until it drains into the L1D, in program order per thread (false: "
+    "it writes the L1D at retire and frees the entry at once)");
+  v("core.lsu.stores_per_cycle", lsu.stores_per_cycle,
+    "store_buffer: retired stores written to the L1D per cycle, all threads together; a store missing the L1D "
+    "holds its thread's drain until the line is owned", 1, 16);
+  // Store-to-load forwarding, memory ordering and aliasing (load_store_unit.hpp).
+  v("core.lsu.forwarding", lsu.forwarding,
+    "store-to-load forwarding: a load whose bytes one older store (in flight or buffered) covers takes its data from "
+    "it without an L1D access; a partial overlap blocks the load until that store has written the L1D (with false, "
+    "any overlap blocks so)");
+  v("core.lsu.forward_same_address", lsu.forward_same_address,
+    "forwarding: the load must also start at the store's address (NetBurst's alignment rule); otherwise it blocks "
+    "like a partial overlap");
+  v("core.lsu.forward_latency", lsu.forward_latency,
+    "forwarding: load-to-use cycles of a forwarded load, counted from its issue or the store's data, whichever is "
+    "later", 0, 1000);
+  v("core.lsu.memory_dependence", lsu.memory_dependence,
+    "a load and older stores with unknown addresses: off (not modelled), speculate (go; a conflict flushes from the "
+    "load), wait (until they are known), predictor (go unless the load's PC conflicted before)");
+  v("core.lsu.predictor_entries", lsu.predictor_entries,
+    "memory_dependence = predictor: per-PC 'has conflicted' bits, shared by the core's threads, power of two", 1,
+    1 << 24);
+  v("core.lsu.alias_4k", lsu.alias_4k,
+    "4K aliasing: a load whose bytes match an older store's in address bits 0..11 but not in the full address waits "
+    "until that store has written the L1D, as if dependent");
+  v("core.lsu.alias_64k", lsu.alias_64k,
+    "NetBurst 64K aliasing: the L1D holds one line per virtual address modulo 64 KiB; an access whose line differs "
+    "from the last line used at that position (other address or address space) misses the L1D and costs an L2 hit");
 
   BranchConfig& b = k.branch;
   v("core.branch.mispredict_penalty", b.mispredict_penalty,
@@ -385,6 +424,8 @@ std::vector<std::string_view> choicesOf(const Param& p) {
     for (const auto& entry : kThreadChoiceNames) out.push_back(entry.second);
   } else if (std::holds_alternative<LongLatencyMiss*>(p.field)) {
     for (const auto& entry : kLongLatencyMissNames) out.push_back(entry.second);
+  } else if (std::holds_alternative<MemDependence*>(p.field)) {
+    for (const auto& entry : kMemDependenceNames) out.push_back(entry.second);
   }
   return out;
 }
@@ -405,6 +446,8 @@ std::string valueText(const Param& p) {
           return quoted(threadChoiceName(*f));
         } else if constexpr (std::is_same_v<T, LongLatencyMiss>) {
           return quoted(longLatencyMissName(*f));
+        } else if constexpr (std::is_same_v<T, MemDependence>) {
+          return quoted(memDependenceName(*f));
         } else {
           return quoted(fetchPolicyName(*f));
         }
@@ -484,6 +527,7 @@ std::string setChoice(const Param& p, std::string_view name) {
   if (auto* fp = std::get_if<FetchPolicy*>(&p.field)) return pick(kFetchPolicyNames, *fp);
   if (auto* tc = std::get_if<ThreadChoice*>(&p.field)) return pick(kThreadChoiceNames, *tc);
   if (auto* ll = std::get_if<LongLatencyMiss*>(&p.field)) return pick(kLongLatencyMissNames, *ll);
+  if (auto* md = std::get_if<MemDependence*>(&p.field)) return pick(kMemDependenceNames, *md);
   return {};
 }
 
@@ -524,6 +568,9 @@ std::string_view sharingName(Sharing s) { return config_detail::enumName(config_
 std::string_view longLatencyMissName(LongLatencyMiss m) {
   return config_detail::enumName(config_detail::kLongLatencyMissNames, m);
 }
+std::string_view memDependenceName(MemDependence m) {
+  return config_detail::enumName(config_detail::kMemDependenceNames, m);
+}
 std::string_view threadChoiceName(ThreadChoice c) {
   return config_detail::enumName(config_detail::kThreadChoiceNames, c);
 }
@@ -563,6 +610,8 @@ boost::json::value configToJson(const Config& config) {
             return boost::json::string(threadChoiceName(*f));
           } else if constexpr (std::is_same_v<T, LongLatencyMiss>) {
             return boost::json::string(longLatencyMissName(*f));
+          } else if constexpr (std::is_same_v<T, MemDependence>) {
+            return boost::json::string(memDependenceName(*f));
           } else {
             return boost::json::value(*f);
           }

@@ -40,6 +40,8 @@ class Checker {
               return threadChoiceName(*f) == "?" ? fmt::format("key '{}' has an invalid value", p.key) : "";
             } else if constexpr (std::is_same_v<T, LongLatencyMiss>) {
               return longLatencyMissName(*f) == "?" ? fmt::format("key '{}' has an invalid value", p.key) : "";
+            } else if constexpr (std::is_same_v<T, MemDependence>) {
+              return memDependenceName(*f) == "?" ? fmt::format("key '{}' has an invalid value", p.key) : "";
             } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
               if (static_cast<std::uint64_t>(*f) > static_cast<std::uint64_t>(INT64_MAX)) {
                 return fmt::format("key '{}' = {} is out of range {}", p.key, *f, config_detail::rangeText(p));
@@ -132,6 +134,9 @@ class Checker {
 
     const BranchConfig& b = k.branch;
     if (!isPow2(b.pht_entries)) fail(fmt::format("core.branch.pht_entries = {} must be a power of two", b.pht_entries));
+    if (!isPow2(k.lsu.predictor_entries)) {
+      fail(fmt::format("core.lsu.predictor_entries = {} must be a power of two", k.lsu.predictor_entries));
+    }
     if (b.btb_entries % b.btb_assoc != 0 || !isPow2(b.btb_entries / b.btb_assoc)) {
       fail(fmt::format("core.branch.btb_entries / core.branch.btb_assoc = {} / {} must be a power-of-two number of "
                        "sets",

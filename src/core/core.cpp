@@ -58,8 +58,10 @@ Core::Core(CoreId id, const Config& config, MemorySystem& memory)
 }
 
 bool Core::hasWork() const {
+  // Retired stores still draining into the L1D are work too (issue 10 §3), even when no thread runs.
   return std::any_of(threads_.begin(), threads_.end(),
-                     [](const ThreadContext& th) { return th.state == ThreadState::Running; });
+                     [](const ThreadContext& th) { return th.state == ThreadState::Running; }) ||
+         loadStore_.hasBufferedStores();
 }
 
 void Core::tick(Cycle now) {
@@ -73,8 +75,9 @@ void Core::tick(Cycle now) {
     progress = true;
     lastRetire_ = now;
   }
+  progress |= loadStore_.drainStores(now);  // retired stores write the L1D (post-retire store buffer)
   progress |= scheduler_.issue(now);
-  if (!loadStore_.pendingFlushes().empty()) applyPendingFlushes();
+  if (!loadStore_.pendingFlushes().empty() || !loadStore_.orderViolations().empty()) applyPendingFlushes();
   progress |= frontEnd_.deliver(now);
   progress |= rename_.tick(now, draining(now));
   scheduler_.accept(rename_.dispatched());
@@ -103,6 +106,7 @@ void Core::tick(Cycle now) {
 void Core::attach(std::uint32_t t, std::shared_ptr<TraceCursor> cursor, Asid asid, Cycle now) {
   flushAccounting(now);
   threads_[t].bind(std::move(cursor), asid, now);
+  loadStore_.threadBound(t);
   if (lastRetire_ < now) lastRetire_ = now;
   activeDirty_ = true;  // applied at the next tick, so a detach and an attach in one cycle are one change
   nextWake_ = now;
@@ -125,6 +129,7 @@ void Core::restartFinished(std::uint32_t t, Cycle now) {
   flushAccounting(now);
   ThreadContext& th = threads_[t];
   th.cursor->restart();
+  loadStore_.threadBound(t);
   th.state = ThreadState::Running;
   th.fetchResumeAt = now;
   activeDirty_ = true;  // applied at the next tick, so a detach and an attach in one cycle are one change
@@ -235,6 +240,7 @@ void Core::squashFrom(std::uint32_t t, std::uint64_t from) {
     th.fetchBlock = FetchBlock::None;
   }
   th.lastFetchLine = ~Addr{0};
+  loadStore_.squashFrom(t, from);
   cur.rewindTo(from);
 }
 
@@ -247,6 +253,15 @@ void Core::applyPendingFlushes() {
     }
   }
   loadStore_.clearPendingFlushes();
+  // A load that read before a conflicting older store's address was known executes again, from the load on.
+  for (const auto& [t, seq] : loadStore_.orderViolations()) {
+    ThreadContext& th = threads_[t];
+    if (th.cursor != nullptr && seq < th.cursor->fetchSeq() && seq >= th.cursor->retireSeq()) {
+      ++th.stats.memoryOrderFlushes;
+      squashFrom(t, seq);
+    }
+  }
+  loadStore_.clearOrderViolations();
 }
 
 void Core::resetStats() {
@@ -319,6 +334,7 @@ Cycle Core::computeNextWake(Cycle now) const {
     if (c > now && c < next) next = c;
   };
   scheduler_.earliestWake(now, next);
+  loadStore_.earliestWake(now, next);
   consider(drainUntil_);
   for (const auto& th : threads_) {
     if (th.state != ThreadState::Running) continue;
@@ -382,6 +398,8 @@ void Core::checkInvariants(Cycle now) const {
   for (std::uint32_t t = 0; t < threadCount_; ++t) {
     const ThreadContext& th = threads_[t];
     std::array<std::uint32_t, kQueueKinds> count{};
+    // Retired stores not yet written to the L1D keep their SQ entries (post-retire store buffer).
+    count[static_cast<int>(QueueKind::Sq)] = loadStore_.bufferedStores(t);
     if (th.cursor != nullptr) {
       const TraceCursor& cur = *th.cursor;
       if (!(cur.retireSeq() <= th.robTail && th.robTail <= th.enteredSeq && th.enteredSeq <= cur.fetchSeq() &&

@@ -64,6 +64,10 @@ Scheduler::Scheduler(const Config& config, std::span<ThreadContext> threads, Cor
       static_cast<std::size_t>(std::bit_ceil(queues_[QueueKind::Rob].total())) * threadCount_ * 2;
   waiting_.reserve(window);
   ready_.reserve(window);
+  parked_.resize(threadCount_);
+  for (auto& p : parked_) p.reserve(window / threadCount_);
+  woken_.reserve(window);
+  wokenNow_.reserve(window);
 }
 
 void Scheduler::pushWaiting(const WaitEntry& e) {
@@ -112,18 +116,33 @@ bool Scheduler::issue(Cycle now) {
   if (ready_.empty()) return false;
 
   std::uint32_t issued = 0;
-  std::size_t keep = 0;
-  for (std::size_t i = 0; i < ready_.size(); ++i) {
-    const WaitEntry e = ready_[i];
+  // Issues e if it can: 0 = gone (squashed, parked, held by memory ordering, or replaying), 1 = issued, 2 = stays
+  // ready.
+  auto tryIssue = [&](const WaitEntry& e) -> int {
     if ((e.seq & kWrongPathTag) != 0) {
       const WrongPathIssue r = issueWrongPath(e, issued < issueWidth_, now);
-      if (r == WrongPathIssue::Issued) ++issued;
-      if (r == WrongPathIssue::Waits) ready_[keep++] = e;
-      continue;
+      if (r == WrongPathIssue::Issued) {
+        ++issued;
+        return 1;
+      }
+      return r == WrongPathIssue::Waits ? 2 : 0;
     }
     ThreadContext& th = threads_[e.thread];
     Uop* u = th.cursor != nullptr ? &th.robSlot(e.seq) : nullptr;
-    if (u == nullptr || !u->valid || u->age != e.age || u->issued) continue;  // squashed meanwhile
+    if (u == nullptr || !u->valid || u->age != e.age || u->issued) return 0;  // squashed meanwhile
+    if (u->hasLoad && issued < issueWidth_) {
+      // Memory ordering: a load that must wait for an older store is asked again at the cycle the unit names, or
+      // when a store of its thread issues.
+      const Cycle retry = loadStore_.loadMayIssueAt(e.thread, *u, now);
+      if (retry == Cycle::never()) {
+        parkLoad(e);
+        return 0;
+      }
+      if (retry > now) {
+        pushWaiting({retry, e.age, e.thread, e.seq});
+        return 0;
+      }
+    }
     if (issued < issueWidth_) {
       const bool needLoadPort = u->hasLoad && u->fu != FuKind::Load;
       const bool needStorePort = u->hasStore && u->fu != FuKind::Store;
@@ -135,16 +154,36 @@ bool Scheduler::issue(Cycle now) {
         if (u->readyAt > now) {  // only under replay: sent on an L1-hit guess that was wrong
           replayOne(e, now);
           ++issued;
-          continue;
+          return 1;
         }
         issueOne(*u, e.thread, now);
         ++issued;
-        continue;
+        return 1;
       }
     }
-    ready_[keep++] = e;
+    return 2;
+  };
+  std::size_t keep = 0;
+  for (std::size_t i = 0; i < ready_.size(); ++i) {
+    const WaitEntry e = ready_[i];
+    if (tryIssue(e) == 2) ready_[keep++] = e;
   }
   ready_.resize(keep);
+  // Loads woken by a store's issue may go in this same cycle (the store's address is known from its issue on), oldest
+  // first; a woken load's own issue never wakes more, but a store issued here might.
+  while (!woken_.empty()) {
+    std::sort(woken_.begin(), woken_.end(), [](const WaitEntry& a, const WaitEntry& b) { return a.age < b.age; });
+    wokenNow_.swap(woken_);
+    woken_.clear();
+    for (const WaitEntry& e : wokenNow_) {
+      if (tryIssue(e) == 2) {
+        ready_.insert(std::upper_bound(ready_.begin(), ready_.end(), e,
+                                       [](const WaitEntry& a, const WaitEntry& b) { return a.age < b.age; }),
+                      e);
+      }
+    }
+    wokenNow_.clear();
+  }
   return issued > 0;
 }
 
@@ -163,12 +202,32 @@ void Scheduler::issueOne(Uop& u, std::uint32_t t, Cycle now) {
   if (done <= now) done = now + 1;
   u.doneAt = done;
 
+  if (u.hasStore) {
+    loadStore_.executeStore(t, u, now);  // its address resolves: ordering checks
+    // Loads that waited for a store address of this thread are asked again in this cycle (Scheduler::issue).
+    woken_.insert(woken_.end(), parked_[t].begin(), parked_[t].end());
+    parked_[t].clear();
+  }
   if (u.instr->isBranch()) {
     --th.unresolvedBranches;
     if (u.mispredicted) branches_.mispredictResolved(t, u, done);
   }
   u.consumersScheduledAt = u.hasLoad ? replay_.scheduleDependents(now, dataReady, done) : done;
   wakeDependents(t, u, u.consumersScheduledAt);
+}
+
+void Scheduler::parkLoad(const WaitEntry& e) {
+  auto& parked = parked_[e.thread];
+  if (parked.size() == parked.capacity()) {
+    // Squashed loads are dropped here rather than at the squash (the scheduler is not told of squashes).
+    const ThreadContext& th = threads_[e.thread];
+    std::erase_if(parked, [&](const WaitEntry& p) {
+      if (th.cursor == nullptr) return true;
+      const Uop& u = th.rob[p.seq & th.robMask];
+      return !u.valid || u.age != p.age || u.issued;
+    });
+  }
+  parked.push_back(e);
 }
 
 void Scheduler::wakeDependents(std::uint32_t t, Uop& producer, Cycle scheduled) {

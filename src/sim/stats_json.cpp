@@ -81,6 +81,12 @@ json::object threadStatsJson(const ThreadStats& s, const Core& core, std::uint32
   o["wrong_path_fetched"] = s.wrongPathFetched;
   o["wrong_path_issued"] = s.wrongPathIssued;
   o["replayed"] = s.replayed;
+  o["lsu"] = json::object{{"loads_forwarded", s.loadsForwarded},
+                          {"forward_stalls", s.forwardStalls},
+                          {"store_address_waits", s.storeAddressWaits},
+                          {"memory_order_flushes", s.memoryOrderFlushes},
+                          {"alias_4k_stalls", s.alias4kStalls},
+                          {"alias_64k_conflicts", s.alias64kConflicts}};
   return o;
 }
 

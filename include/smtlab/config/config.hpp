@@ -40,6 +40,14 @@ enum class LongLatencyMiss : std::uint8_t {
   Llc,  // served by DRAM (Tullsen & Brown 2001 trigger on an L2 miss, the last level of their machine)
 };
 
+// What a load does about an older store of its thread whose address is not known yet (core.lsu.memory_dependence).
+enum class MemDependence : std::uint8_t {
+  Off,        // memory order is not modelled: loads never look at older stores' addresses
+  Speculate,  // always go ahead; a load that read before a conflicting older store resolved is flushed
+  Wait,       // always wait until every older store's address is known
+  Predictor,  // go ahead unless the load's PC has conflicted before (a per-PC "has conflicted" bit)
+};
+
 struct QueueConfig {
   std::uint32_t entries = 32;
   Sharing sharing = Sharing::Shared;
@@ -88,6 +96,20 @@ struct BranchConfig {
   std::uint32_t ras_entries = 16;         // return stack per thread (replicated)
 };
 
+// The load/store unit's memory ordering (issue 10 §3; core/load_store_unit.hpp). Every switch defaults to the model
+// before it (stores write the L1 at retire), so a config that does not name them keeps its results.
+struct LsuConfig {
+  bool store_buffer = false;            // retired stores keep their SQ entry until they drain into the L1
+  std::uint32_t stores_per_cycle = 1;   // L1D store bandwidth: retired stores written per cycle, all threads
+  bool forwarding = false;              // a load covered by an older store takes its data from the store queue
+  std::uint32_t forward_latency = 4;    // load-to-use cycles of a forwarded load
+  bool forward_same_address = false;    // NetBurst: forwarding also needs the load to start at the store's address
+  MemDependence memory_dependence = MemDependence::Off;
+  std::uint32_t predictor_entries = 1024;  // per-PC "has conflicted" bits, shared by the core's threads
+  bool alias_4k = false;                // a load matching an older store in address bits 0..11 only waits for it
+  bool alias_64k = false;               // NetBurst: one L1D line per address modulo 64 KiB
+};
+
 struct CoreConfig {
   std::uint32_t threads = 2;  // hardware threads per core; 1 = SMT off
   FetchPolicy fetch_policy = FetchPolicy::RoundRobin;
@@ -108,6 +130,7 @@ struct CoreConfig {
   QueueConfig sq{32, Sharing::Partitioned, 1.0};
   FuSetConfig fu{};
   BranchConfig branch{};
+  LsuConfig lsu{};  // load/store unit: store buffer, forwarding, memory ordering (issue 10 §3)
   bool recombine = true;              // partitioned queues recombine when a sibling is idle
   std::uint32_t recombine_cycles = 100;  // pipeline drain when the set of active threads changes
   std::uint32_t pause_cycles = 40;    // a pause keeps its thread from fetching for this many cycles

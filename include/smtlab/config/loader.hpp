@@ -49,5 +49,6 @@ std::string_view sharingName(Sharing s);
 std::string_view fetchPolicyName(FetchPolicy p);
 std::string_view threadChoiceName(ThreadChoice c);
 std::string_view longLatencyMissName(LongLatencyMiss m);
+std::string_view memDependenceName(MemDependence m);
 
 }  // namespace smtlab

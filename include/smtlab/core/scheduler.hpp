@@ -52,6 +52,7 @@ class Scheduler {
   };
 
   void pushWaiting(const WaitEntry& e);
+  void parkLoad(const WaitEntry& e);
   bool fuAvailable(FuKind fu, std::uint32_t thread, Cycle now) const;
   void fuTake(FuKind fu, std::uint32_t thread, Cycle now);
   void issueOne(Uop& uop, std::uint32_t t, Cycle now);
@@ -73,6 +74,10 @@ class Scheduler {
   const ReplayLoop replay_;
   std::vector<WaitEntry> waiting_;  // min-heap by readyAt (operands known ready at that cycle)
   std::vector<WaitEntry> ready_;    // ready now, oldest first, waiting for a unit or issue slot
+  // Memory ordering (issue 10 §3): per thread, loads waiting for an older store's address; they go back to waiting_
+  // when a store of their thread issues (instead of being asked every cycle, which would stop event skipping).
+  std::vector<std::vector<WaitEntry>> parked_;
+  std::vector<WaitEntry> woken_, wokenNow_;  // parked loads whose thread issued a store in this cycle
   Cycle fuCycle_ = Cycle::never();
   std::array<std::uint64_t, kFuKinds + 1> issuedByUnit_{};
 };

@@ -31,6 +31,13 @@ class ILoadStorePort {
   virtual Cycle executeLoad(std::uint32_t thread, Uop& uop, Cycle now) = 0;
   // A memory instruction retires: a store writes the cache, and its load/store queue entries are freed.
   virtual void retireMemory(std::uint32_t thread, const Uop& uop, Cycle now) = 0;
+  // Memory ordering (issue 10 §3), asked before a ready load issues: `now` if it may go, else the cycle at which to
+  // ask again (it waits for an older store: a partial overlap, a 4K alias), or Cycle::never() to ask again when a
+  // store of the thread has issued (it waits for an older store's unknown address).
+  virtual Cycle loadMayIssueAt(std::uint32_t /*thread*/, const Uop& /*load*/, Cycle now) { return now; }
+  // A store issued (its address is known from now on, its data at uop.doneAt): younger loads that read too early
+  // are flushed.
+  virtual void executeStore(std::uint32_t /*thread*/, const Uop& /*store*/, Cycle /*now*/) {}
 };
 
 // The front end as the scheduler sees it: a mispredicted branch has executed (its result is ready at `done`).

@@ -20,7 +20,8 @@ using test::TempDir;
 // os.timer_cycles, mem.tlb_tagged, mem.page_walk.{caches, levels, pwc_entries, from_l2} = 9 more.
 // Speculation (issue 10 §4): core.wrong_path, core.replay, core.replay_period = 3 more.
 // Registers (issue 10 §3): core.int_prf / core.fp_prf x 4 keys, core.stack_engine = 9 more.
-constexpr std::size_t kKeys = 130 + 9 + 3 + 9;
+// Load/store unit (issue 10 §3): 9 core.lsu keys.
+constexpr std::size_t kKeys = 130 + 9 + 3 + 9 + 9;
 
 std::size_t countJsonLeaves(const boost::json::value& v) {
   if (!v.is_object()) return 1;
