@@ -65,10 +65,12 @@ sanitize: bootstrap
 fuzz: bootstrap
 	JOBS=$(JOBS) bash scripts/fuzz.sh $(FUZZ_SECONDS)
 
-# Deep fuzzing (issue 12 §8): every target for FUZZ_RUNS executions, one target at a time, no time cap.
+# Deep fuzzing (issue 12 §8): every target for FUZZ_RUNS executions, one target at a time, no time cap, with UBSan
+# alone (FUZZ_SANITIZERS=address,undefined for the slower ASan build; docs/hardening.md says what each finds).
 FUZZ_RUNS ?= 10000000
+FUZZ_LONG_SANITIZERS ?= undefined
 fuzz-long: bootstrap
-	FUZZ_RUNS=$(FUZZ_RUNS) JOBS=1 bash scripts/fuzz.sh 0
+	FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_SANITIZERS=$(FUZZ_LONG_SANITIZERS) JOBS=1 bash scripts/fuzz.sh 0
 
 # The main job: the reference study (docs/study.md), tables on stdout, report, CSV and figures in out/.
 # DEMO_ARGS=--quick for the one-minute version.
@@ -84,4 +86,4 @@ clean:
 	rm -rf $(BUILD_DIR)
 
 distclean: clean
-	rm -rf $(VENV) out build-asan build-fuzz
+	rm -rf $(VENV) out build-asan build-fuzz build-fuzz-ubsan

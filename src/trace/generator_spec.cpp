@@ -10,7 +10,8 @@
 
 namespace smtlab {
 
-GeneratorSpec::GeneratorSpec(std::string spec) : spec_(std::move(spec)) {
+GeneratorSpec::GeneratorSpec(std::string spec, std::uint64_t maxCycleLines)
+    : spec_(std::move(spec)), max_cycle_lines_(maxCycleLines) {
   std::string_view rest(spec_);
   if (rest.substr(0, 4) != "gen:") {
     throw TraceError(fmt::format("generator spec {} must start with 'gen:'", shortQuote(spec_)));

@@ -13,7 +13,7 @@ class GeneratorSpec {
  public:
   // Splits the spec; throws TraceError on a missing "gen:" prefix, a missing name, an item without '=' or a
   // duplicate key.
-  explicit GeneratorSpec(std::string spec);
+  explicit GeneratorSpec(std::string spec, std::uint64_t maxCycleLines = 0);
 
   const std::string& name() const { return name_; }
   const std::string& text() const { return spec_; }
@@ -34,6 +34,8 @@ class GeneratorSpec {
   // Throws TraceError if the spec holds a key no lookup asked for.
   void finish() const;
   [[noreturn]] void fail(std::string_view key, const std::string& what) const;
+  // GeneratorOptions::max_cycle_lines (0: no cap).
+  std::uint64_t maxCycleLines() const { return max_cycle_lines_; }
 
  private:
   struct Item {
@@ -48,6 +50,7 @@ class GeneratorSpec {
   std::string name_;
   std::vector<Item> items_;
   std::vector<std::string> asked_;
+  std::uint64_t max_cycle_lines_ = 0;
 };
 
 }  // namespace smtlab

@@ -117,9 +117,10 @@ class FpGenerator final : public Generator {
 class LineCycle {
  public:
   LineCycle() = default;
-  LineCycle(std::uint64_t footprint, std::uint64_t seed) {
+  LineCycle(std::uint64_t footprint, std::uint64_t seed, std::uint64_t maxLines) {
     SplitMix64 rng(seed);
-    order_ = cyclicLineOrder(footprint / kLine, rng);
+    const std::uint64_t lines = footprint / kLine;
+    order_ = cyclicLineOrder(maxLines > 0 ? std::min(lines, maxLines) : lines, rng);
   }
   Addr next() {
     const Addr a = kGenDataBase + kLine * order_[pos_];
@@ -148,7 +149,7 @@ class ChainGenerator final : public Generator {
     op_ = kOpClasses[spec.choice("op", "int", kOps)];
     const std::uint64_t footprint = lineFootprint(spec, 4096, kMaxPermFootprint);
     reg_ = (op_ == OpClass::FAdd || op_ == OpClass::FMul || op_ == OpClass::FDiv) ? fpReg(1) : intReg(1);
-    if (op_ == OpClass::Load) lines_ = LineCycle(footprint, seed_);
+    if (op_ == OpClass::Load) lines_ = LineCycle(footprint, seed_, spec.maxCycleLines());
   }
 
  private:
@@ -170,7 +171,7 @@ class ChaseGenerator final : public Generator {
   explicit ChaseGenerator(GeneratorSpec& spec) : Generator(spec, true) {
     const std::uint64_t footprint = lineFootprint(spec, 64ull << 20, kMaxPermFootprint);
     work_ = spec.integer("work", 0, 0, 1u << 20);
-    lines_ = LineCycle(footprint, seed_);
+    lines_ = LineCycle(footprint, seed_, spec.maxCycleLines());
   }
 
  private:
@@ -456,8 +457,10 @@ std::vector<std::string_view> generatorNames() {
   return names;
 }
 
-std::unique_ptr<TraceSource> makeGenerator(const std::string& text) {
-  GeneratorSpec spec(text);
+std::unique_ptr<TraceSource> makeGenerator(const std::string& text) { return makeGenerator(text, {}); }
+
+std::unique_ptr<TraceSource> makeGenerator(const std::string& text, const GeneratorOptions& options) {
+  GeneratorSpec spec(text, options.max_cycle_lines);
   for (const Entry& e : kGenerators) {
     if (e.name == spec.name()) {
       auto gen = e.make(spec);

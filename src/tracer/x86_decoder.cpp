@@ -114,7 +114,24 @@ OpClass computeClass(std::string_view m, bool vector) {
 struct X86Decoder::Impl {
   csh handle = 0;
   cs_insn* insn = nullptr;
-  std::vector<RegId> regMap;  // capstone register id -> smtlab register
+  const std::vector<RegId>& regMap = sharedRegMap();  // capstone register id -> smtlab register
+
+  // The map depends only on capstone's (static) register names, so it is built once per process: building it per
+  // decoder was half the time of opening a short raw trace (the tracer_raw fuzz target, the study's many kpath: opens).
+  static const std::vector<RegId>& sharedRegMap() {
+    static const std::vector<RegId> map = [] {
+      csh h = 0;
+      if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK) throw TraceError("capstone: cs_open failed");
+      std::vector<RegId> m(X86_REG_ENDING, kNoReg);
+      for (unsigned r = 1; r < X86_REG_ENDING; ++r) {
+        const char* name = cs_reg_name(h, r);
+        if (name) m[r] = mapRegName(name);
+      }
+      cs_close(&h);
+      return m;
+    }();
+    return map;
+  }
 };
 
 bool x86DecoderAvailable() { return true; }
@@ -123,11 +140,6 @@ X86Decoder::X86Decoder() : impl_(std::make_unique<Impl>()) {
   if (cs_open(CS_ARCH_X86, CS_MODE_64, &impl_->handle) != CS_ERR_OK) throw TraceError("capstone: cs_open failed");
   cs_option(impl_->handle, CS_OPT_DETAIL, CS_OPT_ON);
   impl_->insn = cs_malloc(impl_->handle);
-  impl_->regMap.assign(X86_REG_ENDING, kNoReg);
-  for (unsigned r = 1; r < X86_REG_ENDING; ++r) {
-    const char* name = cs_reg_name(impl_->handle, r);
-    if (name) impl_->regMap[r] = mapRegName(name);
-  }
 }
 
 X86Decoder::~X86Decoder() {

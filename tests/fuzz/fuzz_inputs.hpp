@@ -230,7 +230,7 @@ inline void checkMessage(const Error& e, std::string_view what) {
 // be deterministic: two sources from one spec, and one source after rewind(), give the same records. A known kernel
 // name is accepted without opening it (that would trace under QEMU, which this target does not fuzz); an unknown one
 // must be a TraceError. A kpath: spec is parsed only (opening boots Linux): if accepted, its name is a path of the
-// table and its seed is the decimal number written (leading zeros aside), not a wrapped or saturated one.
+// table and its seed and stack slot are the decimal numbers written (leading zeros aside), not wrapped or saturated.
 inline void feedSpec(const std::string& spec) {
   constexpr std::size_t kSpecRecords = 2048;  // enough to pass every generator's first phase, small for speed
   if (spec.rfind("kernel:", 0) == 0) {
@@ -254,22 +254,44 @@ inline void feedSpec(const std::string& spec) {
         std::none_of(table.begin(), table.end(), [&](const KpathInfo& k) { return k.name == parsed.name; })) {
       throw FuzzOracleFailure("source spec: a kpath: name outside the table was accepted");
     }
-    std::string digits = comma == std::string::npos ? "0" : rest.substr(comma + 1);
-    if (comma != std::string::npos) {
-      if (digits.rfind("seed=", 0) != 0) throw FuzzOracleFailure("source spec: a kpath: option other than seed");
-      digits.erase(0, 5);
+    // Each option is seed=N or stack=K, at most once each; the parsed value is the decimal number written (leading
+    // zeros aside), never a wrapped or saturated one.
+    std::string seedText = "0", stackText = "0";
+    bool seenSeed = false, seenStack = false;
+    for (std::size_t at = comma; at != std::string::npos;) {
+      const std::size_t next = rest.find(',', at + 1);
+      const std::string option = rest.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1);
+      at = next;
+      if (option.rfind("seed=", 0) == 0 && !seenSeed) {
+        seedText = option.substr(5);
+        seenSeed = true;
+      } else if (option.rfind("stack=", 0) == 0 && !seenStack) {
+        stackText = option.substr(6);
+        seenStack = true;
+      } else {
+        throw FuzzOracleFailure("source spec: a kpath: option other than one seed= and one stack= was accepted");
+      }
     }
-    digits.erase(0, std::min(digits.find_first_not_of('0'), digits.size() - 1));  // "007" is 7, "0" stays
-    if (digits != std::to_string(parsed.seed)) {
-      throw FuzzOracleFailure("source spec: kpath: seed text '" + digits.substr(0, 40) + "' read as " +
+    auto number = [](std::string digits) {
+      digits.erase(0, std::min(digits.find_first_not_of('0'), digits.size() - 1));  // "007" is 7, "0" stays
+      return digits;
+    };
+    if (number(seedText) != std::to_string(parsed.seed)) {
+      throw FuzzOracleFailure("source spec: kpath: seed text '" + seedText.substr(0, 40) + "' read as " +
                               std::to_string(parsed.seed));
+    }
+    if (number(stackText) != std::to_string(parsed.stackSlot)) {
+      throw FuzzOracleFailure("source spec: kpath: stack text '" + stackText.substr(0, 40) + "' read as " +
+                              std::to_string(parsed.stackSlot));
     }
 #endif
     return;
   }
   const std::string gen = spec.rfind("gen:", 0) == 0 ? spec : "gen:" + spec;
-  auto a = makeGenerator(gen);
-  auto b = makeGenerator(gen);
+  // chosen: 4096 lines (256 KiB) keep one input within microseconds; the parser sees the spec unchanged.
+  const GeneratorOptions options{.max_cycle_lines = 4096};
+  auto a = makeGenerator(gen, options);
+  auto b = makeGenerator(gen, options);
   std::vector<Instr> first(kSpecRecords), second(kSpecRecords);
   const std::size_t n = a->read(std::span<Instr>(first));
   if (b->read(std::span<Instr>(second)) != n || !std::equal(first.begin(), first.begin() + static_cast<long>(n),

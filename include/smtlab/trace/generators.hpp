@@ -41,6 +41,15 @@ inline constexpr std::uint64_t kGenRecordStreamSalt = 0xd1b54a32d192ed03ull;
 // unknown generator or key, a duplicate key or a bad value.
 std::unique_ptr<TraceSource> makeGenerator(const std::string& spec);
 
+// For harnesses that build thousands of generators (the source_spec fuzz target): chase and chain,op=load build a
+// line order over the whole footprint when they are made (64 MiB by default for chase: a million lines, tens of
+// milliseconds). With max_cycle_lines > 0 they walk at most that many lines instead: the spec is parsed and checked
+// exactly as without the cap, but the stream is a different one (same lines for footprints within the cap).
+struct GeneratorOptions {
+  std::uint64_t max_cycle_lines = 0;  // 0: no cap
+};
+std::unique_ptr<TraceSource> makeGenerator(const std::string& spec, const GeneratorOptions& options);
+
 // The generator names, for help texts.
 std::vector<std::string_view> generatorNames();
 
