@@ -34,7 +34,12 @@ RUNS=${FUZZ_RUNS:-}
 limit=(-max_total_time="$SECONDS_PER_TARGET")
 [[ -n "$RUNS" ]] && limit+=(-runs="$RUNS")
 what="${SECONDS_PER_TARGET} s"
-[[ -n "$RUNS" ]] && what="$RUNS executions$( ((SECONDS_PER_TARGET > 0)) && echo " (at most ${SECONDS_PER_TARGET} s)")"
+# (Not a $( (( ... )) && echo ) inside the assignment: under set -e its false test ended the script silently, so
+# `make fuzz-long`, which passes 0, stopped before fuzzing anything.)
+if [[ -n "$RUNS" ]]; then
+  what="$RUNS executions"
+  ((SECONDS_PER_TARGET == 0)) || what+=" (at most ${SECONDS_PER_TARGET} s)"
+fi
 command -v "$CXX_FUZZ" >/dev/null 2>&1 \
   || fail "$CXX_FUZZ not found (Debian packages clang libclang-rt-14-dev, which scripts/bootstrap.sh installs)"
 
