@@ -188,7 +188,7 @@ void Core::squashFrom(std::uint32_t t, std::uint64_t from) {
     } else {
       Uop& u = th.robSlot(seq);
       if (!u.issued) {
-        iq.release(t);
+        iq.release(t, u.iqHeld);  // the uops not yet issued (issue 10 §2)
         if (in.isBranch()) --th.unresolvedBranches;
       }
       rob.release(t);
@@ -375,7 +375,7 @@ void Core::checkInvariants(Cycle now) const {
         lastAge = u.age;
         if (u.instr != &cur.at(seq)) fail(t, fmt::format("instruction #{} points at the wrong trace record", seq));
         ++count[static_cast<int>(QueueKind::Rob)];
-        if (!u.issued) ++count[static_cast<int>(QueueKind::Iq)];
+        count[static_cast<int>(QueueKind::Iq)] += u.iqHeld;  // one entry per uop not yet issued
         if (u.hasLoad) ++count[static_cast<int>(QueueKind::Lq)];
         if (u.hasStore) ++count[static_cast<int>(QueueKind::Sq)];
       }

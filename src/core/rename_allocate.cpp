@@ -21,7 +21,8 @@ RenameAllocate::RenameAllocate(const Config& config, std::span<ThreadContext> th
       policyNeedsCounters_(policy_->needsCounters()),
       roundRobin_(config.core.rename_policy == ThreadChoice::RoundRobin),
       candidates_(config.core.threads),
-      order_(config.core.threads) {
+      order_(config.core.threads),
+      decoder_(config.core) {
   dispatched_.reserve(renameWidth_);
 }
 
@@ -31,7 +32,7 @@ CpiCause RenameAllocate::blockCause(std::uint32_t t) const {
   const Instr& in = th.cursor->at(th.robTail);
   CapacityVerdict v = queues_[QueueKind::Rob].check(t);
   if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::RobFull, CpiCause::RobPartition);
-  v = queues_[QueueKind::Iq].check(t);
+  v = queues_[QueueKind::Iq].check(t, iqEntriesFor(t, in));
   if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::IqFull, CpiCause::IqPartition);
   if (in.hasLoad()) {
     v = queues_[QueueKind::Lq].check(t);
@@ -86,6 +87,12 @@ std::uint32_t RenameAllocate::chooseByPolicy(Cycle now) {
   return order_[0];
 }
 
+std::uint32_t RenameAllocate::iqEntriesFor(std::uint32_t t, const Instr& in) const {
+  // One issue-queue entry per uop; chosen: a microcode sequence longer than the thread's share streams in, so it
+  // waits for the whole share rather than for ever.
+  return std::max<std::uint32_t>(1, std::min<std::uint32_t>(decoder_.decode(in).total, queues_[QueueKind::Iq].limit(t)));
+}
+
 void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
   ThreadContext& th = threads_[t];
   const std::uint64_t seq = th.robTail;
@@ -94,9 +101,11 @@ void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
 
   queues_[QueueKind::UopQueue].release(t);
   queues_[QueueKind::Rob].take(t);
-  queues_[QueueKind::Iq].take(t);
-  const bool hasLoad = in.hasLoad();
-  const bool hasStore = in.hasStore();
+  const UopPlan plan = decoder_.decode(in);
+  const std::uint32_t iqEntries = iqEntriesFor(t, in);
+  queues_[QueueKind::Iq].take(t, iqEntries);
+  const bool hasLoad = plan.load;
+  const bool hasStore = plan.storeAddress;
   if (hasLoad) queues_[QueueKind::Lq].take(t);
   if (hasStore) queues_[QueueKind::Sq].take(t);
 
@@ -109,7 +118,7 @@ void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
   u.doneAt = Cycle::never();
   u.depHead = kNoDep;
   u.pendingSrcs = 0;
-  u.fu = fuKindFor(in.op);
+  u.fu = plan.opFu;
   u.level = MemLevel::L1;
   u.valid = true;
   u.issued = false;
@@ -117,6 +126,18 @@ void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
   u.btbMiss = fe.btbMiss;
   u.hasLoad = hasLoad;
   u.hasStore = hasStore;
+  u.iqHeld = static_cast<std::uint8_t>(iqEntries);
+  u.helpersLeft = plan.helpers;
+  u.loadLeft = plan.load;
+  u.opLeft = plan.op;
+  u.staLeft = plan.storeAddress;
+  u.stdLeft = plan.storeData;
+  u.hasOp = plan.op;
+  u.opNeedsPort = plan.opNeedsPort;
+  u.opClass = plan.opClass;
+  u.loadDataAt = Cycle{0};
+  u.opDoneAt = Cycle{0};
+  u.partsDoneAt = Cycle{0};
 
   const std::uint64_t oldest = th.cursor->retireSeq();
   const std::uint32_t slot = static_cast<std::uint32_t>(seq & th.robMask);

@@ -14,31 +14,6 @@ struct LaterReady {
 };
 }  // namespace
 
-FuKind fuKindFor(OpClass op) {
-  switch (op) {
-    case OpClass::IMul:
-      return FuKind::IntMul;
-    case OpClass::IDiv:
-      return FuKind::IntDiv;
-    case OpClass::FAdd:
-      return FuKind::FpAdd;
-    case OpClass::FMul:
-      return FuKind::FpMul;
-    case OpClass::FDiv:
-      return FuKind::FpDiv;
-    case OpClass::Load:
-      return FuKind::Load;
-    case OpClass::Store:
-      return FuKind::Store;
-    case OpClass::Nop:
-    case OpClass::Mark:
-    case OpClass::Pause:
-      return FuKind::None;
-    default:
-      return FuKind::IntAlu;
-  }
-}
-
 Scheduler::Scheduler(const Config& config, std::span<ThreadContext> threads, CoreQueues& queues,
                      ILoadStorePort& loadStore, IBranchResolutionPort& branches)
     : threadCount_(config.core.threads),
@@ -46,17 +21,12 @@ Scheduler::Scheduler(const Config& config, std::span<ThreadContext> threads, Cor
       threads_(threads),
       queues_(queues),
       loadStore_(loadStore),
-      branches_(branches) {
+      branches_(branches),
+      ports_(config.core) {
   const auto& c = config.core;
   const FuConfig* fu[kFuKinds] = {&c.fu.int_alu, &c.fu.int_mul, &c.fu.int_div, &c.fu.fp_add,
                                   &c.fu.fp_mul,  &c.fu.fp_div,  &c.fu.load,    &c.fu.store};
-  for (int k = 0; k < kFuKinds; ++k) {
-    fus_[k].count = fu[k]->count;
-    fus_[k].latency = fu[k]->latency;
-    fus_[k].interval = fu[k]->interval != 0 ? fu[k]->interval : (fu[k]->pipelined ? 1 : std::max(1u, fu[k]->latency));
-    fus_[k].threadInterval = fu[k]->thread_interval;
-    fus_[k].busyUntil.assign(fu[k]->count, Cycle{0});
-  }
+  for (int k = 0; k < kFuKinds; ++k) latency_[k] = fu[k]->latency;
   // Every renamed instruction of every thread can wait here at once.
   const std::size_t window = static_cast<std::size_t>(std::bit_ceil(queues_[QueueKind::Rob].total())) * threadCount_;
   waiting_.reserve(window);
@@ -68,35 +38,7 @@ void Scheduler::pushWaiting(const WaitEntry& e) {
   std::push_heap(waiting_.begin(), waiting_.end(), LaterReady{});
 }
 
-bool Scheduler::fuAvailable(FuKind fu, std::uint32_t thread, Cycle now) const {
-  if (fu == FuKind::None) return true;
-  const FuState& f = fus_[static_cast<int>(fu)];
-  if (f.usedThisCycle >= f.count) return false;
-  if (f.threadInterval > 0 && f.threadNext[thread] > now) return false;
-  if (f.interval <= 1) return true;
-  return std::any_of(f.busyUntil.begin(), f.busyUntil.end(), [&](Cycle c) { return c <= now; });
-}
-
-void Scheduler::fuTake(FuKind fu, std::uint32_t thread, Cycle now) {
-  if (fu == FuKind::None) return;
-  FuState& f = fus_[static_cast<int>(fu)];
-  ++f.usedThisCycle;
-  if (f.threadInterval > 0) f.threadNext[thread] = now + f.threadInterval;
-  if (f.interval > 1) {
-    for (Cycle& c : f.busyUntil) {
-      if (c <= now) {
-        c = now + f.interval;
-        break;
-      }
-    }
-  }
-}
-
 bool Scheduler::issue(Cycle now) {
-  if (now != fuCycle_) {
-    for (auto& fu : fus_) fu.usedThisCycle = 0;
-    fuCycle_ = now;
-  }
   // Move everything whose operands are ready by now into the age-ordered ready list.
   while (!waiting_.empty() && waiting_.front().readyAt <= now) {
     std::pop_heap(waiting_.begin(), waiting_.end(), LaterReady{});
@@ -110,47 +52,87 @@ bool Scheduler::issue(Cycle now) {
 
   std::uint32_t issued = 0;
   std::size_t keep = 0;
-  for (std::size_t i = 0; i < ready_.size(); ++i) {
+  const std::size_t n = ready_.size();
+  for (std::size_t i = 0; i < n; ++i) {
     const WaitEntry e = ready_[i];
     ThreadContext& th = threads_[e.thread];
     Uop* u = th.cursor != nullptr ? &th.robSlot(e.seq) : nullptr;
     if (u == nullptr || !u->valid || u->age != e.age || u->issued) continue;  // squashed meanwhile
-    if (issued < issueWidth_) {
-      const bool needLoadPort = u->hasLoad && u->fu != FuKind::Load;
-      const bool needStorePort = u->hasStore && u->fu != FuKind::Store;
-      if (fuAvailable(u->fu, e.thread, now) && (!needLoadPort || fuAvailable(FuKind::Load, e.thread, now)) &&
-          (!needStorePort || fuAvailable(FuKind::Store, e.thread, now))) {
-        fuTake(u->fu, e.thread, now);
-        if (needLoadPort) fuTake(FuKind::Load, e.thread, now);
-        if (needStorePort) fuTake(FuKind::Store, e.thread, now);
-        issueOne(*u, e.thread, now);
-        ++issued;
-        continue;
-      }
-    }
-    ready_[keep++] = e;
+    if (issued >= issueWidth_ || issueUops(*u, e, now, issued)) ready_[keep++] = e;
   }
   ready_.resize(keep);
   return issued > 0;
 }
 
-void Scheduler::issueOne(Uop& u, std::uint32_t t, Cycle now) {
+void Scheduler::releaseIq(Uop& u, std::uint32_t t) {
+  // An instruction holds at most its thread's share of entries (rename_allocate.cpp); later uops hold none.
+  if (u.iqHeld == 0) return;
+  --u.iqHeld;
+  queues_[QueueKind::Iq].release(t);
+}
+
+bool Scheduler::issueUops(Uop& u, const WaitEntry& e, Cycle now, std::uint32_t& issued) {
+  const std::uint32_t t = e.thread;
+  auto slot = [&](UnitClass cls) { return issued < issueWidth_ && ports_.take(cls, t, now); };
+  auto done = [&](Uop& x, Cycle c) {
+    releaseIq(x, t);
+    ++issued;
+    if (c <= now) c = now + 1;
+    if (c > x.partsDoneAt) x.partsDoneAt = c;
+    return c;
+  };
+  // Uops whose inputs are ready go in program order: load, store address, microcode helpers, op, store data.
+  if (u.loadLeft && slot(UnitClass::Load)) {
+    u.loadLeft = false;
+    ++issuedByUnit_[static_cast<int>(FuKind::Load)];
+    u.loadDataAt = done(u, loadStore_.executeLoad(t, u, now));
+  }
+  if (u.staLeft && slot(UnitClass::StoreAddress)) {
+    u.staLeft = false;
+    ++issuedByUnit_[static_cast<int>(FuKind::Store)];  // store_nj is charged once per store, at its address uop
+    done(u, now + latency_[static_cast<int>(FuKind::Store)]);
+  }
+  // A microcode sequence's helper uops run on the integer ALUs; their energy is part of the op's (not counted).
+  while (u.helpersLeft > 0 && slot(UnitClass::IntAlu)) {
+    --u.helpersLeft;
+    ++issuedByUnit_[kFuKinds];
+    done(u, now + latency_[static_cast<int>(FuKind::IntAlu)]);
+  }
+  const bool loadReady = !u.loadLeft && u.loadDataAt <= now;
+  if (u.opLeft && loadReady && (u.opNeedsPort ? slot(u.opClass) : issued < issueWidth_)) {
+    u.opLeft = false;
+    ++issuedByUnit_[static_cast<int>(u.fu)];
+    u.opDoneAt = done(u, now + (u.fu == FuKind::None ? 1 : latency_[static_cast<int>(u.fu)]));
+  }
+  const bool valueReady = u.hasOp ? !u.opLeft && u.opDoneAt <= now : loadReady;
+  if (u.stdLeft && valueReady && slot(UnitClass::StoreData)) {
+    u.stdLeft = false;
+    ++issuedByUnit_[kFuKinds];  // the data half of a store: no unit energy of its own
+    done(u, now + latency_[static_cast<int>(FuKind::Store)]);
+  }
+
+  if (!u.loadLeft && !u.staLeft && u.helpersLeft == 0 && !u.opLeft && !u.stdLeft) {
+    finish(u, t);
+    return false;
+  }
+  // Still here: a uop that could go now lacks a port or issue slot (stay ready), or every one left waits for data.
+  const bool canGoNow = u.loadLeft || u.staLeft || u.helpersLeft > 0 || (u.opLeft && loadReady) ||
+                        (u.stdLeft && valueReady);
+  if (canGoNow) return true;
+  Cycle wake = Cycle::never();
+  if (u.opLeft) wake = u.loadDataAt;                           // the op waits for the load's data
+  if (u.stdLeft && !u.opLeft) wake = std::min(wake, u.hasOp ? u.opDoneAt : u.loadDataAt);
+  pushWaiting({wake, e.age, t, e.seq});
+  return false;
+}
+
+void Scheduler::finish(Uop& u, std::uint32_t t) {
   ThreadContext& th = threads_[t];
   u.issued = true;
-  ++issuedByUnit_[static_cast<int>(u.fu)];
-  if (u.hasLoad && u.fu != FuKind::Load) ++issuedByUnit_[static_cast<int>(FuKind::Load)];
-  if (u.hasStore && u.fu != FuKind::Store) ++issuedByUnit_[static_cast<int>(FuKind::Store)];
-  queues_[QueueKind::Iq].release(t);
-
-  Cycle done = now;
-  if (u.hasLoad) done = loadStore_.executeLoad(t, u, now);
-  if (u.fu != FuKind::Load) done = done + (u.fu == FuKind::None ? 1 : fus_[static_cast<int>(u.fu)].latency);
-  if (done <= now) done = now + 1;
-  u.doneAt = done;
-
+  u.doneAt = u.partsDoneAt;
   if (u.instr->isBranch()) {
     --th.unresolvedBranches;
-    if (u.mispredicted) branches_.mispredictResolved(t, u, done);
+    if (u.mispredicted) branches_.mispredictResolved(t, u, u.hasOp ? u.opDoneAt : u.doneAt);
   }
   wakeDependents(t, u);
 }
@@ -171,15 +153,7 @@ void Scheduler::earliestWake(Cycle now, Cycle& next) const {
   };
   if (!waiting_.empty()) consider(waiting_.front().readyAt);
   if (!ready_.empty()) {
-    // Ready instructions wait for a busy unit (a divider) or their thread's turn on a microcoded unit.
-    for (const auto& fu : fus_) {
-      if (fu.interval > 1) {
-        for (Cycle c : fu.busyUntil) consider(c);
-      }
-      if (fu.threadInterval > 0) {
-        for (std::uint32_t t = 0; t < threadCount_; ++t) consider(fu.threadNext[t]);
-      }
-    }
+    // Ready uops wait for a port (a busy divider, a full port) or an issue slot: try again next cycle.
     consider(now + 1);
   }
 }

@@ -15,6 +15,7 @@
 #include "smtlab/core/fetch_policy.hpp"
 #include "smtlab/core/stage_ports.hpp"
 #include "smtlab/core/thread_context.hpp"
+#include "smtlab/core/uop_decode.hpp"
 
 namespace smtlab {
 
@@ -44,6 +45,8 @@ class RenameAllocate {
   void renameOne(std::uint32_t t, Cycle now);
   // The thread the configured policy serves (threadCount_ if none can rename).
   std::uint32_t chooseByPolicy(Cycle now);
+  // Issue-queue entries the instruction takes: one per uop (issue 10 §2), at most the thread's share.
+  std::uint32_t iqEntriesFor(std::uint32_t t, const Instr& in) const;
 
   const std::uint32_t threadCount_;
   const std::uint32_t renameWidth_;
@@ -60,6 +63,7 @@ class RenameAllocate {
   std::vector<WaitEntry> dispatched_;
   std::uint64_t ageCounter_ = 0;  // unique per rename in the core: tells an incarnation from a refetched one
   std::uint64_t renamed_ = 0;
+  const UopDecoder decoder_;  // an instruction's uops (issue 10 §2)
 };
 
 }  // namespace smtlab

@@ -1,8 +1,9 @@
-// Schedule and execute: renamed instructions wait until their operands are ready, then issue oldest first, up to
-// issue_width per cycle and the count of each functional unit (a unit with an interval > 1 stays busy; a
-// thread_interval keeps one thread's microcode sequences apart). A load goes to the load/store unit when it issues; a
-// mispredicted branch tells the front end when it resolves. Consumers are woken through the per-thread dependency
-// lists that rename built.
+// Schedule and execute: renamed instructions wait until their operands are ready, then their uops issue oldest
+// first, up to issue_width uops per cycle, each through a free issue port that feeds its unit class (issue_ports.hpp).
+// A load-op's op uop issues when the load's data arrives, a store's address and data uops independently; the
+// instruction completes when its last uop does. A load goes to the load/store unit when its uop issues; a mispredicted
+// branch tells the front end when it resolves. Consumers are woken through the per-thread dependency lists that
+// rename built.
 #pragma once
 
 #include <array>
@@ -12,13 +13,12 @@
 
 #include "smtlab/common/types.hpp"
 #include "smtlab/config/config.hpp"
+#include "smtlab/core/issue_ports.hpp"
 #include "smtlab/core/stage_ports.hpp"
 #include "smtlab/core/thread_context.hpp"
+#include "smtlab/core/uop_decode.hpp"
 
 namespace smtlab {
-
-// The functional unit an operation class executes on.
-FuKind fuKindFor(OpClass op);
 
 class Scheduler {
  public:
@@ -34,26 +34,18 @@ class Scheduler {
   // Lowers `next` to the earliest cycle after `now` at which something waiting here can issue.
   void earliestWake(Cycle now, Cycle& next) const;
 
-  std::uint32_t latency(FuKind fu) const { return fus_[static_cast<int>(fu)].latency; }
+  std::uint32_t latency(FuKind fu) const { return latency_[static_cast<int>(fu)]; }
+  const IssuePorts& ports() const { return ports_; }
   // Operations issued per unit class (FuKind order, then FuKind::None), for the energy model.
   const std::array<std::uint64_t, kFuKinds + 1>& issuedByUnit() const { return issuedByUnit_; }
   void resetStats() { issuedByUnit_.fill(0); }
 
  private:
-  struct FuState {
-    std::uint32_t count = 1;
-    std::uint32_t latency = 1;
-    std::uint32_t interval = 1;        // cycles a unit is busy per operation
-    std::uint32_t threadInterval = 0;  // cycles between two operations of one thread (0 = no limit)
-    std::uint32_t usedThisCycle = 0;
-    std::vector<Cycle> busyUntil;                 // per unit, when interval > 1
-    std::array<Cycle, kMaxThreads> threadNext{};  // per thread, when threadInterval > 0
-  };
-
   void pushWaiting(const WaitEntry& e);
-  bool fuAvailable(FuKind fu, std::uint32_t thread, Cycle now) const;
-  void fuTake(FuKind fu, std::uint32_t thread, Cycle now);
-  void issueOne(Uop& uop, std::uint32_t t, Cycle now);
+  // Issues what it can of the instruction's uops at `now`; returns true while the entry stays in the ready list.
+  bool issueUops(Uop& u, const WaitEntry& e, Cycle now, std::uint32_t& issued);
+  void finish(Uop& uop, std::uint32_t t);
+  void releaseIq(Uop& u, std::uint32_t t);
   void wakeDependents(std::uint32_t t, Uop& producer);
 
   const std::uint32_t threadCount_;
@@ -62,10 +54,10 @@ class Scheduler {
   CoreQueues& queues_;
   ILoadStorePort& loadStore_;
   IBranchResolutionPort& branches_;
-  std::array<FuState, kFuKinds> fus_;
+  std::array<std::uint32_t, kFuKinds> latency_{};
+  IssuePorts ports_;
   std::vector<WaitEntry> waiting_;  // min-heap by readyAt (operands known ready at that cycle)
   std::vector<WaitEntry> ready_;    // ready now, oldest first, waiting for a unit or issue slot
-  Cycle fuCycle_ = Cycle::never();
   std::array<std::uint64_t, kFuKinds + 1> issuedByUnit_{};
 };
 

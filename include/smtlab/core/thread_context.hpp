@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "smtlab/common/types.hpp"
+#include "smtlab/config/config.hpp"
 #include "smtlab/core/branch_predictor.hpp"
 #include "smtlab/core/core_stats.hpp"
 #include "smtlab/mem/memory_system.hpp"
@@ -39,6 +40,20 @@ struct Uop {
   bool btbMiss = false;
   bool hasLoad = false;
   bool hasStore = false;
+  // The instruction's uops (issue 10 §2, set at rename from the UopDecoder). Each issues through its own port at its
+  // own cycle; the instruction is `issued` (doneAt final) when its last uop has issued.
+  std::uint8_t iqHeld = 0;       // issue-queue entries still held (one per uop not yet issued)
+  std::uint8_t helpersLeft = 0;  // microcode uops still to issue
+  bool loadLeft = false;         // the load uop has not issued
+  bool opLeft = false;           // the op uop has not issued (it waits for the load's data)
+  bool staLeft = false;          // store-address uop
+  bool stdLeft = false;          // store-data uop (waits for the op's result, or the load's data)
+  bool hasOp = false;
+  bool opNeedsPort = true;
+  UnitClass opClass = UnitClass::IntAlu;
+  Cycle loadDataAt{0};  // the load uop's data is ready
+  Cycle opDoneAt{0};    // the op uop's result is ready
+  Cycle partsDoneAt{0}; // latest completion of the uops issued so far
 };
 
 // A renamed instruction waiting in the scheduler: ready at `readyAt` (operands known), oldest `age` first.
@@ -57,7 +72,7 @@ struct FrontEntry {
 };
 
 // Why a thread's fetch is held, for the CPI stack.
-enum class FetchBlock : std::uint8_t { None, Mispredict, BtbMiss, Pause, ICache };
+enum class FetchBlock : std::uint8_t { None, Mispredict, BtbMiss, Pause, ICache, Microcode /* issue 10 §2 */ };
 
 enum class ThreadState : std::uint8_t {
   Idle,      // nothing attached (halted)
