@@ -86,6 +86,7 @@ std::uint32_t FrontEnd::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle
     fe.availableAt = now + frontendDepth_;
     fe.mispredicted = false;
     fe.btbMiss = false;
+    fe.plan = decoder_.decode(*in);
     th.cursor->advanceFetch();
     ++th.stats.fetched;
     ++got;
@@ -115,7 +116,7 @@ std::uint32_t FrontEnd::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle
       th.fetchBlock = FetchBlock::Pause;
       break;
     }
-    if (const UopPlan plan = decoder_.decode(*in); plan.microcoded) {
+    if (const UopPlan& plan = fe.plan; plan.microcoded) {
       // The microcode sequencer delivers the instruction's uops, fetch_width per cycle, for this thread only: its
       // fetch/decode slot is held for ceil(uops / fetch_width) cycles, while a sibling may fetch as the fetch policy
       // allows (NetBurst: the trace cache keeps alternating; the MS-ROM serves one logical processor).

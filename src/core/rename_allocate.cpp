@@ -32,13 +32,14 @@ CpiCause RenameAllocate::blockCause(std::uint32_t t) const {
   const Instr& in = th.cursor->at(th.robTail);
   CapacityVerdict v = queues_[QueueKind::Rob].check(t);
   if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::RobFull, CpiCause::RobPartition);
-  v = queues_[QueueKind::Iq].check(t, iqEntriesFor(t, in));
+  const UopPlan plan = planOf(t, th.robTail, in);
+  v = queues_[QueueKind::Iq].check(t, iqEntriesFor(t, plan));
   if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::IqFull, CpiCause::IqPartition);
-  if (in.hasLoad()) {
+  if (plan.load) {
     v = queues_[QueueKind::Lq].check(t);
     if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::LqFull, CpiCause::LqPartition);
   }
-  if (in.hasStore()) {
+  if (plan.storeAddress) {
     v = queues_[QueueKind::Sq].check(t);
     if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::SqFull, CpiCause::SqPartition);
   }
@@ -87,10 +88,15 @@ std::uint32_t RenameAllocate::chooseByPolicy(Cycle now) {
   return order_[0];
 }
 
-std::uint32_t RenameAllocate::iqEntriesFor(std::uint32_t t, const Instr& in) const {
+UopPlan RenameAllocate::planOf(std::uint32_t t, std::uint64_t seq, const Instr& in) const {
+  const UopPlan& fetched = threads_[t].front[seq & threads_[t].frontMask].plan;
+  return fetched.valid ? fetched : decoder_.decode(in);  // the front end decoded it (unit tests may not have)
+}
+
+std::uint32_t RenameAllocate::iqEntriesFor(std::uint32_t t, const UopPlan& plan) const {
   // One issue-queue entry per uop; chosen: a microcode sequence longer than the thread's share streams in, so it
   // waits for the whole share rather than for ever.
-  return std::max<std::uint32_t>(1, std::min<std::uint32_t>(decoder_.decode(in).total, queues_[QueueKind::Iq].limit(t)));
+  return std::max<std::uint32_t>(1, std::min<std::uint32_t>(plan.total, queues_[QueueKind::Iq].limit(t)));
 }
 
 void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
@@ -101,8 +107,8 @@ void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
 
   queues_[QueueKind::UopQueue].release(t);
   queues_[QueueKind::Rob].take(t);
-  const UopPlan plan = decoder_.decode(in);
-  const std::uint32_t iqEntries = iqEntriesFor(t, in);
+  const UopPlan plan = planOf(t, seq, in);
+  const std::uint32_t iqEntries = iqEntriesFor(t, plan);
   queues_[QueueKind::Iq].take(t, iqEntries);
   const bool hasLoad = plan.load;
   const bool hasStore = plan.storeAddress;

@@ -75,6 +75,7 @@ UopDecoder::UopDecoder(const CoreConfig& core) {
 
 UopPlan UopDecoder::decode(const Instr& in) const {
   UopPlan p;
+  p.valid = true;
   p.load = in.hasLoad();
   p.storeAddress = p.storeData = in.hasStore();
   const bool pureMemory = in.op == OpClass::Load || in.op == OpClass::Store;

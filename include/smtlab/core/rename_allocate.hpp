@@ -46,7 +46,9 @@ class RenameAllocate {
   // The thread the configured policy serves (threadCount_ if none can rename).
   std::uint32_t chooseByPolicy(Cycle now);
   // Issue-queue entries the instruction takes: one per uop (issue 10 §2), at most the thread's share.
-  std::uint32_t iqEntriesFor(std::uint32_t t, const Instr& in) const;
+  std::uint32_t iqEntriesFor(std::uint32_t t, const UopPlan& plan) const;
+  // The instruction's uops: as the front end decoded them at fetch, else decoded here.
+  UopPlan planOf(std::uint32_t t, std::uint64_t seq, const Instr& in) const;
 
   const std::uint32_t threadCount_;
   const std::uint32_t renameWidth_;

@@ -64,11 +64,27 @@ struct WaitEntry {
   std::uint64_t seq;
 };
 
+// An instruction's uops as the decoder makes them (issue 10 §2; uop_decode.hpp says how).
+struct UopPlan {
+  std::uint8_t total = 1;      // uops of the instruction (issue-queue entries, front-end slots)
+  std::uint8_t helpers = 0;    // microcode uops beyond the structural ones (issue on integer ALU ports)
+  bool microcoded = false;
+  bool load = false;           // a load uop
+  bool op = false;             // an op uop (after the load's data when there is a load)
+  bool storeAddress = false;   // STA
+  bool storeData = false;      // STD (after the op's result, else the load's data, else the sources)
+  bool opNeedsPort = true;     // false for nop / pause / mark: they take an issue slot but no port
+  bool valid = false;          // set by the decoder (a hand-filled front entry leaves it to rename)
+  UnitClass opClass = UnitClass::IntAlu;
+  FuKind opFu = FuKind::None;  // latency and energy class of the op uop
+};
+
 // Per instruction fetched but not yet renamed (the uop queue). Slot = seq & mask of the thread's uop ring.
 struct FrontEntry {
   Cycle availableAt{0};  // cycle it reaches the end of the front-end pipe and may enter the uop queue
   bool mispredicted = false;
   bool btbMiss = false;
+  UopPlan plan;          // decoded once at fetch, read by rename (issue 10 §2)
 };
 
 // Why a thread's fetch is held, for the CPI stack.

@@ -18,19 +18,6 @@ namespace smtlab {
 // also Sandy Bridge onwards).
 inline constexpr std::uint32_t kMaxDecoderUops = 4;
 
-struct UopPlan {
-  std::uint8_t total = 1;      // uops of the instruction (issue-queue entries, front-end slots)
-  std::uint8_t helpers = 0;    // microcode uops beyond the structural ones (issue on integer ALU ports)
-  bool microcoded = false;
-  bool load = false;           // a load uop
-  bool op = false;             // an op uop (after the load's data when there is a load)
-  bool storeAddress = false;   // STA
-  bool storeData = false;      // STD (after the op's result, else the load's data, else the sources)
-  bool opNeedsPort = true;     // false for nop / pause / mark: they take an issue slot but no port
-  UnitClass opClass = UnitClass::IntAlu;
-  FuKind opFu = FuKind::None;  // latency and energy class of the op uop
-};
-
 // The unit class an operation's op uop issues to, and its latency/energy class.
 UnitClass unitClassFor(OpClass op);
 FuKind fuKindFor(OpClass op);
