@@ -32,7 +32,7 @@ CpiCause RenameAllocate::blockCause(std::uint32_t t) const {
   const Instr& in = th.cursor->at(th.robTail);
   CapacityVerdict v = queues_[QueueKind::Rob].check(t);
   if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::RobFull, CpiCause::RobPartition);
-  const UopPlan plan = planOf(t, th.robTail, in);
+  const UopPlan& plan = planOf(t, th.robTail, in);
   v = queues_[QueueKind::Iq].check(t, iqEntriesFor(t, plan));
   if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::IqFull, CpiCause::IqPartition);
   if (plan.load) {
@@ -88,11 +88,6 @@ std::uint32_t RenameAllocate::chooseByPolicy(Cycle now) {
   return order_[0];
 }
 
-UopPlan RenameAllocate::planOf(std::uint32_t t, std::uint64_t seq, const Instr& in) const {
-  const UopPlan& fetched = threads_[t].front[seq & threads_[t].frontMask].plan;
-  return fetched.valid ? fetched : decoder_.decode(in);  // the front end decoded it (unit tests may not have)
-}
-
 std::uint32_t RenameAllocate::iqEntriesFor(std::uint32_t t, const UopPlan& plan) const {
   // One issue-queue entry per uop; chosen: a microcode sequence longer than the thread's share streams in, so it
   // waits for the whole share rather than for ever.
@@ -107,7 +102,7 @@ void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
 
   queues_[QueueKind::UopQueue].release(t);
   queues_[QueueKind::Rob].take(t);
-  const UopPlan plan = planOf(t, seq, in);
+  const UopPlan& plan = planOf(t, seq, in);
   const std::uint32_t iqEntries = iqEntriesFor(t, plan);
   queues_[QueueKind::Iq].take(t, iqEntries);
   const bool hasLoad = plan.load;

@@ -47,8 +47,13 @@ class RenameAllocate {
   std::uint32_t chooseByPolicy(Cycle now);
   // Issue-queue entries the instruction takes: one per uop (issue 10 §2), at most the thread's share.
   std::uint32_t iqEntriesFor(std::uint32_t t, const UopPlan& plan) const;
-  // The instruction's uops: as the front end decoded them at fetch, else decoded here.
-  UopPlan planOf(std::uint32_t t, std::uint64_t seq, const Instr& in) const;
+  // The instruction's uops: as the front end decoded them at fetch, else (a unit test's hand-filled front entry)
+  // decoded here once into the entry. A reference into the thread's front ring: valid until the entry is refetched.
+  const UopPlan& planOf(std::uint32_t t, std::uint64_t seq, const Instr& in) const {
+    UopPlan& plan = threads_[t].front[seq & threads_[t].frontMask].plan;
+    if (!plan.valid) plan = decoder_.decode(in);
+    return plan;
+  }
 
   const std::uint32_t threadCount_;
   const std::uint32_t renameWidth_;
