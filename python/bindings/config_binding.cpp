@@ -93,13 +93,19 @@ void bindConfig(py::module_& m) {
       .def("__copy__", [](const Config& self) { return Config(self); })
       .def("__deepcopy__", [](const Config& self, const py::object&) { return Config(self); }, py::arg("memo"))
       .def_readonly("source", &Config::source, "Where the config came from (file, overrides), for messages.")
-      .def_property_readonly("cores", [](const Config& c) { return c.system.cores; }, "Physical cores (packages).")
+      .def_property_readonly(
+          "cores", [](const Config& c) { return c.system.packages * c.system.cores; },
+          "Physical cores of the machine: system.packages x system.cores (cores per package).")
+      .def_property_readonly("packages", [](const Config& c) { return c.system.packages; },
+                             "Physical packages (sockets), each with its own LLC.")
       .def_property_readonly("threads", [](const Config& c) { return c.core.threads; }, "Hardware threads per core.")
       .def_property_readonly(
-          "logical_cpus", [](const Config& c) { return c.system.cores * c.core.threads; }, "cores x threads.")
+          "logical_cpus", [](const Config& c) { return c.system.packages * c.system.cores * c.core.threads; },
+          "packages x cores x threads.")
       .def_property_readonly("freq_ghz", [](const Config& c) { return c.system.freq_ghz; }, "Core clock in GHz.")
       .def("__repr__", [](const Config& c) {
-        return fmt::format("<smtlab.Config {} cores x {} threads, from {}>", c.system.cores, c.core.threads,
+        return fmt::format("<smtlab.Config {} packages x {} cores x {} threads, from {}>", c.system.packages,
+                           c.system.cores, c.core.threads,
                            c.source.empty() ? "defaults" : c.source);
       })
       .def(py::pickle(

@@ -158,7 +158,8 @@ py::dict cpuInfoDict(const CpuInfo& info) {
   std::vector<std::uint32_t> siblings;
   for (LogicalCpu s : info.siblings) siblings.push_back(s.value);
   return py::dict(py::arg("id") = info.id.value, py::arg("core") = info.core.value,
-                  py::arg("thread") = info.thread.value, py::arg("siblings") = siblings);
+                  py::arg("thread") = info.thread.value, py::arg("siblings") = siblings,
+                  py::arg("package") = info.package);
 }
 
 }  // namespace
@@ -181,8 +182,9 @@ void bindMachine(py::module_& m) {
       });
 
   py::class_<PyMachine>(m, "Machine",
-                        "The simulated machine: system.cores cores of core.threads hardware threads each. Logical "
-                        "CPUs are numbered as Linux shows them (cpu = core * threads + thread). Attach sources to "
+                        "The simulated machine: system.packages packages of system.cores cores of core.threads "
+                        "hardware threads each. Logical CPUs are numbered as Linux shows them (system."
+                        "siblings_adjacent; see cpus for the mapping). Attach sources to "
                         "logical CPUs, run until a cycle bound or an event, read statistics. Use close() (or a with "
                         "block) to release it; a closed machine raises UsageError.")
       .def(py::init<const Config&>(), py::arg("config"), "Builds the machine; raises ConfigError if invalid.")
@@ -263,11 +265,38 @@ void bindMachine(py::module_& m) {
           "logical_cpus", [](PyMachine& self) { return self.get("logical_cpus").logicalCpus(); },
           "Number of logical CPUs.")
       .def_property_readonly(
-          "cores", [](PyMachine& self) { return self.get("cores").cores(); }, "Number of physical cores (packages).")
+          "cores", [](PyMachine& self) { return self.get("cores").cores(); },
+          "Number of physical cores of the machine (all packages).")
+      .def_property_readonly(
+          "packages", [](PyMachine& self) { return self.get("packages").packages(); },
+          "Number of physical packages (sockets), each with its own LLC.")
+      .def_property_readonly(
+          "threads", [](PyMachine& self) { return self.get("threads").config().core.threads; },
+          "Hardware threads per core.")
+      .def(
+          "flush_tlb",
+          [](PyMachine& self, const py::handle& cpu, const py::handle& asid) {
+            Machine& m = self.get("flush_tlb");
+            const LogicalCpu id = self.cpuId(cpu, "flush_tlb");
+            const std::uint64_t a = unsignedArg(asid, "flush_tlb", "asid", 0xffffffffULL);
+            return m.flushTlb(id, Asid{static_cast<std::uint32_t>(a)});
+          },
+          py::arg("cpu"), py::arg("asid"),
+          "An address-space switch on the CPU away from `asid` (a CR3 write): drops that asid's entries from the "
+          "CPU's ITLB, its core's shared DTLB and page-walk cache, so the next access to each of its pages misses. "
+          "Does nothing with mem.tlb_tagged = true. Returns the TLB entries dropped.")
+      .def(
+          "wake_cost",
+          [](PyMachine& self, const py::handle& cpu) {
+            return self.get("wake_cost").wakeCost(self.cpuId(cpu, "wake_cost"));
+          },
+          py::arg("cpu"),
+          "Cycles (os.wake_cycles: IPI delivery + HLT exit) before the idle CPU can run what it is woken for; 0 if "
+          "the CPU has a source attached.")
       .def(
           "cpu",
           [](PyMachine& self, const py::handle& cpu) { return cpuInfoDict(self.get("cpu").cpu(self.cpuId(cpu, "cpu"))); },
-          py::arg("cpu"), "Topology of one logical CPU: {'id', 'core', 'thread', 'siblings'}.")
+          py::arg("cpu"), "Topology of one logical CPU: {'id', 'core', 'thread', 'siblings', 'package'}.")
       .def_property_readonly(
           "cpus",
           [](PyMachine& self) {
@@ -306,8 +335,8 @@ void bindMachine(py::module_& m) {
       .def("__repr__", [](PyMachine& self) {
         if (self.closed()) return std::string("<smtlab.Machine closed>");
         Machine& m = self.get("repr");
-        return fmt::format("<smtlab.Machine {} cores x {} threads, now={}>", m.cores(), m.config().core.threads,
-                           m.now().value);
+        return fmt::format("<smtlab.Machine {} packages x {} cores x {} threads, now={}>", m.packages(),
+                           m.config().system.cores, m.config().core.threads, m.now().value);
       });
 
   m.def(
@@ -317,16 +346,25 @@ void bindMachine(py::module_& m) {
         RunOptions options;
         options.maxInstructions = unsignedArg(maxInstructions, "run_traces", "max_instructions");
         options.warmup = unsignedArg(warmup, "run_traces", "warmup");
+        // Ctrl-C: between chunks the run takes the GIL back briefly and runs the Python signal handlers; a
+        // KeyboardInterrupt they raise stops the run and reaches the caller (no statistics: the run is incomplete).
+        options.stopRequested = [] {
+          py::gil_scoped_acquire acquire;
+          return PyErr_CheckSignals() != 0;
+        };
         RunResult result;
-        {
+        try {
           py::gil_scoped_release release;
           result = runTraces(config, traces, options);
+        } catch (const RunInterrupted&) {
+          throw py::error_already_set();
         }
         return jsonToPython(result.stats);
       },
       py::arg("config"), py::arg("traces"), py::arg("max_instructions") = 0, py::arg("warmup") = 0,
       "What `smtlab run` does: trace i on logical CPU i, each measured over max_instructions (0: to its end) after "
-      "warmup; returns the statistics dict of `smtlab run --json`. Releases the GIL.");
+      "warmup; returns the statistics dict of `smtlab run --json`. Releases the GIL; Ctrl-C stops it with "
+      "KeyboardInterrupt.");
 }
 
 }  // namespace smtlab::python

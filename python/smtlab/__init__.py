@@ -9,7 +9,7 @@ The C++ model lives in :mod:`smtlab._core` (re-exported here); pure-Python layer
 Quick start::
 
     import smtlab
-    cfg = smtlab.load_config("netburst", {"system.cores": 2})
+    cfg = smtlab.load_config("netburst", {"system.packages": 2})
     with smtlab.Machine(cfg) as m:
         m.attach(0, smtlab.Source("gen:alu,count=100k"), asid=1)
         events = m.run(cycles=1_000_000)

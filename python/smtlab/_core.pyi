@@ -55,13 +55,16 @@ class Config:
         """Where the config came from."""
     @property
     def cores(self) -> int:
-        """Physical cores (packages)."""
+        """Physical cores of the machine: system.packages x system.cores."""
+    @property
+    def packages(self) -> int:
+        """Physical packages (sockets), each with its own LLC."""
     @property
     def threads(self) -> int:
         """Hardware threads per core."""
     @property
     def logical_cpus(self) -> int:
-        """cores x threads."""
+        """packages x cores x threads."""
     @property
     def freq_ghz(self) -> float:
         """Core clock in GHz."""
@@ -212,9 +215,19 @@ class Machine:
         """Number of logical CPUs."""
     @property
     def cores(self) -> int:
-        """Number of physical cores."""
+        """Number of physical cores (all packages)."""
+    @property
+    def packages(self) -> int:
+        """Number of physical packages, each with its own LLC."""
+    @property
+    def threads(self) -> int:
+        """Hardware threads per core."""
+    def flush_tlb(self, cpu: int, asid: int) -> int:
+        """Address-space switch away from ``asid`` on the CPU: drops its TLB entries (nothing if mem.tlb_tagged)."""
+    def wake_cost(self, cpu: int) -> int:
+        """Cycles (os.wake_cycles) before an idle CPU can run; 0 if it has a source attached."""
     def cpu(self, cpu: int) -> dict[str, Any]:
-        """Topology of one CPU: id, core, thread, siblings."""
+        """Topology of one CPU: id, core, thread, siblings, package."""
     @property
     def cpus(self) -> list[dict[str, Any]]:
         """Topology of every CPU."""

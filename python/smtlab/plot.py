@@ -14,7 +14,7 @@ from typing import Any, Sequence
 CPI_ORDER = (
     "base", "execute", "frontend", "branch_mispredict", "pause", "mem_l1", "mem_l2", "mem_llc", "mem_dram",
     "rob_full", "rob_partition", "iq_full", "iq_partition", "lq_full", "lq_partition", "sq_full", "sq_partition",
-    "drain", "sibling_retire",
+    "drain", "sibling_retire", "regs",
 )
 
 

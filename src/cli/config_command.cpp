@@ -150,7 +150,8 @@ int configCommand(const std::vector<std::string>& args) {
     if (o.config.empty()) throw UsageError(fmt::format("config check: which file or preset?{}", kSeeHelp));
     if (o.json || o.toml) throw UsageError(fmt::format("config check: --json and --toml are for show{}", kSeeHelp));
     const Config config = effectiveConfig(o);
-    std::cout << fmt::format("{}: OK ({} core{} x {} thread{}, {} keys)\n", config.source, config.system.cores,
+    std::cout << fmt::format("{}: OK ({} package{} x {} core{} x {} thread{}, {} keys)\n", config.source,
+                             config.system.packages, config.system.packages == 1 ? "" : "s", config.system.cores,
                              config.system.cores == 1 ? "" : "s", config.core.threads,
                              config.core.threads == 1 ? "" : "s", describeConfig(config).size());
     return 0;

@@ -61,7 +61,7 @@ int runCommand(const std::vector<std::string>& args) {
   bool quiet = false;
   po::options_description opts(
       "usage: smtlab run [options] TRACE...\n"
-      "Runs trace i on logical CPU i (cpu = core * core.threads + thread: siblings are adjacent).\n"
+      "Runs trace i on logical CPU i (numbered as Linux does: see system.siblings_adjacent, docs/model.md).\n"
       "TRACE: a trace file (native, text) or a generator spec such as gen:mix or gen:chase,footprint=64m.\n"
       "options");
   opts.add_options()("help,h", "this help")("config,c", po::value(&configName), "config file or preset name")(

@@ -229,9 +229,16 @@ int info(const Options& o) {
   std::array<std::uint64_t, kArchRegs> lastWriter{};
   std::array<bool, kArchRegs> written{};
   std::uint64_t index = 0;
+  // The decoder's uops (issue 10 §2), over the records that carry them (0 = not recorded).
+  std::uint64_t uopRecords = 0, uopSum = 0, microcoded = 0;
 
   const std::uint64_t n = forEach(*src, limit, [&](const Instr& in) {
     ++ops[static_cast<std::size_t>(in.op)];
+    if (in.uops != 0) {
+      ++uopRecords;
+      uopSum += in.uops;
+      microcoded += in.microcoded;
+    }
     if (in.isBranch()) {
       ++branches;
       ++kinds[static_cast<std::size_t>(in.branch)];
@@ -281,6 +288,15 @@ int info(const Options& o) {
   fmt::print("op mix:\n");
   for (int i = 0; i < kOpClassCount; ++i) {
     if (ops[i]) fmt::print("  {:<6} {:>14}  {:>6}\n", opClassName(static_cast<OpClass>(i)), ops[i], percent(ops[i], n));
+  }
+  if (uopRecords == 0) {
+    fmt::print("uops:             not recorded\n");
+  } else {
+    const double mean = static_cast<double>(uopSum) / static_cast<double>(uopRecords);
+    const std::string scope = uopRecords == n ? std::string()
+                                              : fmt::format(" (recorded for {} of the instructions)", uopRecords);
+    fmt::print("uops:             {:.3f} per instruction, {} microcoded{}\n", mean, percent(microcoded, uopRecords),
+               scope);
   }
   fmt::print("branches:         {} ({} of instructions), taken {}\n", branches, percent(branches, n),
              percent(taken, branches));

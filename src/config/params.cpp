@@ -61,6 +61,13 @@ constexpr std::array<std::pair<UnitClass, std::string_view>, kUnitClasses> kUnit
     {UnitClass::StoreData, "store_data"},
 }};
 
+constexpr std::array<std::pair<MemDependence, std::string_view>, 4> kMemDependenceNames{{
+    {MemDependence::Off, "off"},
+    {MemDependence::Speculate, "speculate"},
+    {MemDependence::Wait, "wait"},
+    {MemDependence::Predictor, "predictor"},
+}};
+
 template <class E, std::size_t N>
 std::string_view enumName(const std::array<std::pair<E, std::string_view>, N>& names, E e) {
   for (const auto& [value, name] : names) {
@@ -80,6 +87,24 @@ void visitQueue(V& v, const std::string& prefix, QueueConfig& q, std::string_vie
     fmt::format("{} between threads: replicated (entries each) | partitioned (split among active threads) | "
                 "shared | capped (at most cap x entries each)", what));
   v(prefix + ".cap", q.cap, fmt::format("capped only: fraction of the {} one thread may hold", what), 0, 1);
+}
+
+// Declares a physical register file (four keys; issue 10 §3).
+template <class V>
+void visitRegisterFile(V& v, const std::string& prefix, RegisterFileConfig& f, std::string_view what) {
+  v(prefix + ".entries", f.entries,
+    fmt::format("{} physical registers of the core (architectural state of every thread included; replicated: per "
+                "thread); 0 = unlimited, rename never waits for one",
+                what),
+    0, 65536);
+  v(prefix + ".sharing", f.sharing,
+    fmt::format("{} registers beyond the architectural ones, between threads: replicated | partitioned | shared | "
+                "capped",
+                what));
+  v(prefix + ".cap", f.cap, fmt::format("capped only: fraction of the renaming {} registers one thread may hold", what),
+    0, 1);
+  v(prefix + ".architectural", f.architectural,
+    fmt::format("{} registers each hardware thread's committed state holds permanently", what), 0, 4096);
 }
 
 // Declares a class of functional units (three keys).
@@ -121,7 +146,20 @@ template <class V>
 void visitParams(Config& c, V&& v) {
   v("seed", c.seed, "seed for anything random in the model; same config + traces + seed = same result", 0, 1e18);
 
-  v("system.cores", c.system.cores, "physical cores (packages), each with core.threads hardware threads", 1, 64);
+  v("system.cores", c.system.cores,
+    "physical cores per package, each with core.threads hardware threads (all cores of a package share its LLC)", 1,
+    64);
+  // Topology (issue 10 §5).
+  v("system.packages", c.system.packages,
+    "physical packages (sockets), each with system.cores cores and its own LLC; DRAM is shared by all", 1, 64);
+  v("system.siblings_adjacent", c.system.siblings_adjacent,
+    "logical CPU numbering: true = APIC-ID order as Linux 2.4/2.5 (siblings adjacent: cpu = core x threads + "
+    "thread), false = cores first as modern kernels via ACPI (cpu N and N + all cores are siblings)");
+  // OS costs (issue 10 §5), charged by smtlab.os.Kernel(charge_os_costs=True).
+  v("os.wake_cycles", c.os.wake_cycles,
+    "cycles from waking a halted logical CPU (IPI delivery + HLT exit) until it can run anything", 0, 1e9);
+  v("os.timer_cycles", c.os.timer_cycles, "cycles one timer interrupt (tick) takes from the task on a busy CPU", 0,
+    1e9);
   v("system.freq_ghz", c.system.freq_ghz, "core clock in GHz; converts cycles to seconds and energy to power", 0.01,
     100);
   v("sim.skip", c.sim.skip,
@@ -170,6 +208,37 @@ void visitParams(Config& c, V&& v) {
     "issue ports, one string each: the unit classes it feeds, class:rate for more than one uop of a class per cycle "
     "(int_alu:2 = a double-speed ALU); classes: int_alu branch int_mul int_div fp_add fp_mul fp_div load "
     "store_address store_data");
+  // Load/store unit (issue 10 §3): the post-retire store buffer.
+  LsuConfig& lsu = k.lsu;
+  v("core.lsu.store_buffer", lsu.store_buffer,
+    "a retired store keeps its store-queue entry until it drains into the L1D, in program order per thread (false: "
+    "it writes the L1D at retire and frees the entry at once)");
+  v("core.lsu.stores_per_cycle", lsu.stores_per_cycle,
+    "store_buffer: retired stores written to the L1D per cycle, all threads together; a store missing the L1D "
+    "holds its thread's drain until the line is owned", 1, 16);
+  // Store-to-load forwarding, memory ordering and aliasing (load_store_unit.hpp).
+  v("core.lsu.forwarding", lsu.forwarding,
+    "store-to-load forwarding: a load whose bytes one older store (in flight or buffered) covers takes its data from "
+    "it without an L1D access; a partial overlap blocks the load until that store has written the L1D (with false, "
+    "any overlap blocks so)");
+  v("core.lsu.forward_same_address", lsu.forward_same_address,
+    "forwarding: the load must also start at the store's address (NetBurst's alignment rule); otherwise it blocks "
+    "like a partial overlap");
+  v("core.lsu.forward_latency", lsu.forward_latency,
+    "forwarding: load-to-use cycles of a forwarded load, counted from its issue or the store's data, whichever is "
+    "later", 0, 1000);
+  v("core.lsu.memory_dependence", lsu.memory_dependence,
+    "a load and older stores with unknown addresses: off (not modelled), speculate (go; a conflict flushes from the "
+    "load), wait (until they are known), predictor (go unless the load's PC conflicted before)");
+  v("core.lsu.predictor_entries", lsu.predictor_entries,
+    "memory_dependence = predictor: per-PC 'has conflicted' bits, shared by the core's threads, power of two", 1,
+    1 << 24);
+  v("core.lsu.alias_4k", lsu.alias_4k,
+    "4K aliasing: a load whose bytes match an older store's in address bits 0..11 but not in the full address waits "
+    "until that store has written the L1D, as if dependent");
+  v("core.lsu.alias_64k", lsu.alias_64k,
+    "NetBurst 64K aliasing: the L1D holds one line per virtual address modulo 64 KiB; an access whose line differs "
+    "from the last line used at that position (other address or address space) misses the L1D and costs an L2 hit");
 
   BranchConfig& b = k.branch;
   v("core.branch.mispredict_penalty", b.mispredict_penalty,
@@ -187,8 +256,22 @@ void visitParams(Config& c, V&& v) {
   v("core.recombine_cycles", k.recombine_cycles,
     "pipeline-drain cycles whenever the set of active threads changes (partition / recombine)", 0, 1000000);
   v("core.pause_cycles", k.pause_cycles, "cycles a PAUSE keeps its thread from fetching", 0, 1000000);
+  visitRegisterFile(v, "core.int_prf", k.int_prf, "integer");
+  visitRegisterFile(v, "core.fp_prf", k.fp_prf, "FP/vector");
+  v("core.stack_engine", k.stack_engine,
+    "push/pop/call/ret update the stack pointer at decode, without a uop on the stack-pointer chain; an explicit "
+    "read of the stack pointer after them waits one cycle for a sync uop (r4 is the stack pointer in every format)");
   v("core.watchdog_cycles", k.watchdog_cycles,
     "cycles without any retirement while work is in flight before stopping with a deadlock error", 1000, kMaxInt);
+  // Speculation (issue 10 §4).
+  v("core.wrong_path", k.wrong_path,
+    "after a mispredicted branch its thread fetches, renames and issues synthetic wrong-path uops (its recent op "
+    "mix, no memory accesses) until the branch resolves, taking shared slots; false = fetch stops at the branch");
+  v("core.replay", k.replay,
+    "NetBurst replay: a load's dependents issue when an L1D hit would deliver; on a miss they issue again every "
+    "replay_period cycles until the data arrives, taking issue slots and units each time");
+  v("core.replay_period", k.replay_period, "cycles around the replay loop before a replayed uop issues again", 1,
+    1000);
 
   MemConfig& m = c.mem;
   v("mem.line_bytes", m.line_bytes, "cache line size in bytes at every level, power of two", 8, 4096);
@@ -206,6 +289,20 @@ void visitParams(Config& c, V&& v) {
   v("mem.next_line_prefetch", m.next_line_prefetch, "the L2 prefetches the next line on a miss");
   v("mem.threads_share_address_space", m.threads_share_address_space,
     "all traces are threads of one process (one address-space id), so they share lines");
+  // OS costs and page walks (issue 10 §4-5).
+  v("mem.tlb_tagged", m.tlb_tagged,
+    "TLB entries are tagged with the address space (PCID): an address-space switch flushes nothing");
+  v("mem.page_walk.caches", m.page_walk.caches,
+    "a TLB miss walks the page table through the data caches (one PTE load per level) instead of costing "
+    "miss_latency");
+  v("mem.page_walk.levels", m.page_walk.levels,
+    "page-table levels walked (x86-64: 4; 32-bit paging with 4 KiB pages: 2); 9 index bits per level with 8-byte "
+    "entries, 10 bits with 4-byte entries when 2",
+    1, 4);
+  v("mem.page_walk.pwc_entries", m.page_walk.pwc_entries,
+    "page-walk cache entries per core for the upper levels' entries (0 = none): a hit skips those levels' loads", 0,
+    65536);
+  v("mem.page_walk.from_l2", m.page_walk.from_l2, "walk loads start at the L2 instead of the L1D");
 
   EnergyConfig& e = c.energy;
   const std::pair<const char*, double*> events[] = {
@@ -266,26 +363,51 @@ std::string checkRange(const Param& p, T v) {
   return fmt::format("key '{}' = {} is out of range {}", p.key, v, rangeText(p));
 }
 
-std::size_t editDistance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
+// The edit distance of a and b when it is below `limit`, else `limit`. Suggestions only want a distance below the best
+// one found so far, and an unknown key is compared with every key (a fuzzed 50-byte key cost about 5 ms under the
+// sanitizers, issue 12 section 8), so three lower bounds end the work early: the difference in length; the letters
+// of one string that the other lacks (counted with repeats: one edit removes at most one such letter from each side);
+// and the smallest entry of a row of the dynamic programming, which never decreases from one row to the next.
+// `row` is reused between calls.
+std::size_t editDistanceBelow(std::string_view a, std::string_view b, std::size_t limit,
+                              std::vector<std::size_t>& row) {
+  const std::size_t lengthGap = a.size() > b.size() ? a.size() - b.size() : b.size() - a.size();
+  if (lengthGap >= limit) return limit;
+  std::array<std::size_t, 256> count{};
+  for (const char c : a) ++count[static_cast<unsigned char>(c)];
+  std::size_t onlyInB = 0;
+  for (const char c : b) {
+    std::size_t& n = count[static_cast<unsigned char>(c)];
+    if (n == 0) {
+      ++onlyInB;
+    } else {
+      --n;
+    }
+  }
+  const std::size_t onlyInA = a.size() - (b.size() - onlyInB);
+  if (std::max(onlyInA, onlyInB) >= limit) return limit;
+  row.resize(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
     std::size_t diag = row[0];
     row[0] = i;
+    std::size_t rowMin = row[0];
     for (std::size_t j = 1; j <= b.size(); ++j) {
       const std::size_t up = row[j];
       row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      rowMin = std::min(rowMin, row[j]);
       diag = up;
     }
+    if (rowMin >= limit) return limit;
   }
-  return row[b.size()];
+  return std::min(row[b.size()], limit);
 }
 
 }  // namespace
 
 std::vector<Param> paramTable(Config& config) {
   std::vector<Param> out;
-  out.reserve(128);
+  out.reserve(256);  // every key (about 150) without a reallocation: the table is built for each override
   visitParams(config, Collector{out});
   return out;
 }
@@ -324,6 +446,8 @@ std::vector<std::string_view> choicesOf(const Param& p) {
     for (const auto& entry : kThreadChoiceNames) out.push_back(entry.second);
   } else if (std::holds_alternative<LongLatencyMiss*>(p.field)) {
     for (const auto& entry : kLongLatencyMissNames) out.push_back(entry.second);
+  } else if (std::holds_alternative<MemDependence*>(p.field)) {
+    for (const auto& entry : kMemDependenceNames) out.push_back(entry.second);
   }
   return out;
 }
@@ -348,6 +472,8 @@ std::string valueText(const Param& p) {
           std::vector<std::string> ports;
           for (const PortConfig& port : *f) ports.push_back(quoted(portText(port)));
           return fmt::format("[{}]", fmt::join(ports, ", "));
+        } else if constexpr (std::is_same_v<T, MemDependence>) {
+          return quoted(memDependenceName(*f));
         } else {
           return quoted(fetchPolicyName(*f));
         }
@@ -412,9 +538,9 @@ std::string setChoice(const Param& p, std::string_view name) {
     }
     std::string best;
     std::size_t bestDistance = 3;  // suggest only close misspellings
+    std::vector<std::size_t> row;
     for (const auto& entry : names) {
-      if (name.size() >= entry.second.size() + bestDistance) continue;  // too far apart to be a misspelling
-      const std::size_t d = editDistance(name, entry.second);
+      const std::size_t d = editDistanceBelow(name, entry.second, bestDistance, row);
       if (d < bestDistance) {
         bestDistance = d;
         best = entry.second;
@@ -427,6 +553,7 @@ std::string setChoice(const Param& p, std::string_view name) {
   if (auto* fp = std::get_if<FetchPolicy*>(&p.field)) return pick(kFetchPolicyNames, *fp);
   if (auto* tc = std::get_if<ThreadChoice*>(&p.field)) return pick(kThreadChoiceNames, *tc);
   if (auto* ll = std::get_if<LongLatencyMiss*>(&p.field)) return pick(kLongLatencyMissNames, *ll);
+  if (auto* md = std::get_if<MemDependence*>(&p.field)) return pick(kMemDependenceNames, *md);
   return {};
 }
 
@@ -445,13 +572,10 @@ std::string suggestKey(std::string_view wrong, std::span<const Param> params) {
 
   std::string best;
   std::size_t bestDistance = std::max<std::size_t>(3, wrong.size() / 4 + 1);  // beyond this it is not a typo
+  std::vector<std::size_t> row;
   for (const Param& p : params) {
-    // The distance is at least the difference in length: skipping those keeps a megabyte-long mistake from costing
-    // minutes of dynamic programming.
-    const std::size_t lengthGap =
-        wrong.size() > p.key.size() ? wrong.size() - p.key.size() : p.key.size() - wrong.size();
-    if (lengthGap >= bestDistance) continue;
-    const std::size_t d = editDistance(wrong, p.key);
+    // Bounded by the best so far: a megabyte-long mistake costs no dynamic programming at all.
+    const std::size_t d = editDistanceBelow(wrong, p.key, bestDistance, row);
     if (d < bestDistance) {
       bestDistance = d;
       best = p.key;
@@ -469,6 +593,9 @@ using config_detail::sectionOf;
 std::string_view sharingName(Sharing s) { return config_detail::enumName(config_detail::kSharingNames, s); }
 std::string_view longLatencyMissName(LongLatencyMiss m) {
   return config_detail::enumName(config_detail::kLongLatencyMissNames, m);
+}
+std::string_view memDependenceName(MemDependence m) {
+  return config_detail::enumName(config_detail::kMemDependenceNames, m);
 }
 std::string_view threadChoiceName(ThreadChoice c) {
   return config_detail::enumName(config_detail::kThreadChoiceNames, c);
@@ -565,6 +692,8 @@ boost::json::value configToJson(const Config& config) {
             boost::json::array ports;
             for (const PortConfig& port : *f) ports.emplace_back(boost::json::string(portText(port)));
             return ports;
+          } else if constexpr (std::is_same_v<T, MemDependence>) {
+            return boost::json::string(memDependenceName(*f));
           } else {
             return boost::json::value(*f);
           }

@@ -41,6 +41,8 @@ class Checker {
               return threadChoiceName(*f) == "?" ? fmt::format("key '{}' has an invalid value", p.key) : "";
             } else if constexpr (std::is_same_v<T, LongLatencyMiss>) {
               return longLatencyMissName(*f) == "?" ? fmt::format("key '{}' has an invalid value", p.key) : "";
+            } else if constexpr (std::is_same_v<T, MemDependence>) {
+              return memDependenceName(*f) == "?" ? fmt::format("key '{}' has an invalid value", p.key) : "";
             } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
               if (static_cast<std::uint64_t>(*f) > static_cast<std::uint64_t>(INT64_MAX)) {
                 return fmt::format("key '{}' = {} is out of range {}", p.key, *f, config_detail::rangeText(p));
@@ -101,6 +103,28 @@ class Checker {
     }
   }
 
+  // A register file must leave room for renaming after the architectural state of every thread (issue 10 §3).
+  void registerFile(std::string_view name, const RegisterFileConfig& f) const {
+    if (f.entries == 0) return;  // unlimited
+    const std::uint32_t threads = c_.core.threads;
+    const bool replicated = f.sharing == Sharing::Replicated;
+    const std::uint64_t held = std::uint64_t{f.architectural} * (replicated ? 1 : threads);
+    const std::uint64_t minimum = held + (f.sharing == Sharing::Partitioned ? threads : 1);
+    if (f.entries < minimum) {
+      fail(fmt::format("core.{0}.entries = {1} leaves no register to rename with: {2} x core.{0}.architectural = {3} "
+                       "hold committed state{4}; give at least {5} (or 0 for unlimited)",
+                       name, f.entries, replicated ? 1 : threads, f.architectural,
+                       replicated ? " (replicated: per thread)" : "", minimum));
+    }
+    if (f.sharing == Sharing::Capped && !(f.cap > 0.0 && f.cap <= 1.0)) {
+      fail(fmt::format("core.{}.cap = {} must be in (0, 1] when core.{}.sharing is capped", name, f.cap, name));
+    }
+    if (f.sharing == Sharing::Capped && f.cap * static_cast<double>(f.entries - held) < 1.0) {
+      fail(fmt::format("core.{0}.cap = {1} x the {2} renaming registers of core.{0} leaves a thread less than one",
+                       name, f.cap, f.entries - held));
+    }
+  }
+
   void cache(std::string_view name, const CacheConfig& cache) const {
     const std::uint64_t bytes = std::uint64_t{cache.size_kb} * 1024;
     const std::uint64_t setBytes = std::uint64_t{cache.assoc} * c_.mem.line_bytes;
@@ -134,11 +158,16 @@ class Checker {
     queue("iq", k.iq);
     queue("lq", k.lq);
     queue("sq", k.sq);
+    registerFile("int_prf", k.int_prf);
+    registerFile("fp_prf", k.fp_prf);
 
     ports(k.ports);
 
     const BranchConfig& b = k.branch;
     if (!isPow2(b.pht_entries)) fail(fmt::format("core.branch.pht_entries = {} must be a power of two", b.pht_entries));
+    if (!isPow2(k.lsu.predictor_entries)) {
+      fail(fmt::format("core.lsu.predictor_entries = {} must be a power of two", k.lsu.predictor_entries));
+    }
     if (b.btb_entries % b.btb_assoc != 0 || !isPow2(b.btb_entries / b.btb_assoc)) {
       fail(fmt::format("core.branch.btb_entries / core.branch.btb_assoc = {} / {} must be a power-of-two number of "
                        "sets",
@@ -160,7 +189,25 @@ class Checker {
     notFaster("l2", m.l2, "llc", m.llc);
     tlb("itlb", m.itlb);
     tlb("dtlb", m.dtlb);
+    topology();
   }
+
+  // Topology (issue 10 §5): a bound on the machine's size, so a typo cannot ask for millions of cores.
+  void topology() const {
+    const std::uint64_t cpus = std::uint64_t{c_.system.packages} * c_.system.cores * c_.core.threads;
+    if (cpus > kMaxLogicalCpus) {
+      fail(fmt::format("system.packages x system.cores x core.threads = {} x {} x {} = {} logical CPUs, more than {}",
+                       c_.system.packages, c_.system.cores, c_.core.threads, cpus, kMaxLogicalCpus));
+    }
+    // 32-bit paging's 2 levels index 10 bits each (4-byte entries); every other depth 9 bits (8-byte entries).
+    const std::uint32_t bits = m().page_walk.levels == 2 ? 10 : 9;
+    if (m().page_walk.caches && std::countr_zero(m().page_bytes) + bits * m().page_walk.levels > 64) {
+      fail(fmt::format("mem.page_walk.levels = {} with mem.page_bytes = {} covers more than 64 address bits",
+                       m().page_walk.levels, m().page_bytes));
+    }
+  }
+  const MemConfig& m() const { return c_.mem; }
+  static constexpr std::uint64_t kMaxLogicalCpus = 1024;
 
  private:
   const Config& c_;

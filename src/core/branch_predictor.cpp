@@ -2,6 +2,8 @@
 
 #include <bit>
 
+#include "smtlab/mem/address_space.hpp"
+
 namespace smtlab {
 
 BranchPredictor::BranchPredictor(const BranchConfig& config)
@@ -46,8 +48,9 @@ void BranchPredictor::btbUpdate(Addr key, Addr target) {
 }
 
 BranchOutcome BranchPredictor::predictAndTrain(const Instr& in, std::uint32_t asidTag, ThreadBranchState& th) {
-  // The BTB is shared but its entries are tagged with the address space, so processes do not alias.
-  const Addr key = in.pc ^ (static_cast<Addr>(asidTag) << 48);
+  // The BTB is shared but its entries are tagged with the address space, so processes do not alias. Kernel-half
+  // branches are the same code in every address space (address_space.hpp), so they share one entry untagged.
+  const Addr key = isKernelAddress(in.pc) ? in.pc : in.pc ^ (static_cast<Addr>(asidTag) << 48);
   BranchOutcome outcome = BranchOutcome::Correct;
   switch (in.branch) {
     case BranchKind::None:

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -24,6 +25,7 @@ CoreQueues makeQueues(const Config& config) {
   q[QueueKind::Iq] = SharedCapacity("iq", c.iq, threads, c.recombine);
   q[QueueKind::Lq] = SharedCapacity("lq", c.lq, threads, c.recombine);
   q[QueueKind::Sq] = SharedCapacity("sq", c.sq, threads, c.recombine);
+  q.registers = RegisterFiles(config);
   return q;
 }
 // STALL and FLUSH say what a long-latency load does to its thread; the load/store unit's hook does it.
@@ -56,8 +58,10 @@ Core::Core(CoreId id, const Config& config, MemorySystem& memory)
 }
 
 bool Core::hasWork() const {
+  // Retired stores still draining into the L1D are work too (issue 10 §3), even when no thread runs.
   return std::any_of(threads_.begin(), threads_.end(),
-                     [](const ThreadContext& th) { return th.state == ThreadState::Running; });
+                     [](const ThreadContext& th) { return th.state == ThreadState::Running; }) ||
+         loadStore_.hasBufferedStores();
 }
 
 void Core::tick(Cycle now) {
@@ -66,13 +70,14 @@ void Core::tick(Cycle now) {
     activeDirty_ = false;
     activeSetChanged(now);
   }
-  bool progress = false;
+  bool progress = frontEnd_.resolveWrongPaths(now);
   if (retire_.tick(now)) {
     progress = true;
     lastRetire_ = now;
   }
+  progress |= loadStore_.drainStores(now);  // retired stores write the L1D (post-retire store buffer)
   progress |= scheduler_.issue(now);
-  if (!loadStore_.pendingFlushes().empty()) applyPendingFlushes();
+  if (!loadStore_.pendingFlushes().empty() || !loadStore_.orderViolations().empty()) applyPendingFlushes();
   progress |= frontEnd_.deliver(now);
   progress |= rename_.tick(now, draining(now));
   scheduler_.accept(rename_.dispatched());
@@ -101,6 +106,7 @@ void Core::tick(Cycle now) {
 void Core::attach(std::uint32_t t, std::shared_ptr<TraceCursor> cursor, Asid asid, Cycle now) {
   flushAccounting(now);
   threads_[t].bind(std::move(cursor), asid, now);
+  loadStore_.threadBound(t);
   if (lastRetire_ < now) lastRetire_ = now;
   activeDirty_ = true;  // applied at the next tick, so a detach and an attach in one cycle are one change
   nextWake_ = now;
@@ -123,6 +129,7 @@ void Core::restartFinished(std::uint32_t t, Cycle now) {
   flushAccounting(now);
   ThreadContext& th = threads_[t];
   th.cursor->restart();
+  loadStore_.threadBound(t);
   th.state = ThreadState::Running;
   th.fetchResumeAt = now;
   activeDirty_ = true;  // applied at the next tick, so a detach and an attach in one cycle are one change
@@ -150,6 +157,7 @@ void Core::activeSetChanged(Cycle now) {
   const int after = std::popcount(mask);
   activeMask_ = mask;
   for (auto& q : queues_.byKind) q.setActive(mask);
+  queues_.registers.setActive(mask);
   if (threadCount_ > 1 && recombine_ && before != 0 && after != 0 && before != after && recombineCycles_ > 0) {
     drainUntil_ = std::max(drainUntil_, now + recombineCycles_);
     drainToShares_ = true;
@@ -174,6 +182,9 @@ void Core::squashFrom(std::uint32_t t, std::uint64_t from) {
   ThreadContext& th = threads_[t];
   TraceCursor& cur = *th.cursor;
   const std::uint64_t fetchEnd = cur.fetchSeq();
+  // Wrong-path uops are younger than every fetched instruction: any squash takes them (the wrong path restarts if its
+  // branch survives and has not resolved).
+  if (!th.wrongPath.empty()) th.wrongPath.squash(t, queues_);
   if (from >= fetchEnd) return;
   SharedCapacity& uopq = queues_[QueueKind::UopQueue];
   SharedCapacity& rob = queues_[QueueKind::Rob];
@@ -192,6 +203,7 @@ void Core::squashFrom(std::uint32_t t, std::uint64_t from) {
         if (in.isBranch()) --th.unresolvedBranches;
       }
       rob.release(t);
+      if (u.intRegs != 0 || u.fpRegs != 0) queues_.registers.release(t, RegNeed{u.intRegs, u.fpRegs});
       if (u.hasLoad) lq.release(t);
       if (u.hasStore) sq.release(t);
       u.valid = false;
@@ -210,20 +222,25 @@ void Core::squashFrom(std::uint32_t t, std::uint64_t from) {
       p.depHead = th.depNext[p.depHead];
     }
   }
-  // Rebuild the rename map from the surviving instructions.
+  // Rebuild the rename map from the surviving instructions (a stack update under the stack engine wrote no
+  // stack-pointer mapping), and the stack engine's offset state as of the youngest survivor.
   th.renameMap.fill(0);
   for (std::uint64_t seq = cur.retireSeq(); seq < keepEnd; ++seq) {
+    const bool stackUpdate = th.robSlot(seq).stackUpdate;
     for (RegId d : cur.at(seq).dst) {
-      if (d != kNoReg) th.renameMap[d] = seq + 1;
+      if (d != kNoReg && !(stackUpdate && d == kStackPointerReg)) th.renameMap[d] = seq + 1;
     }
   }
+  th.stackDelta = keepEnd > cur.retireSeq() ? th.robSlot(keepEnd - 1).stackDelta : th.retiredStackDelta;
   th.robTail = keepEnd;
   th.enteredSeq = std::min(th.enteredSeq, from);
   if (th.waitingBranch && th.waitingBranchSeq >= from) {
+    th.wrongPath.resolveAt = Cycle::never();  // the branch itself is gone (a surviving one keeps its redirect)
     th.waitingBranch = false;
     th.fetchBlock = FetchBlock::None;
   }
   th.lastFetchLine = ~Addr{0};
+  loadStore_.squashFrom(t, from);
   cur.rewindTo(from);
 }
 
@@ -236,6 +253,15 @@ void Core::applyPendingFlushes() {
     }
   }
   loadStore_.clearPendingFlushes();
+  // A load that read before a conflicting older store's address was known executes again, from the load on.
+  for (const auto& [t, seq] : loadStore_.orderViolations()) {
+    ThreadContext& th = threads_[t];
+    if (th.cursor != nullptr && seq < th.cursor->fetchSeq() && seq >= th.cursor->retireSeq()) {
+      ++th.stats.memoryOrderFlushes;
+      squashFrom(t, seq);
+    }
+  }
+  loadStore_.clearOrderViolations();
 }
 
 void Core::resetStats() {
@@ -308,6 +334,7 @@ Cycle Core::computeNextWake(Cycle now) const {
     if (c > now && c < next) next = c;
   };
   scheduler_.earliestWake(now, next);
+  loadStore_.earliestWake(now, next);
   consider(drainUntil_);
   for (const auto& th : threads_) {
     if (th.state != ThreadState::Running) continue;
@@ -317,6 +344,8 @@ Cycle Core::computeNextWake(Cycle now) const {
       if (u.issued) consider(u.doneAt);
     }
     if (th.pipeCount() != 0) consider(th.front[th.enteredSeq & th.frontMask].availableAt);
+    if (th.wrongPath.pipeCount() != 0) consider(th.wrongPath.at(th.wrongPath.entered).availableAt);
+    if (th.waitingBranch) consider(th.wrongPath.resolveAt);
     consider(th.fetchResumeAt);
     consider(th.gatedUntil);
     for (Cycle c : th.missDone) consider(c);
@@ -348,6 +377,14 @@ std::string Core::describeStuck(Cycle /*now*/) const {
       const auto& cap = queues_.byKind[q];
       out += fmt::format(", {} {}/{} (own {}/{})", cap.name(), cap.usedTotal(), cap.total(), cap.used(t), cap.limit(t));
     }
+    // Physical register files: renaming entries in use / beyond the architectural ones.
+    const RegisterFiles& regs = queues_.registers;
+    for (const SharedCapacity* f :
+         {regs.intLimited() ? &regs.intFile() : nullptr, regs.fpLimited() ? &regs.fpFile() : nullptr}) {
+      if (f == nullptr) continue;
+      out += fmt::format(", {} renaming {}/{} (own {}/{})", f->name(), f->usedTotal(), f->total(), f->used(t),
+                         f->limit(t));
+    }
   }
   return out.empty() ? "no thread running" : out;
 }
@@ -357,9 +394,12 @@ void Core::checkInvariants(Cycle now) const {
     throw Error(fmt::format("invariant broken on core {} thread {} at cycle {}: {}", id_.value, t, now.value, what));
   };
   std::array<std::uint32_t, kQueueKinds> totals{};
+  std::array<std::uint32_t, kMaxThreads> intRegs{}, fpRegs{};  // physical registers held by renamed writers
   for (std::uint32_t t = 0; t < threadCount_; ++t) {
     const ThreadContext& th = threads_[t];
     std::array<std::uint32_t, kQueueKinds> count{};
+    // Retired stores not yet written to the L1D keep their SQ entries (post-retire store buffer).
+    count[static_cast<int>(QueueKind::Sq)] = loadStore_.bufferedStores(t);
     if (th.cursor != nullptr) {
       const TraceCursor& cur = *th.cursor;
       if (!(cur.retireSeq() <= th.robTail && th.robTail <= th.enteredSeq && th.enteredSeq <= cur.fetchSeq() &&
@@ -378,17 +418,49 @@ void Core::checkInvariants(Cycle now) const {
         count[static_cast<int>(QueueKind::Iq)] += u.iqHeld;  // one entry per uop not yet issued
         if (u.hasLoad) ++count[static_cast<int>(QueueKind::Lq)];
         if (u.hasStore) ++count[static_cast<int>(QueueKind::Sq)];
+        intRegs[t] += u.intRegs;
+        fpRegs[t] += u.fpRegs;
       }
       count[static_cast<int>(QueueKind::UopQueue)] = static_cast<std::uint32_t>(th.enteredSeq - th.robTail);
-      if (th.pipeCount() > frontEnd_.pipeCapacity()) {
-        fail(t, fmt::format("front-end pipe holds {} > {}", th.pipeCount(), frontEnd_.pipeCapacity()));
+      if (th.pipeCount() + th.wrongPath.pipeCount() > frontEnd_.pipeCapacity()) {
+        fail(t, fmt::format("front-end pipe holds {} + {} wrong-path > {}", th.pipeCount(), th.wrongPath.pipeCount(),
+                            frontEnd_.pipeCapacity()));
       }
+      // Wrong-path uops: in the uop queue, the ROB and (until issued) the IQ, after every real instruction.
+      const WrongPathState& wp = th.wrongPath;
+      std::uint32_t unissued = 0;
+      for (std::uint64_t i = wp.head; i < wp.renamed; ++i) unissued += wp.at(i).issued ? 0 : 1;
+      if (unissued != wp.unissued) fail(t, fmt::format("wrong path counts {} unissued, holds {}", wp.unissued, unissued));
+      if (!wp.empty() && !th.waitingBranch) fail(t, "wrong-path uops in flight without an unresolved mispredict");
+      if (wp.queued() != 0 && th.enteredSeq != cur.fetchSeq()) fail(t, "wrong-path uops queued before real ones");
+      count[static_cast<int>(QueueKind::UopQueue)] += wp.queued();
+      count[static_cast<int>(QueueKind::Rob)] += wp.inRob();
+      count[static_cast<int>(QueueKind::Iq)] += unissued;
     }
     for (int q = 0; q < kQueueKinds; ++q) {
       if (queues_.byKind[q].used(t) != count[q]) {
         fail(t, fmt::format("{} counts {} entries for the thread but holds {}", queues_.byKind[q].name(), queues_.byKind[q].used(t), count[q]));
       }
       totals[q] += count[q];
+    }
+  }
+  // Physical register files: each thread holds one renaming entry per destination register of its in-flight writers.
+  const RegisterFiles& regs = queues_.registers;
+  for (const auto& [limited, file, held] : {std::tuple{regs.intLimited(), &regs.intFile(), &intRegs},
+                                            std::tuple{regs.fpLimited(), &regs.fpFile(), &fpRegs}}) {
+    if (!limited) continue;
+    std::uint32_t sum = 0;
+    for (std::uint32_t t = 0; t < threadCount_; ++t) {
+      if (file->used(t) != (*held)[t]) {
+        fail(t, fmt::format("{} counts {} renaming registers for the thread but its writers in flight hold {}",
+                            file->name(), file->used(t), (*held)[t]));
+      }
+      sum += (*held)[t];
+    }
+    if (file->overTakes() != 0) fail(0, fmt::format("{} was taken past a thread's share or its size", file->name()));
+    if (file->usedTotal() != sum || sum > file->total()) {
+      fail(0, fmt::format("{} holds {} renaming registers, counts {}, has {}", file->name(), sum, file->usedTotal(),
+                          file->total()));
     }
   }
   for (int q = 0; q < kQueueKinds; ++q) {

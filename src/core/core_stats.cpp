@@ -9,7 +9,7 @@ std::string_view cpiCauseName(CpiCause cause) {
       "base",         "execute",       "frontend", "branch_mispredict", "pause",        "mem_l1",
       "mem_l2",       "mem_llc",       "mem_dram", "rob_full",          "rob_partition", "iq_full",
       "iq_partition", "lq_full",       "lq_partition", "sq_full",       "sq_partition", "drain",
-      "sibling_retire"};
+      "sibling_retire", "regs"};
   return names[static_cast<int>(cause)];
 }
 

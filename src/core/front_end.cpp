@@ -19,6 +19,7 @@ FrontEnd::FrontEnd(CoreId core, const Config& config, MemorySystem& memory, std:
       lineShift_(static_cast<std::uint32_t>(std::countr_zero(config.mem.line_bytes))),
       l1iLatency_(config.mem.l1i.latency),
       pipeCapacity_(std::max(1u, config.core.fetch_width) * std::max(1u, config.core.frontend_depth)),
+      wrongPath_(config.core.wrong_path),
       memory_(memory),
       threads_(threads),
       queues_(queues),
@@ -38,13 +39,15 @@ bool FrontEnd::fetch(Cycle now) {
     FetchCandidate& c = candidates_[t];
     c.eligible = false;
     if (th.state != ThreadState::Running) continue;
-    if (th.waitingBranch || th.fetchResumeAt > now) continue;
+    if ((th.waitingBranch && !wrongPath_) || th.fetchResumeAt > now) continue;
     if (th.gatedUntil > now) continue;  // counted in fetchGatedCycles by the core's accounting, skipped cycles included
-    if (th.pipeCount() >= pipeCapacity_) continue;
-    if (th.cursor->peek() == nullptr) continue;
+    // Wrong-path uops share the thread's front-end pipe (and so count for ICOUNT, like everything in the queues).
+    const std::uint32_t inPipe = th.pipeCount() + th.wrongPath.pipeCount();
+    if (inPipe >= pipeCapacity_) continue;
+    if (!th.waitingBranch && th.cursor->peek() == nullptr) continue;
     c.eligible = true;
     anyEligible = true;
-    c.frontEnd = th.pipeCount() + uopq.used(t) + iq.used(t);
+    c.frontEnd = inPipe + uopq.used(t) + iq.used(t);
     c.branches = th.unresolvedBranches;
     if (wantMisses) {
       std::erase_if(th.missDone, [&](Cycle d) { return d <= now; });
@@ -64,6 +67,7 @@ bool FrontEnd::fetch(Cycle now) {
 
 std::uint32_t FrontEnd::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle now) {
   ThreadContext& th = threads_[t];
+  if (th.waitingBranch) return fetchWrongPath(t, budget, now);
   std::uint32_t got = 0;
   while (got < budget) {
     const Instr* in = th.cursor->peek();
@@ -90,6 +94,7 @@ std::uint32_t FrontEnd::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle
     th.cursor->advanceFetch();
     ++th.stats.fetched;
     ++got;
+    if (wrongPath_) th.wrongPath.noteFetched(in->op);
     if (in->isBranch()) {
       ++th.stats.fetchedBranches;
       ++th.unresolvedBranches;
@@ -128,6 +133,38 @@ std::uint32_t FrontEnd::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle
   return got;
 }
 
+std::uint32_t FrontEnd::fetchWrongPath(std::uint32_t t, std::uint32_t budget, Cycle now) {
+  // No I-cache access: the synthetic uops have no addresses (the line of the branch was just fetched), and the trace
+  // cache / decoders deliver them at the thread's fetch slot like any other uops. A taken branch among them does not
+  // end the fetch block (chosen: their op classes are replayed without targets).
+  ThreadContext& th = threads_[t];
+  WrongPathState& wp = th.wrongPath;
+  std::uint32_t got = 0;
+  while (got < budget && th.pipeCount() + wp.pipeCount() < pipeCapacity_) {
+    wp.fetchOne(now + frontendDepth_);
+    ++th.stats.wrongPathFetched;
+    ++got;
+  }
+  return got;
+}
+
+bool FrontEnd::resolveWrongPaths(Cycle now) {
+  if (!wrongPath_) return false;
+  bool changed = false;
+  for (std::uint32_t t = 0; t < threadCount_; ++t) {
+    ThreadContext& th = threads_[t];
+    if (!th.waitingBranch || th.wrongPath.resolveAt > now) continue;
+    const Cycle redirect = th.wrongPath.resolveAt;
+    th.wrongPath.squash(t, queues_);
+    th.wrongPath.resolveAt = Cycle::never();
+    th.waitingBranch = false;
+    th.fetchBlock = FetchBlock::Mispredict;
+    th.fetchResumeAt = redirect;  // the result + mispredict_penalty, as without a wrong path
+    changed = true;
+  }
+  return changed;
+}
+
 bool FrontEnd::deliver(Cycle now) {
   SharedCapacity& uopq = queues_[QueueKind::UopQueue];
   bool moved = false;
@@ -141,6 +178,14 @@ bool FrontEnd::deliver(Cycle now) {
       ++th.enteredSeq;
       moved = true;
     }
+    // Wrong-path uops follow the real ones in order (they were fetched after the mispredicted branch).
+    WrongPathState& wp = th.wrongPath;
+    if (th.enteredSeq != end) continue;
+    while (wp.entered < wp.tail && wp.at(wp.entered).availableAt <= now && uopq.check(t) == CapacityVerdict::Ok) {
+      uopq.take(t);
+      ++wp.entered;
+      moved = true;
+    }
   }
   return moved;
 }
@@ -148,6 +193,13 @@ bool FrontEnd::deliver(Cycle now) {
 void FrontEnd::mispredictResolved(std::uint32_t thread, const Uop& branch, Cycle done) {
   ThreadContext& th = threads_[thread];
   if (th.waitingBranch && th.waitingBranchSeq == branch.seq) {
+    if (wrongPath_) {
+      // The model compresses the stages between issue and the branch check (and the redirect's drive to fetch) into
+      // mispredict_penalty after `done`; the real front end fetches the wrong path through them, so it runs on until
+      // the redirect, when resolveWrongPaths squashes it and the right path is fetched: done + mispredict_penalty.
+      th.wrongPath.resolveAt = done + mispredictPenalty_;
+      return;
+    }
     th.waitingBranch = false;
     th.fetchBlock = FetchBlock::Mispredict;
     th.fetchResumeAt = done + mispredictPenalty_;

@@ -15,6 +15,8 @@ CpiCause stallCause(CapacityVerdict v, CpiCause full, CpiCause partition) {
 RenameAllocate::RenameAllocate(const Config& config, std::span<ThreadContext> threads, CoreQueues& queues)
     : threadCount_(config.core.threads),
       renameWidth_(config.core.rename_width),
+      stackEngine_(config.core.stack_engine),
+      registersLimited_(queues.registers.enabled()),
       threads_(threads),
       queues_(queues),
       policy_(makeThreadChoice(config.core.rename_policy)),
@@ -29,9 +31,14 @@ RenameAllocate::RenameAllocate(const Config& config, std::span<ThreadContext> th
 CpiCause RenameAllocate::blockCause(std::uint32_t t) const {
   if (!hasRenamable(t)) return CpiCause::Base;
   const ThreadContext& th = threads_[t];
-  const Instr& in = th.cursor->at(th.robTail);
   CapacityVerdict v = queues_[QueueKind::Rob].check(t);
   if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::RobFull, CpiCause::RobPartition);
+  if (th.robTail == th.enteredSeq) {
+    // A wrong-path uop is next: one issue-queue entry (it is one uop), no LQ/SQ entry, no register.
+    v = queues_[QueueKind::Iq].check(t);
+    return v == CapacityVerdict::Ok ? CpiCause::Base : stallCause(v, CpiCause::IqFull, CpiCause::IqPartition);
+  }
+  const Instr& in = th.cursor->at(th.robTail);
   const UopPlan& plan = planOf(t, th.robTail, in);
   v = queues_[QueueKind::Iq].check(t, iqEntriesFor(t, plan));
   if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::IqFull, CpiCause::IqPartition);
@@ -43,7 +50,14 @@ CpiCause RenameAllocate::blockCause(std::uint32_t t) const {
     v = queues_[QueueKind::Sq].check(t);
     if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::SqFull, CpiCause::SqPartition);
   }
+  if (registersLimited_ && !queues_.registers.roomForAny(t)) return registerBlock(t, in);
   return CpiCause::Base;
+}
+
+// Out of line: reached only when a register file is nearly full for the thread.
+CpiCause RenameAllocate::registerBlock(std::uint32_t t, const Instr& in) const {
+  const RegNeed need = registersNeeded(in, stackEngine_ && isStackUpdate(in));
+  return queues_.registers.check(t, need) == CapacityVerdict::Ok ? CpiCause::Base : CpiCause::Regs;
 }
 
 bool RenameAllocate::tick(Cycle now, bool draining) {
@@ -81,7 +95,8 @@ std::uint32_t RenameAllocate::chooseByPolicy(Cycle now) {
     if (!policyNeedsCounters_) continue;
     const ThreadContext& th = threads_[t];
     c.frontEnd = th.pipeCount() + uopq.used(t) + iq.used(t);
-    c.oldest = th.front[th.robTail & th.frontMask].availableAt.value;  // same depth for all: fetch order
+    c.oldest = th.robTail != th.enteredSeq ? th.front[th.robTail & th.frontMask].availableAt.value  // fetch order
+                                           : th.wrongPath.at(th.wrongPath.renamed).availableAt.value;
   }
   if (!any) return threadCount_;
   policy_->choose(candidates_.data(), threadCount_, now, order_.data());
@@ -94,8 +109,27 @@ std::uint32_t RenameAllocate::iqEntriesFor(std::uint32_t t, const UopPlan& plan)
   return std::max<std::uint32_t>(1, std::min<std::uint32_t>(plan.total, queues_[QueueKind::Iq].limit(t)));
 }
 
+void RenameAllocate::renameWrongPath(std::uint32_t t, Cycle now) {
+  ThreadContext& th = threads_[t];
+  WrongPathState& wp = th.wrongPath;
+  queues_[QueueKind::UopQueue].release(t);
+  queues_[QueueKind::Rob].take(t);
+  queues_[QueueKind::Iq].take(t);
+  ++renamed_;
+  const std::uint64_t index = wp.renamed++;
+  WrongPathUop& u = wp.at(index);
+  u.age = ++ageCounter_;
+  ++wp.unissued;
+  // No register dependences (the trace has no wrong-path data flow): ready the next cycle.
+  dispatched_.push_back({now + 1, u.age, t, kWrongPathTag | index});
+}
+
 void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
   ThreadContext& th = threads_[t];
+  if (th.robTail == th.enteredSeq) {
+    renameWrongPath(t, now);
+    return;
+  }
   const std::uint64_t seq = th.robTail;
   const Instr& in = th.cursor->at(seq);
   const FrontEntry& fe = th.front[seq & th.frontMask];
@@ -116,6 +150,7 @@ void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
   u.seq = seq;
   u.age = ++ageCounter_;
   u.readyAt = now + 1;
+  u.scheduledAt = u.readyAt;
   u.doneAt = Cycle::never();
   u.depHead = kNoDep;
   u.pendingSrcs = 0;
@@ -139,6 +174,32 @@ void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
   u.loadDataAt = Cycle{0};
   u.opDoneAt = Cycle{0};
   u.partsDoneAt = Cycle{0};
+  u.loadIssuedAt = Cycle{0};
+  // Stack engine (Intel optimization manual 248966, "Stack Pointer Tracker"; Agner Fog, The microarchitecture of
+  // Intel, AMD and VIA CPUs, "Stack engine", from the Pentium M on): push/pop/call/ret have their stack-pointer
+  // update done by an adder in the decoder, which keeps the offset from the last explicit value. Such an instruction
+  // neither writes the stack pointer in the rename map nor takes a register for it; it reads the stack pointer's last
+  // explicit value (base + offset), so consecutive stack operations do not form a chain. A later instruction that
+  // names the stack pointer explicitly while the offset is not zero gets a sync uop first (one cycle).
+  const bool stackUpdate = stackEngine_ && isStackUpdate(in);
+  bool stackSync = false;
+  if (stackEngine_) {
+    if (stackUpdate) {
+      th.stackDelta = true;
+    } else if (th.stackDelta && (readsReg(in, kStackPointerReg) || writesReg(in, kStackPointerReg))) {
+      stackSync = readsReg(in, kStackPointerReg);  // an explicit write just replaces the value: no sync needed
+      th.stackDelta = false;
+    }
+  }
+  u.stackUpdate = stackUpdate;
+  u.stackDelta = th.stackDelta;
+  RegNeed need;  // unlimited files: nothing to count, retire and squash then release nothing
+  if (registersLimited_) {
+    need = registersNeeded(in, stackUpdate);
+    queues_.registers.take(t, need);
+  }
+  u.intRegs = need.intRegs;
+  u.fpRegs = need.fpRegs;
 
   const std::uint64_t oldest = th.cursor->retireSeq();
   const std::uint32_t slot = static_cast<std::uint32_t>(seq & th.robMask);
@@ -150,6 +211,9 @@ void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
     Uop& producer = th.robSlot(p - 1);
     if (producer.issued) {
       u.readyAt = std::max(u.readyAt, producer.doneAt);
+      // Replay: until a missing load's hit time has passed, the scheduler still expects its data then.
+      u.scheduledAt = std::max(u.scheduledAt, producer.consumersScheduledAt > now ? producer.consumersScheduledAt
+                                                                                   : producer.doneAt);
     } else {
       const std::uint32_t node = slot * kMaxSrcRegs + static_cast<std::uint32_t>(k);
       th.depNext[node] = producer.depHead;
@@ -157,13 +221,17 @@ void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
       ++u.pendingSrcs;
     }
   }
+  // The sync uop computes the stack pointer from the base and the offset, one ALU cycle before this instruction's
+  // operands are ready (Agner Fog: "a stack synchronization uop"; chosen: counted from rename, since the base is
+  // almost always retired long before).
+  if (stackSync) u.readyAt = u.readyAt + 1;
   for (RegId d : in.dst) {
-    if (d != kNoReg) th.renameMap[d] = seq + 1;
+    if (d != kNoReg && !(stackUpdate && d == kStackPointerReg)) th.renameMap[d] = seq + 1;
   }
   th.robTail = seq + 1;
   // The front end delivered again: a fetch hold that has ended stops being the reason this thread waits.
   if (th.fetchResumeAt <= now) th.fetchBlock = FetchBlock::None;
-  if (u.pendingSrcs == 0) dispatched_.push_back({u.readyAt, u.age, t, seq});
+  if (u.pendingSrcs == 0) dispatched_.push_back({u.scheduledAt, u.age, t, seq});
 }
 
 }  // namespace smtlab

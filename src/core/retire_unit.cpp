@@ -77,6 +77,10 @@ bool RetireUnit::tick(Cycle now) {
         th.stats.btbMisses += u.btbMiss;
       }
       rob.release(t);
+      // Physical registers: retiring a writer frees its architectural register's previous mapping, one entry per
+      // destination (register_file.hpp says why that count is the one to keep).
+      if (u.intRegs != 0 || u.fpRegs != 0) queues_.registers.release(t, RegNeed{u.intRegs, u.fpRegs});
+      th.retiredStackDelta = u.stackDelta;
       u.valid = false;
       th.cursor->retireOne();
       ++th.stats.instructions;

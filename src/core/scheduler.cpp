@@ -12,6 +12,8 @@ struct LaterReady {
     return a.readyAt != b.readyAt ? a.readyAt > b.readyAt : a.age > b.age;
   }
 };
+
+bool olderFirst(const WaitEntry& a, const WaitEntry& b) { return a.age < b.age; }
 }  // namespace
 
 Scheduler::Scheduler(const Config& config, std::span<ThreadContext> threads, CoreQueues& queues,
@@ -22,15 +24,22 @@ Scheduler::Scheduler(const Config& config, std::span<ThreadContext> threads, Cor
       queues_(queues),
       loadStore_(loadStore),
       branches_(branches),
-      ports_(config.core) {
+      ports_(config.core),
+      replay_(config) {
   const auto& c = config.core;
   const FuConfig* fu[kFuKinds] = {&c.fu.int_alu, &c.fu.int_mul, &c.fu.int_div, &c.fu.fp_add,
                                   &c.fu.fp_mul,  &c.fu.fp_div,  &c.fu.load,    &c.fu.store};
   for (int k = 0; k < kFuKinds; ++k) latency_[k] = fu[k]->latency;
-  // Every renamed instruction of every thread can wait here at once.
-  const std::size_t window = static_cast<std::size_t>(std::bit_ceil(queues_[QueueKind::Rob].total())) * threadCount_;
+  // Every renamed instruction of every thread can wait here at once (twice: the entries of squashed wrong-path
+  // uops stay until their turn comes).
+  const std::size_t window =
+      static_cast<std::size_t>(std::bit_ceil(queues_[QueueKind::Rob].total())) * threadCount_ * 2;
   waiting_.reserve(window);
   ready_.reserve(window);
+  parked_.resize(threadCount_);
+  for (auto& p : parked_) p.reserve(window / threadCount_);
+  woken_.reserve(window);
+  wokenNow_.reserve(window);
 }
 
 void Scheduler::pushWaiting(const WaitEntry& e) {
@@ -44,23 +53,54 @@ bool Scheduler::issue(Cycle now) {
     std::pop_heap(waiting_.begin(), waiting_.end(), LaterReady{});
     const WaitEntry e = waiting_.back();
     waiting_.pop_back();
-    ready_.insert(std::upper_bound(ready_.begin(), ready_.end(), e,
-                                   [](const WaitEntry& a, const WaitEntry& b) { return a.age < b.age; }),
-                  e);
+    ready_.insert(std::upper_bound(ready_.begin(), ready_.end(), e, olderFirst), e);
   }
   if (ready_.empty()) return false;
 
   std::uint32_t issued = 0;
+  // Issues what it can of e: false = gone (squashed, parked, held by memory ordering, replaying, or every uop issued
+  // or waiting for data), true = stays ready (a uop lacks a port or an issue slot).
+  auto tryIssue = [&](const WaitEntry& e) -> bool {
+    if ((e.seq & kWrongPathTag) != 0) return issueWrongPath(e, issued < issueWidth_, now) == WrongPathIssue::Waits;
+    ThreadContext& th = threads_[e.thread];
+    Uop* u = th.cursor != nullptr ? &th.robSlot(e.seq) : nullptr;
+    if (u == nullptr || !u->valid || u->age != e.age || u->issued) return false;  // squashed meanwhile
+    if (issued >= issueWidth_) return true;
+    if (u->loadLeft) {
+      // Memory ordering, asked before the load uop issues (of a load-op too): a load that must wait for an older
+      // store is asked again at the cycle the unit names, or when a store uop of its thread issues.
+      const Cycle retry = loadStore_.loadMayIssueAt(e.thread, *u, now);
+      if (retry == Cycle::never()) {
+        parkLoad(e);
+        return false;
+      }
+      if (retry > now) {
+        pushWaiting({retry, e.age, e.thread, e.seq});
+        return false;
+      }
+    }
+    // Only under replay: sent on an L1-hit guess that was wrong (no uop of it has issued yet).
+    if (u->readyAt > now) return replayFirstUop(*u, e, now, issued);
+    return issueUops(*u, e, now, issued);
+  };
   std::size_t keep = 0;
   const std::size_t n = ready_.size();
   for (std::size_t i = 0; i < n; ++i) {
     const WaitEntry e = ready_[i];
-    ThreadContext& th = threads_[e.thread];
-    Uop* u = th.cursor != nullptr ? &th.robSlot(e.seq) : nullptr;
-    if (u == nullptr || !u->valid || u->age != e.age || u->issued) continue;  // squashed meanwhile
-    if (issued >= issueWidth_ || issueUops(*u, e, now, issued)) ready_[keep++] = e;
+    if (tryIssue(e)) ready_[keep++] = e;
   }
   ready_.resize(keep);
+  // Loads woken by a store uop's issue may go in this same cycle (the store's address is known from its issue on),
+  // oldest first; a woken load's own issue never wakes more, but a store uop issued here might.
+  while (!woken_.empty()) {
+    std::sort(woken_.begin(), woken_.end(), olderFirst);
+    wokenNow_.swap(woken_);
+    woken_.clear();
+    for (const WaitEntry& e : wokenNow_) {
+      if (tryIssue(e)) ready_.insert(std::upper_bound(ready_.begin(), ready_.end(), e, olderFirst), e);
+    }
+    wokenNow_.clear();
+  }
   return issued > 0;
 }
 
@@ -84,6 +124,7 @@ bool Scheduler::issueUops(Uop& u, const WaitEntry& e, Cycle now, std::uint32_t& 
   // Uops whose inputs are ready go in program order: load, store address, microcode helpers, op, store data.
   if (u.loadLeft && slot(UnitClass::Load)) {
     u.loadLeft = false;
+    u.loadIssuedAt = now;
     ++issuedByUnit_[static_cast<int>(FuKind::Load)];
     u.loadDataAt = done(u, loadStore_.executeLoad(t, u, now));
   }
@@ -91,6 +132,9 @@ bool Scheduler::issueUops(Uop& u, const WaitEntry& e, Cycle now, std::uint32_t& 
     u.staLeft = false;
     ++issuedByUnit_[static_cast<int>(FuKind::Store)];  // store_nj is charged once per store, at its address uop
     done(u, now + latency_[static_cast<int>(FuKind::Store)]);
+    // The store's address is known from now on: ordering checks, and the loads parked behind it are asked again.
+    loadStore_.executeStore(t, u, now);
+    wakeParked(t);
   }
   // A microcode sequence's helper uops run on the integer ALUs; their energy is part of the op's (not counted).
   while (u.helpersLeft > 0 && slot(UnitClass::IntAlu)) {
@@ -108,7 +152,10 @@ bool Scheduler::issueUops(Uop& u, const WaitEntry& e, Cycle now, std::uint32_t& 
   if (u.stdLeft && valueReady && slot(UnitClass::StoreData)) {
     u.stdLeft = false;
     ++issuedByUnit_[kFuKinds];  // the data half of a store: no unit energy of its own
-    done(u, now + latency_[static_cast<int>(FuKind::Store)]);
+    const Cycle dataAt = done(u, now + latency_[static_cast<int>(FuKind::Store)]);
+    // Its data is known: loads that would forward from it may go (asked again in this cycle).
+    loadStore_.storeDataReady(t, u, dataAt);
+    wakeParked(t);
   }
 
   if (!u.loadLeft && !u.staLeft && u.helpersLeft == 0 && !u.opLeft && !u.stdLeft) {
@@ -134,17 +181,89 @@ void Scheduler::finish(Uop& u, std::uint32_t t) {
     --th.unresolvedBranches;
     if (u.mispredicted) branches_.mispredictResolved(t, u, u.hasOp ? u.opDoneAt : u.doneAt);
   }
-  wakeDependents(t, u);
+  // Replay: a load's dependents are scheduled for its L1-hit time (plus what follows the data, a load-op's op).
+  u.consumersScheduledAt =
+      u.hasLoad ? replay_.scheduleDependents(u.loadIssuedAt, u.loadDataAt, u.doneAt) : u.doneAt;
+  wakeDependents(t, u, u.consumersScheduledAt);
 }
 
-void Scheduler::wakeDependents(std::uint32_t t, Uop& producer) {
+void Scheduler::parkLoad(const WaitEntry& e) {
+  auto& parked = parked_[e.thread];
+  if (parked.size() == parked.capacity()) {
+    // Squashed loads are dropped here rather than at the squash (the scheduler is not told of squashes).
+    const ThreadContext& th = threads_[e.thread];
+    std::erase_if(parked, [&](const WaitEntry& p) {
+      if (th.cursor == nullptr) return true;
+      const Uop& u = th.rob[p.seq & th.robMask];
+      return !u.valid || u.age != p.age || u.issued;
+    });
+  }
+  parked.push_back(e);
+}
+
+void Scheduler::wakeParked(std::uint32_t t) {
+  auto& parked = parked_[t];
+  if (parked.empty()) return;
+  woken_.insert(woken_.end(), parked.begin(), parked.end());
+  parked.clear();
+}
+
+void Scheduler::wakeDependents(std::uint32_t t, Uop& producer, Cycle scheduled) {
   ThreadContext& th = threads_[t];
   for (std::uint32_t node = producer.depHead; node != kNoDep; node = th.depNext[node]) {
     Uop& c = th.rob[node / kMaxSrcRegs];
     c.readyAt = std::max(c.readyAt, producer.doneAt);
-    if (--c.pendingSrcs == 0) pushWaiting({c.readyAt, c.age, t, c.seq});
+    c.scheduledAt = std::max(c.scheduledAt, scheduled);
+    if (--c.pendingSrcs == 0) pushWaiting({c.scheduledAt, c.age, t, c.seq});
   }
   producer.depHead = kNoDep;
+}
+
+bool Scheduler::replayFirstUop(Uop& u, const WaitEntry& e, Cycle now, std::uint32_t& issued) {
+  // The uop that goes first in program order (issueUops) is the one sent too early; it takes its port each time.
+  FuKind fu = FuKind::None;
+  bool taken = false;
+  if (u.loadLeft) {
+    fu = FuKind::Load;
+    taken = ports_.take(UnitClass::Load, e.thread, now);
+  } else if (u.staLeft) {
+    fu = FuKind::Store;
+    taken = ports_.take(UnitClass::StoreAddress, e.thread, now);
+  } else if (u.helpersLeft > 0) {
+    taken = ports_.take(UnitClass::IntAlu, e.thread, now);
+  } else if (u.opLeft) {
+    fu = u.fu;
+    taken = !u.opNeedsPort || ports_.take(u.opClass, e.thread, now);
+  } else {
+    taken = ports_.take(UnitClass::StoreData, e.thread, now);
+  }
+  if (!taken) return true;
+  ++issued;
+  ++issuedByUnit_[fu == FuKind::None ? kFuKinds : static_cast<int>(fu)];
+  ++threads_[e.thread].stats.replayed;
+  pushWaiting({replay_.nextAttempt(now), e.age, e.thread, e.seq});
+  return false;
+}
+
+Scheduler::WrongPathIssue Scheduler::issueWrongPath(const WaitEntry& e, bool slotFree, Cycle now) {
+  ThreadContext& th = threads_[e.thread];
+  WrongPathState& wp = th.wrongPath;
+  const std::uint64_t index = e.seq & ~kWrongPathTag;
+  if (index < wp.head || index >= wp.renamed) return WrongPathIssue::Squashed;
+  WrongPathUop& u = wp.at(index);
+  if (u.age != e.age || u.issued) return WrongPathIssue::Squashed;
+  // One uop, through a port of its op's unit class (a nop or marker needs none, as on the right path).
+  const FuKind fu = fuKindFor(u.op);
+  if (!slotFree || (fu != FuKind::None && !ports_.take(unitClassFor(u.op), e.thread, now))) {
+    return WrongPathIssue::Waits;
+  }
+  // It takes its slot and port; its result is never used (no dependents, never retires).
+  ++issuedByUnit_[fu == FuKind::None ? kFuKinds : static_cast<int>(fu)];
+  u.issued = true;
+  --wp.unissued;
+  queues_[QueueKind::Iq].release(e.thread);
+  ++th.stats.wrongPathIssued;
+  return WrongPathIssue::Issued;
 }
 
 void Scheduler::earliestWake(Cycle now, Cycle& next) const {

@@ -1,5 +1,7 @@
 #include "smtlab/core/thread_context.hpp"
 
+#include <bit>
+
 namespace smtlab {
 
 void ThreadContext::allocate(std::uint32_t robCapacity, std::uint32_t frontCapacity, std::uint32_t loadQueueEntries,
@@ -11,6 +13,7 @@ void ThreadContext::allocate(std::uint32_t robCapacity, std::uint32_t frontCapac
   frontMask = frontCapacity - 1;
   branch = std::move(branchState);
   missDone.reserve(loadQueueEntries);
+  wrongPath.allocate(std::bit_ceil(robCapacity + frontCapacity));  // pipe + uop queue + ROB share at most
 }
 
 void ThreadContext::bind(std::shared_ptr<TraceCursor> trace, Asid space, Cycle now) {
@@ -28,7 +31,10 @@ void ThreadContext::bind(std::shared_ptr<TraceCursor> trace, Asid space, Cycle n
   gatedUntil = now;
   lastFetchLine = ~Addr{0};
   unresolvedBranches = 0;
+  stackDelta = false;  // a task switch loads the stack pointer explicitly
+  retiredStackDelta = false;
   missDone.clear();
+  wrongPath.reset();
   state = ThreadState::Running;
 }
 

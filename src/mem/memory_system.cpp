@@ -1,4 +1,5 @@
-// The machine's memory hierarchy: per-core L1I/L1D/L2, shared LLC and DRAM, ITLB per thread and DTLB per core.
+// The machine's memory hierarchy: per-core L1I/L1D/L2, one LLC per package, DRAM shared by all packages, ITLB per
+// thread and DTLB per core; a TLB miss costs a fixed latency or a page walk through the caches (page_walker.hpp).
 // Every access walks the levels at once and returns the cycle its data is ready (a timestamp model): a hit at a
 // level costs that level's cumulative load-to-use latency, a miss holds an MSHR of each level it passes until the
 // data is back, and the line is installed at once with its future ready cycle so later accesses merge with it.
@@ -13,6 +14,7 @@
 #include "smtlab/mem/address_space.hpp"
 #include "smtlab/mem/cache.hpp"
 #include "smtlab/mem/dram.hpp"
+#include "smtlab/mem/page_walker.hpp"
 #include "smtlab/mem/tlb.hpp"
 
 namespace smtlab {
@@ -53,20 +55,25 @@ std::uint32_t checkedLineBytes(const MemConfig& config) {
 }  // namespace
 
 struct MemorySystem::Impl {
-  Impl(const MemConfig& config, std::uint32_t coreCount, std::uint32_t threadsPerCore)
+  Impl(const MemConfig& config, std::uint32_t coreCount, std::uint32_t threadsPerCore, std::uint32_t packageCount)
       : lineBytes(checkedLineBytes(config)),
         lineShift(static_cast<std::uint32_t>(std::countr_zero(config.line_bytes))),
         pageShift(static_cast<std::uint32_t>(std::countr_zero(config.page_bytes))),
         cores(coreCount),
         threads(threadsPerCore),
+        coresPerPackage(coreCount / packageCount),
         nextLinePrefetch(config.next_line_prefetch),
+        walkCaches(config.page_walk.caches),
+        walkFromL2(config.page_walk.from_l2),
         l1i(makeCaches(coreCount, config.l1i, lineBytes, "mem.l1i")),
         l1d(makeCaches(coreCount, config.l1d, lineBytes, "mem.l1d")),
         l2(makeCaches(coreCount, config.l2, lineBytes, "mem.l2")),
-        llc(config.llc, lineBytes, "mem.llc"),
+        llc(makeCaches(packageCount, config.llc, lineBytes, "mem.llc")),
         itlb(makeTlbs(coreCount * threadsPerCore, config.itlb, "mem.itlb")),
         dtlb(makeTlbs(coreCount, config.dtlb, "mem.dtlb")),
-        dram(config.dram, lineBytes) {}
+        dram(config.dram, lineBytes),
+        walker(config, coreCount),
+        walkStats(coreCount) {}
 
   // One cache level: hit, merge with an in-flight fill, or a primary miss that waits for an MSHR, asks `below`
   // (a callable Cycle -> Outcome) and installs the line; a dirty victim goes to `writeback(line, cycle)`.
@@ -100,19 +107,21 @@ struct MemorySystem::Impl {
     return out;
   }
 
-  Outcome llcAccess(std::uint64_t line, Cycle now) {
+  Outcome llcAccess(std::uint32_t core, std::uint64_t line, Cycle now) {
+    Cache& c = llc[core / coresPerPackage];
     return accessCache(
-        llc, MemLevel::LLC, line, now, false,
+        c, MemLevel::LLC, line, now, false,
         // The request leaves for DRAM once the LLC has found it missing: idle-channel total = llc + dram latency.
-        [this](Cycle start) { return Outcome{dram.read(start + llc.latency()), MemLevel::Dram}; },
+        [this, &c](Cycle start) { return Outcome{dram.read(start + c.latency()), MemLevel::Dram}; },
         [this](std::uint64_t, Cycle when) { dram.write(when); });
   }
 
-  void writebackToLlc(std::uint64_t line, Cycle when) {
+  void writebackToLlc(std::uint32_t core, std::uint64_t line, Cycle when) {
     // Non-inclusive: a victim the level below does not hold goes further down instead of allocating there.
-    const std::uint32_t entry = llc.find(line);
+    Cache& c = llc[core / coresPerPackage];
+    const std::uint32_t entry = c.find(line);
     if (entry != Cache::kNotFound) {
-      llc.setDirty(entry);
+      c.setDirty(entry);
     } else {
       dram.write(when);
     }
@@ -124,33 +133,33 @@ struct MemorySystem::Impl {
     if (entry != Cache::kNotFound) {
       c.setDirty(entry);
     } else {
-      writebackToLlc(line, when);
+      writebackToLlc(core, line, when);
     }
   }
 
   Outcome l2Access(std::uint32_t core, std::uint64_t line, Cycle now) {
     Cache& c = l2[core];
     const Outcome out = accessCache(
-        c, MemLevel::L2, line, now, false, [this, line](Cycle start) { return llcAccess(line, start); },
-        [this](std::uint64_t victim, Cycle when) { writebackToLlc(victim, when); });
-    if (nextLinePrefetch && out.primaryMiss) prefetchNextLine(c, line, now);
+        c, MemLevel::L2, line, now, false, [this, core, line](Cycle start) { return llcAccess(core, line, start); },
+        [this, core](std::uint64_t victim, Cycle when) { writebackToLlc(core, victim, when); });
+    if (nextLinePrefetch && out.primaryMiss) prefetchNextLine(core, c, line, now);
     return Outcome{out.ready, out.level};
   }
 
   // Next-line prefetch into L2 on a demand miss: stays within the page, never waits for an MSHR.
-  void prefetchNextLine(Cache& c, std::uint64_t line, Cycle now) {
+  void prefetchNextLine(std::uint32_t core, Cache& c, std::uint64_t line, Cycle now) {
     const std::uint64_t next = line + 1;
     if (((next << lineShift) >> pageShift) != ((line << lineShift) >> pageShift)) return;
     if (c.find(next) != Cache::kNotFound) return;
     const std::uint32_t slot = c.freeMshrAt(now);
     if (slot == Cache::kNotFound) return;
     ++c.stats().prefetches;
-    const Outcome out = llcAccess(next, now);
+    const Outcome out = llcAccess(core, next, now);
     c.holdMshr(slot, out.ready);
     const Cache::Eviction ev = c.fill(next, out.ready, out.level, false);
     if (ev.dirty) {
       ++c.stats().writebacks;
-      writebackToLlc(ev.line, now);
+      writebackToLlc(core, ev.line, now);
     }
   }
 
@@ -166,19 +175,43 @@ struct MemorySystem::Impl {
     }
   }
 
+  // A page walk through the caches (issue 10 §4): the entries' loads one after the other, each starting when the
+  // previous one's data is back; returns the cycle the translation is known.
+  Cycle walk(std::uint32_t core, Asid asid, Addr addr, Cycle now) {
+    const PageWalker::Plan plan = walker.plan(core, asid, addr);
+    PageWalkStats& ws = walkStats[core];
+    ++ws.walks;
+    ws.loads += plan.count;
+    ws.pwcHits += plan.pwcHit ? 1 : 0;
+    Cycle t = now;
+    for (std::uint32_t i = 0; i < plan.count; ++i) {
+      const std::uint64_t line = plan.entries[i] >> lineShift;
+      t = walkFromL2 ? l2Access(core, line, t).ready : l1Access(l1d[core], core, line, t, false).ready;
+    }
+    return t;
+  }
+
+  Tlb::Translation translate(Tlb& tlb, std::uint32_t core, Asid asid, Addr addr, Addr phys, Cycle now) {
+    if (!walkCaches) return tlb.translate(phys >> pageShift, now);
+    return tlb.translate(phys >> pageShift, now, [&](Cycle start) { return walk(core, asid, addr, start); });
+  }
+
   MemResult dataAccess(CoreId core, Asid asid, Addr addr, std::uint32_t size, Cycle now, bool write) {
     checkCore(core);
     Tlb& tlb = dtlb[core.value];
     Cache& l1 = l1d[core.value];
     const Addr first = physicalAddress(asid, addr);
-    const Tlb::Translation tr = tlb.translate(first >> pageShift, now);
+    const Tlb::Translation tr = translate(tlb, core.value, asid, addr, first, now);
     Outcome out = l1Access(l1, core.value, first >> lineShift, tr.ready, write);
     MemResult result{out.ready, out.level, tr.miss};
     const Addr last = physicalAddress(asid, addr + (size > 0 ? size - 1 : 0));
     if ((last >> lineShift) != (first >> lineShift)) [[unlikely]] {
       // An access split across two lines (maybe two pages): ready when both halves are.
       Tlb::Translation tr2 = tr;
-      if ((last >> pageShift) != (first >> pageShift)) tr2 = tlb.translate(last >> pageShift, now);
+      if ((last >> pageShift) != (first >> pageShift)) {
+        const Addr lastVirtual = addr + size - 1;
+        tr2 = translate(tlb, core.value, asid, lastVirtual, last, now);
+      }
       const Outcome out2 = l1Access(l1, core.value, last >> lineShift, tr2.ready, write);
       result.ready = std::max(result.ready, out2.ready);
       result.level = std::max(result.level, out2.level);
@@ -194,7 +227,7 @@ struct MemorySystem::Impl {
                                    threads));
     }
     const Addr phys = physicalAddress(asid, pc);
-    const Tlb::Translation tr = itlb[core.value * threads + thread.value].translate(phys >> pageShift, now);
+    const Tlb::Translation tr = translate(itlb[core.value * threads + thread.value], core.value, asid, pc, phys, now);
     const Outcome out = l1Access(l1i[core.value], core.value, phys >> lineShift, tr.ready, false);
     return MemResult{out.ready, out.level, tr.miss};
   }
@@ -204,14 +237,19 @@ struct MemorySystem::Impl {
   const std::uint32_t pageShift;
   const std::uint32_t cores;
   const std::uint32_t threads;
+  const std::uint32_t coresPerPackage;
   const bool nextLinePrefetch;
+  const bool walkCaches;  // mem.page_walk.caches
+  const bool walkFromL2;
   std::vector<Cache> l1i;
   std::vector<Cache> l1d;
   std::vector<Cache> l2;
-  Cache llc;
+  std::vector<Cache> llc;  // one per package
   std::vector<Tlb> itlb;  // index core * threads + thread
   std::vector<Tlb> dtlb;
   Dram dram;
+  PageWalker walker;
+  std::vector<PageWalkStats> walkStats;  // per core
 };
 
 namespace {
@@ -221,11 +259,20 @@ std::uint32_t checkedCount(std::uint32_t n, const char* key) {
   return n;
 }
 
+std::uint32_t checkedPackages(std::uint32_t cores, std::uint32_t packages) {
+  checkedCount(packages, "system.packages");
+  if (cores % packages != 0) {
+    throw ConfigError(fmt::format("memory system: {} cores do not split evenly into {} packages", cores, packages));
+  }
+  return packages;
+}
+
 }  // namespace
 
-MemorySystem::MemorySystem(const MemConfig& config, std::uint32_t cores, std::uint32_t threadsPerCore)
+MemorySystem::MemorySystem(const MemConfig& config, std::uint32_t cores, std::uint32_t threadsPerCore,
+                           std::uint32_t packages)
     : impl_(std::make_unique<Impl>(config, checkedCount(cores, "system.cores"),
-                                   checkedCount(threadsPerCore, "core.threads"))) {}
+                                   checkedCount(threadsPerCore, "core.threads"), checkedPackages(cores, packages))) {}
 
 MemorySystem::~MemorySystem() = default;
 
@@ -241,6 +288,23 @@ MemResult MemorySystem::fetch(CoreId core, ThreadId thread, Asid asid, Addr pc, 
   return impl_->fetchAccess(core, thread, asid, pc, now);
 }
 
+std::uint32_t MemorySystem::flushTlb(CoreId core, ThreadId thread, Asid asid) {
+  impl_->checkCore(core);
+  if (thread.value >= impl_->threads) {
+    throw UsageError(fmt::format("flushTlb: thread {} out of range (cores have {} threads)", thread.value,
+                                 impl_->threads));
+  }
+  // Page numbers carry the asid (mod 2^16) in their top bits (address_space.hpp); kernel pages, which the study
+  // maps as global, are not tagged with a user asid and so survive, as global pages do on x86 (CR4.PGE).
+  const std::uint32_t tagShift = 48 - impl_->pageShift;
+  const std::uint64_t tag = asid.value & 0xffffU;
+  auto ofAsid = [tagShift, tag](std::uint64_t page) { return (page >> tagShift) == tag; };
+  std::uint32_t n = impl_->itlb[core.value * impl_->threads + thread.value].flush(ofAsid);
+  n += impl_->dtlb[core.value].flush(ofAsid);
+  impl_->walker.flush(core.value, asid);
+  return n;
+}
+
 std::uint32_t MemorySystem::outstandingMisses(CoreId core, Cycle now) const {
   impl_->checkCore(core);
   return impl_->l1d[core.value].busyMshrs(now);
@@ -252,7 +316,8 @@ void MemorySystem::resetStats() {
   for (auto* caches : {&impl_->l1i, &impl_->l1d, &impl_->l2}) {
     for (Cache& c : *caches) c.resetStats();
   }
-  impl_->llc.resetStats();
+  for (Cache& c : impl_->llc) c.resetStats();
+  for (PageWalkStats& w : impl_->walkStats) w = {};
   for (Tlb& t : impl_->itlb) t.resetStats();
   for (Tlb& t : impl_->dtlb) t.resetStats();
   impl_->dram.resetStats();
@@ -273,7 +338,25 @@ const CacheStats& MemorySystem::l2Stats(CoreId core) const {
   return impl_->l2[core.value].stats();
 }
 
-const CacheStats& MemorySystem::llcStats() const { return impl_->llc.stats(); }
+std::uint32_t MemorySystem::packages() const { return static_cast<std::uint32_t>(impl_->llc.size()); }
+
+std::uint32_t MemorySystem::packageOf(CoreId core) const {
+  impl_->checkCore(core);
+  return core.value / impl_->coresPerPackage;
+}
+
+const CacheStats& MemorySystem::llcStats(std::uint32_t package) const {
+  if (package >= impl_->llc.size()) {
+    throw UsageError(fmt::format("memory system: package {} out of range (machine has {} packages)", package,
+                                 impl_->llc.size()));
+  }
+  return impl_->llc[package].stats();
+}
+
+const PageWalkStats& MemorySystem::pageWalkStats(CoreId core) const {
+  impl_->checkCore(core);
+  return impl_->walkStats[core.value];
+}
 
 const TlbStats& MemorySystem::itlbStats(CoreId core, ThreadId thread) const {
   impl_->checkCore(core);

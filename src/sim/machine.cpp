@@ -27,16 +27,27 @@ std::string_view eventKindName(EventKind kind) {
 
 Machine::Machine(const Config& config) : config_(config), skip_(config.sim.skip) {
   validateConfig(config_);
-  memory_ = std::make_unique<MemorySystem>(config_.mem, config_.system.cores, config_.core.threads);
   const std::uint32_t threads = config_.core.threads;
-  for (std::uint32_t c = 0; c < config_.system.cores; ++c) {
+  const std::uint32_t coreCount = config_.system.packages * config_.system.cores;
+  memory_ = std::make_unique<MemorySystem>(config_.mem, coreCount, threads, config_.system.packages);
+  // Logical CPU numbering (docs/model.md "Topology"): Linux 2.4/2.5 booted CPUs in APIC-ID order, and a package's
+  // APIC IDs put the thread in the low bits, so siblings are adjacent; modern kernels number in ACPI MADT order,
+  // which lists the first thread of every core before the second ones, so cpu N and N + cores are siblings.
+  const bool adjacent = config_.system.siblings_adjacent;
+  auto numberOf = [&](std::uint32_t c, std::uint32_t t) {
+    return LogicalCpu{adjacent ? c * threads + t : t * coreCount + c};
+  };
+  cpus_.resize(std::size_t{coreCount} * threads);
+  cpuOf_.resize(cpus_.size());
+  for (std::uint32_t c = 0; c < coreCount; ++c) {
     cores_.push_back(std::make_unique<Core>(CoreId{c}, config_, *memory_));
     for (std::uint32_t t = 0; t < threads; ++t) {
-      CpuInfo info{LogicalCpu{c * threads + t}, CoreId{c}, ThreadId{t}, {}};
+      CpuInfo info{numberOf(c, t), CoreId{c}, ThreadId{t}, {}, c / config_.system.cores};
       for (std::uint32_t s = 0; s < threads; ++s) {
-        if (s != t) info.siblings.push_back(LogicalCpu{c * threads + s});
+        if (s != t) info.siblings.push_back(numberOf(c, s));
       }
-      cpus_.push_back(std::move(info));
+      cpuOf_[c * threads + t] = info.id;
+      cpus_[info.id.value] = std::move(info);
     }
   }
   if (const char* check = std::getenv("SMTLAB_CHECK"); check != nullptr && std::string_view(check) == "1") {
@@ -139,7 +150,7 @@ std::vector<Event> Machine::run(Cycle until) {
     Cycle next = Cycle::never();
     for (auto& core : cores_) {
       for (const CoreEvent& e : core->events()) {
-        const LogicalCpu cpu{core->id().value * config_.core.threads + e.thread};
+        const LogicalCpu cpu = cpuOf_[core->id().value * config_.core.threads + e.thread];
         const EventKind kind = e.kind == CoreEventKind::Mark          ? EventKind::Mark
                                : e.kind == CoreEventKind::SourceEnded ? EventKind::SourceEnded
                                                                       : EventKind::RetireLimit;
@@ -160,6 +171,18 @@ std::vector<Event> Machine::run(Cycle until) {
   }
   out.push_back({EventKind::CycleBound, LogicalCpu{0}, now_, 0});
   return out;
+}
+
+std::uint32_t Machine::flushTlb(LogicalCpu cpu, Asid asid) {
+  checkCpu(cpu, "flushTlb");
+  if (config_.mem.tlb_tagged) return 0;
+  const CpuInfo& info = cpus_[cpu.value];
+  return memory_->flushTlb(info.core, info.thread, config_.mem.threads_share_address_space ? Asid{0} : asid);
+}
+
+std::uint32_t Machine::wakeCost(LogicalCpu cpu) const {
+  checkCpu(cpu, "wakeCost");
+  return busy(cpu) ? 0 : config_.os.wake_cycles;
 }
 
 void Machine::flushAll() {

@@ -61,6 +61,7 @@ void runPhase(Machine& m, std::vector<bool> pending, std::uint64_t target, const
           break;
       }
     }
+    if (options.stopRequested && options.stopRequested()) throw RunInterrupted();
     if (options.progress) {
       const auto now = std::chrono::steady_clock::now();
       if (now - lastReport > std::chrono::milliseconds(500) || left == 0) {
@@ -79,9 +80,10 @@ RunResult runTraces(const Config& config, const std::vector<std::string>& traces
   if (traces.empty()) throw UsageError("no trace given");
   Machine m(config);
   if (traces.size() > m.logicalCpus()) {
-    throw UsageError(fmt::format("{} traces given but the machine has {} logical CPUs (system.cores = {} x "
-                                 "core.threads = {})",
-                                 traces.size(), m.logicalCpus(), config.system.cores, config.core.threads));
+    throw UsageError(fmt::format("{} traces given but the machine has {} logical CPUs (system.packages = {} x "
+                                 "system.cores = {} x core.threads = {})",
+                                 traces.size(), m.logicalCpus(), config.system.packages, config.system.cores,
+                                 config.core.threads));
   }
   for (std::uint32_t i = 0; i < traces.size(); ++i) {
     std::unique_ptr<TraceSource> source = openTrace(traces[i]);

@@ -26,7 +26,14 @@ json::object cacheJson(const CacheStats& s, std::uint64_t instructions) {
 json::object tlbJson(const TlbStats& s, std::uint64_t instructions) {
   return json::object{{"accesses", s.accesses},
                       {"misses", s.misses},
-                      {"mpki", ratio(1000.0 * double(s.misses), double(instructions))}};
+                      {"mpki", ratio(1000.0 * double(s.misses), double(instructions))},
+                      {"walk_cycles", s.walkCycles},
+                      {"flushed", s.flushed}};
+}
+
+CacheStats sumCacheStats(const CacheStats& a, const CacheStats& b) {
+  return CacheStats{a.accesses + b.accesses,         a.misses + b.misses,         a.mshrMerges + b.mshrMerges,
+                    a.mshrFullCycles + b.mshrFullCycles, a.writebacks + b.writebacks, a.prefetches + b.prefetches};
 }
 }  // namespace
 
@@ -71,6 +78,15 @@ json::object threadStatsJson(const ThreadStats& s, const Core& core, std::uint32
   o["fetch_icache_stall_cycles"] = s.fetchIcacheStallCycles;
   o["fetch_gated_cycles"] = s.fetchGatedCycles;
   o["flushes"] = s.flushes;
+  o["wrong_path_fetched"] = s.wrongPathFetched;
+  o["wrong_path_issued"] = s.wrongPathIssued;
+  o["replayed"] = s.replayed;
+  o["lsu"] = json::object{{"loads_forwarded", s.loadsForwarded},
+                          {"forward_stalls", s.forwardStalls},
+                          {"store_address_waits", s.storeAddressWaits},
+                          {"memory_order_flushes", s.memoryOrderFlushes},
+                          {"alias_4k_stalls", s.alias4kStalls},
+                          {"alias_64k_conflicts", s.alias64kConflicts}};
   return o;
 }
 
@@ -119,10 +135,29 @@ json::object Machine::statsJson() {
     json::array itlbs;
     for (std::uint32_t t = 0; t < core.threads(); ++t) itlbs.push_back(tlbJson(memory_->itlbStats(id, ThreadId{t}), insns));
     o["itlb"] = std::move(itlbs);
+    const PageWalkStats& w = memory_->pageWalkStats(id);
+    o["page_walk"] = json::object{{"walks", w.walks}, {"loads", w.loads}, {"pwc_hits", w.pwcHits}};
+    o["package"] = memory_->packageOf(id);
     cores.push_back(std::move(o));
   }
   root["cores"] = std::move(cores);
-  root["llc"] = cacheJson(memory_->llcStats(), total);
+  // One LLC per package (issue 10 §5); "llc" stays the machine's total, so one package reads as before.
+  json::array packages;
+  CacheStats llcTotal;
+  for (std::uint32_t p = 0; p < memory_->packages(); ++p) {
+    std::uint64_t insns = 0;
+    json::array ids;
+    for (auto& corePtr : cores_) {
+      if (memory_->packageOf(corePtr->id()) != p) continue;
+      ids.push_back(corePtr->id().value);
+      for (std::uint32_t t = 0; t < corePtr->threads(); ++t) insns += corePtr->thread(t).stats.instructions;
+    }
+    packages.push_back(json::object{{"id", p}, {"cores", std::move(ids)}, {"instructions", insns},
+                                    {"llc", cacheJson(memory_->llcStats(p), insns)}});
+    llcTotal = sumCacheStats(llcTotal, memory_->llcStats(p));
+  }
+  root["packages"] = std::move(packages);
+  root["llc"] = cacheJson(llcTotal, total);
   const DramStats& d = memory_->dramStats();
   root["dram"] = json::object{{"reads", d.reads}, {"writes", d.writes}, {"queue_cycles", d.queueCycles}};
   root["energy"] = energyJson(*this);

@@ -18,9 +18,13 @@ namespace io = boost::iostreams;
 namespace {
 
 // ChampSim registers on smtlab's register file: n < 64 is rn, n >= 64 is f(n mod 64); the instruction pointer is not
-// a data dependency and is dropped.
+// a data dependency and is dropped. The stack pointer is r4 in every smtlab trace (x86's number for RSP, which the
+// stack engine recognises, register_file.hpp), so ChampSim's REG_STACK_POINTER 6 and its register 4 trade names;
+// renaming a register consistently changes no dependency.
 RegId mapChampSimReg(std::uint8_t n) {
   if (n == 0 || n == kChampSimInstructionPointer) return kNoReg;
+  if (n == kChampSimStackPointer) return intReg(4);
+  if (n == 4) return intReg(kChampSimStackPointer);
   return n < kIntRegs ? intReg(n) : fpReg(n % kFpRegs);
 }
 
@@ -92,9 +96,12 @@ Instr fromChampSim(const ChampSimRecord& r, std::uint64_t nextIp) {
     if (a != 0 && k < in.stores.size()) in.stores[k++] = MemRef{a, 8};
   }
   in.branch = champSimBranchKind(r);
+  const bool work = champSimRegisterWork(r);
   switch (in.branch) {
     case BranchKind::None:
-      in.op = in.hasLoad() ? OpClass::Load : in.hasStore() ? OpClass::Store : OpClass::Int;
+      // With register work, memory operands make a load-op (int with ld=) or a read-modify-write (int with ld= and
+      // st=), as x86 encodes them; without, a pure load or store (docs/tracing.md, "ChampSim traces").
+      in.op = work ? OpClass::Int : in.hasLoad() ? OpClass::Load : in.hasStore() ? OpClass::Store : OpClass::Int;
       break;
     case BranchKind::Conditional: in.op = OpClass::Branch; break;
     case BranchKind::DirectJump: in.op = OpClass::Jump; break;
@@ -113,7 +120,27 @@ Instr fromChampSim(const ChampSimRecord& r, std::uint64_t nextIp) {
     default: in.taken = true; break;
   }
   if (in.taken) in.target = nextIp;
+  // The uop count by the unfused-domain rule (docs/tracing.md, "Uops per instruction"): one for the work unless the
+  // record only moves data, one per load, two per store (store-address + store-data). Load-op 2, RMW 4, call 3.
+  unsigned uops = (in.op == OpClass::Load || in.op == OpClass::Store) ? 0 : 1;
+  for (const MemRef& m : in.loads) uops += m.valid() ? 1 : 0;
+  for (const MemRef& m : in.stores) uops += m.valid() ? 2 : 0;
+  in.uops = static_cast<std::uint8_t>(std::max(uops, 1u));
   return in;
+}
+
+bool champSimRegisterWork(const ChampSimRecord& r) {
+  // An x86 ALU op sets the flags (ChampSim's register 25) and its two-operand form reads the register it writes;
+  // a move does neither (a pop reads and writes only the stack pointer). Register 0 is "none".
+  for (std::uint8_t d : r.dstRegs) {
+    if (d == 0 || d == kChampSimInstructionPointer) continue;
+    if (d == kChampSimFlags) return true;
+    if (d == kChampSimStackPointer) continue;
+    for (std::uint8_t s : r.srcRegs) {
+      if (s == d) return true;
+    }
+  }
+  return false;
 }
 
 bool isChampSimTraceName(const std::string& path) { return path.find(".champsimtrace") != std::string::npos; }

@@ -30,18 +30,25 @@ constexpr unsigned kF1Load0 = 0x02;
 constexpr unsigned kF1Load1 = 0x04;
 constexpr unsigned kF1Store0 = 0x08;
 constexpr unsigned kF1V1Store1 = 0x10;    // version 1: the second store
-constexpr unsigned kF1MoreMemory = 0x10;  // version 2: a byte of further memory operands follows F1 (kMore*)
+constexpr unsigned kF1MoreMemory = 0x10;  // version 2 and 3: an extension byte follows F1 (kMore*, kExt*)
 constexpr unsigned kF1Mark = 0x20;
 constexpr unsigned kF1Kind = 0x40;
 constexpr unsigned kF1Sizes = 0x80;
 constexpr unsigned kMoreLoad2 = 0x01;
 constexpr unsigned kMoreLoad3 = 0x02;
 constexpr unsigned kMoreStore1 = 0x04;
+// Version 3: the decoder's uops (issue 10 §2) in the same extension byte. A uop count that the rule below predicts
+// costs one bit; any other count a byte at the end of the record; none (not recorded) nothing.
+constexpr unsigned kExtUopsPredicted = 0x08;
+constexpr unsigned kExtUopsByte = 0x10;
+constexpr unsigned kExtMicrocoded = 0x20;
+constexpr unsigned kV2ExtBits = kMoreLoad2 | kMoreLoad3 | kMoreStore1;
+constexpr unsigned kV3ExtBits = kV2ExtBits | kExtUopsPredicted | kExtUopsByte | kExtMicrocoded;
 // Memory slots in encoding order: loads 0..kMaxLoads-1, then stores.
 constexpr int kMemSlots = kMaxLoads + kMaxStores;
 static_assert(kMaxLoads == 4 && kMaxStores == 2, "the version-2 encoding has bits for 4 loads and 2 stores");
-// Worst case of version 2: F0, F1, more-memory byte, pc varint (10), register mask and 6 ids, kind, target (10),
-// 6 memory operands of varint (10) + size, mark id (5) = 102 bytes.
+// Worst case of version 3: F0, F1, extension byte, pc varint (10), register mask and 6 ids, kind, target (10),
+// 6 memory operands of varint (10) + size, mark id (5), uop count (1) = 103 bytes.
 constexpr std::size_t kMaxRecordBytes = 104;
 constexpr std::size_t kBufferBytes = 1 << 16;
 
@@ -70,6 +77,16 @@ std::uint64_t getLe(const unsigned char* p, int bytes) {
 
 // The pc the encoder expects next: the target after a taken branch, else the next 4-byte slot.
 Addr guessNextPc(const Instr& in) { return in.taken && in.target != 0 ? in.target : in.pc + 4; }
+
+// The uop count the encoder expects (version 3), so that the common forms cost one bit: the unfused-domain rule of
+// docs/tracing.md (one uop for the work unless the op is a pure load or store, one per load, two per store:
+// store-address + store-data). Only a compression guess: any other count is stored as a byte.
+unsigned predictUops(const Instr& in) {
+  unsigned n = (in.op == OpClass::Load || in.op == OpClass::Store) ? 0 : 1;
+  for (const MemRef& m : in.loads) n += m.valid() ? 1 : 0;
+  for (const MemRef& m : in.stores) n += m.valid() ? 2 : 0;
+  return n == 0 ? 1 : n;
+}
 
 }  // namespace
 
@@ -246,13 +263,20 @@ std::size_t NativeTraceReader::read(std::span<Instr> out) {
     const unsigned f1 = (f0 & kF0HasF1) ? byte() : 0;
     // Which memory slots are present (bit i = slot i: loads 0..3, then stores 0..1).
     unsigned memMask = (f1 & kF1Load0 ? 1u : 0u) | (f1 & kF1Load1 ? 2u : 0u) | (f1 & kF1Store0 ? 1u << kMaxLoads : 0u);
+    unsigned ext = 0;
     if (version_ == 1) {
       if (f1 & kF1V1Store1) memMask |= 1u << (kMaxLoads + 1);
     } else if (f1 & kF1MoreMemory) {
-      const unsigned more = byte();
-      if (more == 0 || (more & ~(kMoreLoad2 | kMoreLoad3 | kMoreStore1))) corrupt("memory operand byte");
-      memMask |= (more & kMoreLoad2 ? 4u : 0u) | (more & kMoreLoad3 ? 8u : 0u) |
-                 (more & kMoreStore1 ? 1u << (kMaxLoads + 1) : 0u);
+      ext = byte();
+      if (ext == 0 || (ext & ~(version_ >= 3 ? kV3ExtBits : kV2ExtBits))) {
+        corrupt(version_ >= 3 ? "extension byte" : "memory operand byte");
+      }
+      if ((ext & kExtUopsPredicted) && (ext & kExtUopsByte)) corrupt("uop count both predicted and stored");
+      if ((ext & kExtMicrocoded) && !(ext & (kExtUopsPredicted | kExtUopsByte))) {
+        corrupt("microcoded without a uop count");
+      }
+      memMask |= (ext & kMoreLoad2 ? 4u : 0u) | (ext & kMoreLoad3 ? 8u : 0u) |
+                 (ext & kMoreStore1 ? 1u << (kMaxLoads + 1) : 0u);
     }
     in.op = static_cast<OpClass>(f0 & kF0OpMask);
     in.taken = f0 & kF0Taken;
@@ -291,6 +315,15 @@ std::size_t NativeTraceReader::read(std::span<Instr> out) {
       if (id > 0xffffffffu) corrupt("mark id");
       in.markId = static_cast<std::uint32_t>(id);
     }
+    if (ext & kExtUopsByte) {
+      const unsigned uops = byte();
+      // 0 is "not recorded", which the encoder says by leaving the count out: a stored 0 cannot come from it.
+      if (uops == 0) fail(fmt::format("record {}: impossible uop count 0 (a recorded count is 1..255)", records_));
+      in.uops = static_cast<std::uint8_t>(uops);
+    } else if (ext & kExtUopsPredicted) {
+      in.uops = static_cast<std::uint8_t>(predictUops(in));
+    }
+    in.microcoded = ext & kExtMicrocoded;
     pos_ = static_cast<std::size_t>(p - buf_.data());
     nextPcGuess_ = guessNextPc(in);
     out[n++] = in;
@@ -409,6 +442,16 @@ void NativeTraceWriter::write(const Instr& in) {
   if (in.markId != 0) {
     f1 |= kF1Mark;
     putVarint(buf_, in.markId);
+  }
+  if (in.uops != 0) {
+    if (in.uops == predictUops(in)) {
+      more |= kExtUopsPredicted;
+    } else {
+      more |= kExtUopsByte;
+      buf_.push_back(in.uops);
+    }
+    // The flag is meaningful only with a count (the reader refuses it alone); a record without a count drops it.
+    if (in.microcoded) more |= kExtMicrocoded;
   }
   if (more) {
     f1 |= kF1MoreMemory;

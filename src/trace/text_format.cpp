@@ -135,7 +135,7 @@ bool parseTextLine(std::string_view line, Instr& out, std::string_view name, std
   instr.branch = defaultBranchKind(instr.op);
 
   bool seenDst = false, seenSrc = false, seenTaken = false, seenTarget = false, seenId = false, seenIndirect = false,
-       seenKind = false;
+       seenKind = false, seenUops = false, seenUcode = false;
   int nLoads = 0, nStores = 0;
   auto once = [&](bool& seen, std::string_view key) {
     if (seen) ctx.fail(fmt::format("duplicate field '{}'", key));
@@ -149,11 +149,14 @@ bool parseTextLine(std::string_view line, Instr& out, std::string_view name, std
     const bool hasValue = eq != std::string_view::npos;
     const std::string_view value = hasValue ? tok.substr(eq + 1) : std::string_view{};
 
-    if (key == "taken" || key == "indirect") {
+    if (key == "taken" || key == "indirect" || key == "ucode") {
       if (hasValue) ctx.fail(fmt::format("field {} is a flag and takes no value", quoteToken(key)));
       if (key == "taken") {
         once(seenTaken, key);
         instr.taken = true;
+      } else if (key == "ucode") {
+        once(seenUcode, key);
+        instr.microcoded = true;
       } else {
         once(seenIndirect, key);
         if (instr.op != OpClass::Call) ctx.fail("'indirect' applies only to call");
@@ -162,7 +165,7 @@ bool parseTextLine(std::string_view line, Instr& out, std::string_view name, std
       continue;
     }
     const bool known = key == "dst" || key == "src" || key == "ld" || key == "st" || key == "target" || key == "id" ||
-                       key == "kind";
+                       key == "kind" || key == "uops";
     if (!known) ctx.fail(fmt::format("unknown field {}", quoteToken(tok)));
     if (value.empty()) ctx.fail(fmt::format("missing value for '{}'", key));
 
@@ -186,12 +189,23 @@ bool parseTextLine(std::string_view line, Instr& out, std::string_view name, std
       std::uint64_t id;
       if (!parseDec(value, 0xffffffffu, id)) ctx.fail(fmt::format("bad mark id {} (0..4294967295)", quoteToken(value)));
       instr.markId = static_cast<std::uint32_t>(id);
+    } else if (key == "uops") {
+      // The decoder's uop count (issue 10 §2): 1..255; a field that is absent means "not recorded" (0).
+      once(seenUops, key);
+      std::uint64_t uops;
+      if (!parseDec(value, 255, uops) || uops == 0) {
+        ctx.fail(fmt::format("bad uop count {} in uops= (1..255; leave the field out when not recorded)",
+                             quoteToken(value)));
+      }
+      instr.uops = static_cast<std::uint8_t>(uops);
     } else {  // kind
       once(seenKind, key);
       if (!parseBranchKind(value, instr.branch)) ctx.fail(fmt::format("unknown branch kind {}", quoteToken(value)));
     }
   }
   if (seenKind && seenIndirect) ctx.fail("both 'indirect' and 'kind=' given");
+  // A microcoded instruction's length is what the sequencer needs; the flag alone would be a count the core guesses.
+  if (seenUcode && !seenUops) ctx.fail("'ucode' needs uops=N (the microcode sequence's length)");
   switch (instr.op) {
     case OpClass::Jump:
     case OpClass::IndirectJump:
@@ -261,6 +275,14 @@ std::string formatTextLine(const Instr& in) {
   if (in.op == OpClass::Mark || in.markId != 0) {
     field();
     fmt::format_to(std::back_inserter(b), "id={}", in.markId);
+  }
+  if (in.uops != 0) {
+    field();
+    fmt::format_to(std::back_inserter(b), "uops={}", in.uops);
+    if (in.microcoded) {
+      field();
+      fmt::format_to(std::back_inserter(b), "ucode");
+    }
   }
   return fmt::to_string(b);
 }

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "smtlab/common/error.hpp"
+#include "smtlab/common/short_quote.hpp"
 #include "smtlab/trace/generators.hpp"
 #include "smtlab/trace/native_format.hpp"
 #include "smtlab/tracer/recorder.hpp"
@@ -97,6 +98,16 @@ bool newer(const fs::path& a, const fs::path& b) {
   return !e1 && !e2 && ta > tb;
 }
 
+// A cached trace written before native version 3 carries no uops (issue 10 §2): traced again when the tracer can,
+// else used as it is. An unreadable cache file is traced again too.
+bool carriesUops(const fs::path& trace) {
+  try {
+    return NativeTraceReader(trace.string()).version() >= 3;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 const std::vector<KernelInfo>& kernels() {
@@ -113,7 +124,9 @@ std::string ensureKernelTrace(const KernelInfo& k) {
   const fs::path dir = kernelCacheDir();
   const fs::path source = fs::path(SMTLAB_KERNEL_SOURCE_DIR) / k.source;
   const fs::path trace = dir / (k.name + ".trace");
-  if (fs::exists(trace) && !newer(source, trace)) return trace.string();
+  if (fs::exists(trace) && !newer(source, trace) && (carriesUops(trace) || tracerUnavailableReason())) {
+    return trace.string();
+  }
   if (auto why = tracerUnavailableReason()) throw TraceError(fmt::format("kernel:{}: cannot trace: {}", k.name, *why));
   if (!fs::exists(source)) throw TraceError(fmt::format("kernel:{}: source {} not found", k.name, source.string()));
   std::error_code ec;
@@ -162,7 +175,9 @@ std::unique_ptr<TraceSource> openKernelTrace(const std::string& spec) {
   if (!k) {
     std::string names;
     for (const auto& info : kernels()) names += (names.empty() ? "" : " ") + info.name;
-    throw TraceError(fmt::format("'{}': unknown kernel '{}' (kernels: {})", spec, name, names));
+    // Quoted short: Python's Source() shows the message uncut, and a fuzzed name held control bytes.
+    throw TraceError(
+        fmt::format("'{}': unknown kernel '{}' (kernels: {})", shortToken(spec), shortToken(name), names));
   }
   const fs::path cached = fs::path(kernelCacheDir()) / (k->name + ".trace");
   const bool canTrace = !tracerUnavailableReason();

@@ -1,4 +1,5 @@
 #include "smtlab/tracer/kpath.hpp"
+#include "smtlab/tracer/kpath_spec.hpp"
 #include "smtlab/tracer/program_file.hpp"
 
 #include <fcntl.h>
@@ -8,11 +9,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -22,6 +27,7 @@
 #include "smtlab/common/error.hpp"
 #include "smtlab/trace/native_format.hpp"
 #include "smtlab/trace/vector_source.hpp"
+#include "smtlab/tracer/kernel_stack.hpp"
 #include "smtlab/tracer/recorder.hpp"
 #include "smtlab/tracer/x86_decoder.hpp"
 
@@ -110,6 +116,16 @@ bool newer(const fs::path& a, const fs::path& b) {
   return !e1 && !e2 && ta > tb;
 }
 
+// Path traces recorded before native version 3 carry no uops (issue 10 §2); all paths are recorded in one boot, so
+// the first one tells. A missing or unreadable file makes the cache stale as well.
+bool kpathCacheCarriesUops(const fs::path& dir) {
+  try {
+    return NativeTraceReader((dir / (kpaths().front().name + ".trace")).string()).version() >= 3;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -195,7 +211,8 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
   const fs::path manifest = dir / kManifest;
   auto current = [&] {
     return fs::exists(manifest) && !newer(kProbeDir / "probe.c", manifest) &&
-           !newer(kProbeDir / "kpath_paths.h", manifest) && !newer(kProbeDir / "make_initramfs.sh", manifest);
+           !newer(kProbeDir / "kpath_paths.h", manifest) && !newer(kProbeDir / "make_initramfs.sh", manifest) &&
+           (kpathCacheCarriesUops(dir) || systemTracerUnavailableReason());
   };
   if (current()) return manifest.string();
   if (auto why = systemTracerUnavailableReason()) throw TraceError("kpath: cannot record kernel paths: " + *why);
@@ -304,25 +321,10 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
 }
 
 std::unique_ptr<TraceSource> openKpathTrace(const std::string& spec) {
-  std::string rest = spec.substr(spec.find(':') + 1);
-  const std::size_t comma = rest.find(',');
-  const std::string name = rest.substr(0, comma);
-  std::uint64_t seed = 0;
-  if (comma != std::string::npos) {
-    const std::string opt = rest.substr(comma + 1);
-    char* end = nullptr;
-    if (opt.rfind("seed=", 0) != 0 || opt.size() == 5 ||
-        (seed = std::strtoull(opt.c_str() + 5, &end, 10), *end != '\0')) {
-      throw TraceError(fmt::format("'{}': bad option '{}' (kpath:NAME[,seed=N])", spec, opt));
-    }
-  }
-  const auto& table = kpaths();
-  const auto it = std::find_if(table.begin(), table.end(), [&](const KpathInfo& k) { return k.name == name; });
-  if (it == table.end()) {
-    std::string names;
-    for (const auto& k : table) names += (names.empty() ? "" : " ") + k.name;
-    throw TraceError(fmt::format("'{}': unknown kernel path '{}' (paths: {})", spec, name, names));
-  }
+  const KpathSpec parsed = parseKpathSpec(spec);  // before anything boots
+  const std::string& name = parsed.name;
+  const std::uint64_t seed = parsed.seed;
+  const std::uint64_t stackSlot = parsed.stackSlot;  // per-task kernel stack (kernel_stack.hpp); 0: as recorded
   KpathBuildOptions build;
   if (const char* t = std::getenv("SMTLAB_KPATH_TIMEOUT"); t && *t) build.timeoutSeconds = std::atoi(t);
   if (const char* c = std::getenv("SMTLAB_KPATH_COUNT"); c && *c) build.count = std::atoi(c);
@@ -339,6 +341,17 @@ std::unique_ptr<TraceSource> openKpathTrace(const std::string& spec) {
       throw TraceError(fmt::format("'{}': the recording holds no instance of '{}' (see {})", spec, name, manifestPath));
     }
     const std::size_t pick = static_cast<std::size_t>(splitmix64(seed) % list.size());
+    const std::string name2 = stackSlot == 0 ? fmt::format("kpath:{}#{}", name, pick)
+                                             : fmt::format("kpath:{}#{},stack={}", name, pick, stackSlot);
+    // One copy of an instance's records per process, shared by every source open on it (a study opens one per
+    // task and path); kept while a source uses it. Keyed by the manifest's time too: a re-recording is new data.
+    static std::mutex instancesMutex;
+    static std::map<std::string, std::weak_ptr<const KernelPathRecords>> instances;
+    std::error_code timeError;
+    const auto stamp = fs::last_write_time(manifestPath, timeError).time_since_epoch().count();
+    const std::string key = fmt::format("{}\n{}\n{}\n{}", manifestPath, stamp, name, pick);
+    std::lock_guard lock(instancesMutex);
+    if (auto shared = instances[key].lock()) return std::make_unique<KernelStackSource>(shared, stackSlot, name2);
     const auto& inst = list[pick].as_array();
     const std::uint64_t offset = inst.at(0).to_number<std::uint64_t>(), length = inst.at(1).to_number<std::uint64_t>();
     NativeTraceReader reader((fs::path(manifestPath).parent_path() / entry.at("file").as_string().c_str()).string());
@@ -352,7 +365,11 @@ std::unique_ptr<TraceSource> openKpathTrace(const std::string& spec) {
     if (records.size() != length) {
       throw TraceError(fmt::format("'{}': {} ends inside instance {}", spec, reader.describe(), pick));
     }
-    return std::make_unique<VectorSource>(std::move(records), fmt::format("kpath:{}#{}", name, pick));
+    auto shared = std::make_shared<KernelPathRecords>();
+    shared->stackBlocks = kernelStackBlocks(records);
+    shared->records = std::move(records);
+    instances[key] = shared;
+    return std::make_unique<KernelStackSource>(std::move(shared), stackSlot, name2);
   } catch (const std::exception& e) {
     if (dynamic_cast<const TraceError*>(&e)) throw;
     throw TraceError(fmt::format("'{}': corrupt kpath manifest {}: {}", spec, manifestPath, e.what()));

@@ -11,6 +11,8 @@
 
 #ifdef SMTLAB_HAVE_CAPSTONE
 #include <capstone/capstone.h>
+
+#include "x86_uop_count.hpp"
 #endif
 
 namespace smtlab {
@@ -35,6 +37,8 @@ void applyDecoded(const X86Insn& d, Instr& r) {
   r.dst = d.dst;
   r.branch = d.branch;
   r.op = d.op;
+  r.uops = d.uops;
+  r.microcoded = d.microcoded;
   if (d.isMove) {
     if (r.hasLoad()) r.op = OpClass::Load;
     else if (r.hasStore()) r.op = OpClass::Store;
@@ -237,6 +241,9 @@ X86Insn X86Decoder::decode(Addr pc, std::span<const std::uint8_t> bytes) const {
   };
   if (!zeroing) fill(readRegs, nRead, out.src);
   fill(writeRegs, nWrite, out.dst);
+  const X86UopCount uops = x86UopCount(*in, out.isRep);
+  out.uops = uops.uops;
+  out.microcoded = uops.microcoded;
   return out;
 }
 

@@ -31,6 +31,11 @@
 #include "smtlab/tracer/kernels.hpp"
 #define SMTLAB_FUZZ_HAVE_KERNELS 1
 #endif
+#if __has_include("smtlab/tracer/kpath_spec.hpp")
+#include "smtlab/tracer/kpath_spec.hpp"
+#include "smtlab/tracer/kpath.hpp"
+#define SMTLAB_FUZZ_HAVE_KPATH 1
+#endif
 #include "smtlab/common/error.hpp"
 #include "smtlab/config/loader.hpp"
 #include "smtlab/trace/generators.hpp"
@@ -206,13 +211,28 @@ inline void feedConfig(Bytes data) {
   }
 }
 
-// Source spec, as `smtlab run` and Python's Machine.attach take it: "gen:NAME,key=value,..." (an input without a
-// known prefix is read as the part after "gen:") or "kernel:NAME". A generator must be deterministic: two sources
-// from one spec, and one source after rewind(), give the same records. A known kernel name is accepted without
-// opening it (that would trace under QEMU, which this target does not fuzz); an unknown one must be a TraceError.
-inline void feedSourceSpec(Bytes data) {
+// A rejection's message is one short line whatever the input (docs/hardening.md, "Messages"): a spec of kilobytes is
+// quoted by its first bytes, and no control byte reaches the terminal. Python sees the message uncut (the program's
+// backstop in main() does not apply there), so the parsers must keep it short themselves.
+inline void checkMessage(const Error& e, std::string_view what) {
+  constexpr std::size_t kMaxMessage = 2048;  // chosen: a few quoted tokens (80 bytes each) and a list of names
+  const std::string_view m = e.what();
+  if (m.size() > kMaxMessage) {
+    throw FuzzOracleFailure(std::string(what) + ": a message of " + std::to_string(m.size()) + " bytes");
+  }
+  if (std::any_of(m.begin(), m.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+    throw FuzzOracleFailure(std::string(what) + ": a control byte in the message");
+  }
+}
+
+// Source spec, as `smtlab run`, Python's Source() and Machine.attach take it: "gen:NAME,key=value,..." (an input
+// without a known prefix is read as the part after "gen:"), "kernel:NAME" or "kpath:NAME[,seed=N]". A generator must
+// be deterministic: two sources from one spec, and one source after rewind(), give the same records. A known kernel
+// name is accepted without opening it (that would trace under QEMU, which this target does not fuzz); an unknown one
+// must be a TraceError. A kpath: spec is parsed only (opening boots Linux): if accepted, its name is a path of the
+// table and its seed is the decimal number written (leading zeros aside), not a wrapped or saturated one.
+inline void feedSpec(const std::string& spec) {
   constexpr std::size_t kSpecRecords = 2048;  // enough to pass every generator's first phase, small for speed
-  std::string spec(reinterpret_cast<const char*>(data.data()), data.size());
   if (spec.rfind("kernel:", 0) == 0) {
 #ifdef SMTLAB_FUZZ_HAVE_KERNELS
     for (const KernelInfo& k : kernels()) {
@@ -224,9 +244,32 @@ inline void feedSourceSpec(Bytes data) {
     return;
 #endif
   }
-  if (spec.rfind("gen:", 0) != 0) spec = "gen:" + spec;
-  auto a = makeGenerator(spec);
-  auto b = makeGenerator(spec);
+  if (spec.rfind("kpath:", 0) == 0) {
+#ifdef SMTLAB_FUZZ_HAVE_KPATH
+    const KpathSpec parsed = parseKpathSpec(spec);
+    const std::string rest = spec.substr(6);
+    const std::size_t comma = rest.find(',');
+    const auto& table = kpaths();
+    if (parsed.name != rest.substr(0, comma) ||
+        std::none_of(table.begin(), table.end(), [&](const KpathInfo& k) { return k.name == parsed.name; })) {
+      throw FuzzOracleFailure("source spec: a kpath: name outside the table was accepted");
+    }
+    std::string digits = comma == std::string::npos ? "0" : rest.substr(comma + 1);
+    if (comma != std::string::npos) {
+      if (digits.rfind("seed=", 0) != 0) throw FuzzOracleFailure("source spec: a kpath: option other than seed");
+      digits.erase(0, 5);
+    }
+    digits.erase(0, std::min(digits.find_first_not_of('0'), digits.size() - 1));  // "007" is 7, "0" stays
+    if (digits != std::to_string(parsed.seed)) {
+      throw FuzzOracleFailure("source spec: kpath: seed text '" + digits.substr(0, 40) + "' read as " +
+                              std::to_string(parsed.seed));
+    }
+#endif
+    return;
+  }
+  const std::string gen = spec.rfind("gen:", 0) == 0 ? spec : "gen:" + spec;
+  auto a = makeGenerator(gen);
+  auto b = makeGenerator(gen);
   std::vector<Instr> first(kSpecRecords), second(kSpecRecords);
   const std::size_t n = a->read(std::span<Instr>(first));
   if (b->read(std::span<Instr>(second)) != n || !std::equal(first.begin(), first.begin() + static_cast<long>(n),
@@ -240,18 +283,48 @@ inline void feedSourceSpec(Bytes data) {
   }
 }
 
-// `--set` overrides alone (one key=value per line) applied to the defaults and validated: the fast path through the
-// override parser, without the TOML round trip of feedConfig, so that it reaches millions of inputs.
+inline void feedSourceSpec(Bytes data) {
+  try {
+    feedSpec(std::string(reinterpret_cast<const char*>(data.data()), data.size()));
+  } catch (const Error& e) {
+    checkMessage(e, "source spec");
+    throw;
+  }
+}
+
+// `--set` overrides alone applied to the defaults and validated: the fast path through the override parser, without
+// the TOML round trip of feedConfig, so that it reaches millions of inputs. One key=value per line, as `--set` and
+// sweep files give them; or, when the input starts with the byte 0x1f, fields separated by 0x1f taken as key, value,
+// key, value, ...: Python's Config.set(key, value), Config.update and Config.load(overrides=) hand key and value over
+// apart, so either may hold '=', a newline or any other byte.
 inline void feedConfigSet(Bytes data) {
   std::string_view rest(reinterpret_cast<const char*>(data.data()), data.size());
   Config config;
-  while (!rest.empty()) {
-    const auto nl = rest.find('\n');
-    const std::string_view line = rest.substr(0, nl);
-    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
-    if (!line.empty()) applyOverride(config, line, "--set");
+  try {
+    if (!rest.empty() && rest.front() == '\x1f') {
+      rest.remove_prefix(1);
+      while (!rest.empty()) {
+        const auto sep = rest.find('\x1f');
+        const std::string_view key = rest.substr(0, sep);
+        rest = sep == std::string_view::npos ? std::string_view() : rest.substr(sep + 1);
+        const auto sep2 = rest.find('\x1f');
+        const std::string_view value = rest.substr(0, sep2);
+        rest = sep2 == std::string_view::npos ? std::string_view() : rest.substr(sep2 + 1);
+        applyOverride(config, key, value, "set");
+      }
+    } else {
+      while (!rest.empty()) {
+        const auto nl = rest.find('\n');
+        const std::string_view line = rest.substr(0, nl);
+        rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+        if (!line.empty()) applyOverride(config, line, "--set");
+      }
+    }
+    validateConfig(config);
+  } catch (const Error& e) {
+    checkMessage(e, "config override");
+    throw;
   }
-  validateConfig(config);
 }
 
 }  // namespace smtlab::fuzz

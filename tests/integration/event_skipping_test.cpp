@@ -80,6 +80,9 @@ std::vector<Scenario> scenarios() {
   out.push_back({"mix_chase", two, {"gen:mix,count=0,seed=2", "gen:chase,footprint=16m,count=0"}, 8000});
   out.push_back({"branchy_stream", two, {"gen:branchy,count=0", "gen:stream,footprint=32m,count=0"}, 15000});
   out.push_back({"spin_real", two, {"gen:spin,pause=1,count=0", realTrace()}, 15000});
+  Config replay = two;  // wrong path (on by default) and NetBurst replay together
+  replay.core.replay = true;
+  out.push_back({"replay_branchy_chase", replay, {"gen:branchy,count=0", "gen:chase,footprint=16m,work=3,count=0"}, 8000});
   Config flush = two;
   flush.core.fetch_policy = FetchPolicy::Flush;
   out.push_back({"flush_chase_mix", flush, {"gen:chase,footprint=64m,count=0", "gen:mix,count=0"}, 3000});
@@ -93,6 +96,24 @@ std::vector<Scenario> scenarios() {
   out.push_back({"misscount_2cores", miss,
                  {"gen:mix,footprint=64m,hot=0.5,count=0", "gen:branchy,count=0", realTrace(), "gen:chase,count=0"},
                  3000});
+  // The load/store unit's mechanisms (issue 10 §3): retired stores drain at the L1D's store rate; the drain's
+  // completions are wake-up points. A store-heavy stream beside a store-bound spin of the mix.
+  Config lsu = two;
+  lsu.core.lsu.store_buffer = true;
+  lsu.core.sq.entries = 8;
+  out.push_back({"lsu_store_buffer", lsu, {"gen:stream,footprint=32m,count=0", "gen:mix,count=0,seed=3"}, 8000});
+  // Every load/store-unit mechanism on: forwarding, the memory-dependence predictor (its flushes), 4K and 64K
+  // aliasing; and the always-speculate mode, whose flushes are more frequent.
+  Config all = lsu;
+  all.core.lsu.forwarding = true;
+  all.core.lsu.memory_dependence = MemDependence::Predictor;
+  all.core.lsu.alias_4k = true;
+  all.core.lsu.alias_64k = true;
+  out.push_back({"lsu_all", all, {"gen:mix,count=0,seed=5", realTrace()}, 8000});
+  Config speculate = all;
+  speculate.core.lsu.memory_dependence = MemDependence::Speculate;
+  speculate.core.lsu.store_buffer = false;
+  out.push_back({"lsu_speculate", speculate, {realTrace(), "gen:mix,count=0,seed=9"}, 8000});
   return out;
 }
 
@@ -102,6 +123,13 @@ TEST(SkipSwitch, RunsGiveIdenticalStatisticsWithAndWithoutSkipping) {
     const auto ticked = comparable(runCounted(withSkip(s.config, false), s.specs, s.instructions, 500));
     EXPECT_EQ(differences(skipped, ticked), "") << s.name;
     EXPECT_EQ(u64(skipped.at("instructions")), s.instructions * s.specs.size()) << s.name;
+    if (s.name == "lsu_all") {  // forwarding was exercised, not just switched on
+      std::uint64_t forwarded = 0;
+      for (std::size_t cpu = 0; cpu < s.specs.size(); ++cpu) {
+        forwarded += u64(cpuStats(skipped, cpu).at("lsu").as_object().at("loads_forwarded"));
+      }
+      EXPECT_GT(forwarded, 0u) << s.name;
+    }
   }
 }
 
@@ -119,9 +147,17 @@ struct OsRun {
   json::object stats;
 };
 
-OsRun runOsSequence(bool skip) {
+OsRun runOsSequence(bool skip, bool lsu = false) {
   Config c = withSkip(baseConfig(2), skip);
   c.system.cores = 2;
+  if (lsu) {
+    // Every load/store-unit mechanism (issue 10 §3): buffered stores keep draining across detach and attach.
+    c.core.lsu.store_buffer = true;
+    c.core.lsu.forwarding = true;
+    c.core.lsu.memory_dependence = MemDependence::Predictor;
+    c.core.lsu.alias_4k = true;
+    c.core.lsu.alias_64k = true;
+  }
   Machine m(c);
   std::vector<std::shared_ptr<TraceCursor>> tasks = {
       cursorFor("gen:mix,count=0,seed=7"),      cursorFor("gen:chase,footprint=16m,work=2,count=0"),
@@ -172,6 +208,14 @@ TEST(SkipSwitch, OsStyleSwitchingGivesIdenticalEventsAndStatistics) {
   EXPECT_EQ(skipped.events, ticked.events);
   EXPECT_EQ(differences(skipped.stats, ticked.stats), "");
   EXPECT_FALSE(skipped.events.empty()) << "the sequence should raise marks / retire-limit / cycle-bound events";
+}
+
+TEST(SkipSwitch, OsStyleSwitchingWithEveryLoadStoreUnitMechanism) {
+  const OsRun skipped = runOsSequence(true, true);
+  const OsRun ticked = runOsSequence(false, true);
+  EXPECT_EQ(skipped.events, ticked.events);
+  EXPECT_EQ(differences(skipped.stats, ticked.stats), "");
+  EXPECT_FALSE(skipped.events.empty());
 }
 
 }  // namespace

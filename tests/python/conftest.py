@@ -47,7 +47,7 @@ def cfg_1x2():
 @pytest.fixture
 def cfg_2x2():
     """Two packages of two hardware threads: CPUs 0,1 on core 0 and 2,3 on core 1."""
-    return smtlab.load_config(None, {"system.cores": 2, "core.threads": 2})
+    return smtlab.load_config(None, {"system.packages": 2, "core.threads": 2})
 
 
 @pytest.fixture

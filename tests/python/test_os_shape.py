@@ -21,8 +21,8 @@ OS_DIR = pathlib.Path(__file__).resolve().parents[2] / "python" / "smtlab" / "os
 PUBLIC_TASK_FIELDS = {"name", "program", "source", "asid", "priority", "affinity", "daemon", "_record"}
 
 
-def _two_tasks(cores: int, threads: int, n: int = 30_000) -> tuple[Kernel, list[Task]]:
-    cfg = smtlab.load_config(None, {"system.cores": cores, "core.threads": threads})
+def _two_tasks(packages: int, threads: int, n: int = 30_000) -> tuple[Kernel, list[Task]]:
+    cfg = smtlab.load_config(None, {"system.packages": packages, "core.threads": threads})
     k = Kernel(cfg, IdleCoreFirst(), tick_cycles=20_000, time_slice_cycles=10**9, switch_cycles=0)
     ts = [k.spawn(Task(f"t{i}", [Compute(n)], source=f"gen:mix,count=0,seed={i + 1}")) for i in range(2)]
     k.run()
@@ -115,9 +115,9 @@ def test_placement_worked_on_paper():
     """CPU 0 and 1 are siblings of core 0, CPU 2 alone on core 1. CPU 0 ran pid 1 over [0, 100) and pid 3 over
     [150, 300); CPU 1 ran pid 2 over [50, 200); CPU 2 ran pid 1 over [300, 400). Doubled up: pid 1 over [50, 100)
     = 50 (on CPU 2 it has no sibling), pid 3 over [150, 200) = 50, pid 2 over [50, 100) and [150, 200) = 100."""
-    cpus = [types.SimpleNamespace(id=0, core=0, siblings=[1], current=None),
-            types.SimpleNamespace(id=1, core=0, siblings=[0], current=None),
-            types.SimpleNamespace(id=2, core=1, siblings=[], current=None)]
+    cpus = [types.SimpleNamespace(id=0, core=0, package=0, siblings=[1], current=None),
+            types.SimpleNamespace(id=1, core=0, package=0, siblings=[0], current=None),
+            types.SimpleNamespace(id=2, core=1, package=1, siblings=[], current=None)]
     k = types.SimpleNamespace(cpus=cpus, now=400, records=[types.SimpleNamespace(pid=p) for p in (1, 2, 3)],
                               segments=[(0, 1, 0, 100, "block"), (1, 2, 50, 200, "exit"), (0, 3, 150, 300, "exit"),
                                         (2, 1, 300, 400, "exit")])

@@ -42,10 +42,27 @@ enum class LongLatencyMiss : std::uint8_t {
   Llc,  // served by DRAM (Tullsen & Brown 2001 trigger on an L2 miss, the last level of their machine)
 };
 
+// What a load does about an older store of its thread whose address is not known yet (core.lsu.memory_dependence).
+enum class MemDependence : std::uint8_t {
+  Off,        // memory order is not modelled: loads never look at older stores' addresses
+  Speculate,  // always go ahead; a load that read before a conflicting older store resolved is flushed
+  Wait,       // always wait until every older store's address is known
+  Predictor,  // go ahead unless the load's PC has conflicted before (a per-PC "has conflicted" bit)
+};
+
 struct QueueConfig {
   std::uint32_t entries = 32;
   Sharing sharing = Sharing::Shared;
   double cap = 1.0;  // for Capped: fraction of entries one thread may hold
+};
+
+// A physical register file (issue 10 §3): its entries hold every hardware thread's committed (architectural) values
+// and the results of renamed, unretired writers. entries = 0: unlimited, rename never waits for a register.
+struct RegisterFileConfig {
+  std::uint32_t entries = 0;
+  Sharing sharing = Sharing::Shared;  // how the entries not holding architectural state are divided
+  double cap = 1.0;                   // for Capped: fraction of those one thread may hold
+  std::uint32_t architectural = 17;   // entries each hardware thread's committed registers hold permanently
 };
 
 // Issue ports (issue 10 §2): the unit classes a uop can need, in the order of their config names (core.ports).
@@ -130,6 +147,20 @@ struct BranchConfig {
   std::uint32_t ras_entries = 16;         // return stack per thread (replicated)
 };
 
+// The load/store unit's memory ordering (issue 10 §3; core/load_store_unit.hpp). Every switch defaults to the model
+// before it (stores write the L1 at retire), so a config that does not name them keeps its results.
+struct LsuConfig {
+  bool store_buffer = false;            // retired stores keep their SQ entry until they drain into the L1
+  std::uint32_t stores_per_cycle = 1;   // L1D store bandwidth: retired stores written per cycle, all threads
+  bool forwarding = false;              // a load covered by an older store takes its data from the store queue
+  std::uint32_t forward_latency = 4;    // load-to-use cycles of a forwarded load
+  bool forward_same_address = false;    // NetBurst: forwarding also needs the load to start at the store's address
+  MemDependence memory_dependence = MemDependence::Off;
+  std::uint32_t predictor_entries = 1024;  // per-PC "has conflicted" bits, shared by the core's threads
+  bool alias_4k = false;                // a load matching an older store in address bits 0..11 only waits for it
+  bool alias_64k = false;               // NetBurst: one L1D line per address modulo 64 KiB
+};
+
 struct CoreConfig {
   std::uint32_t threads = 2;  // hardware threads per core; 1 = SMT off
   FetchPolicy fetch_policy = FetchPolicy::RoundRobin;
@@ -151,10 +182,19 @@ struct CoreConfig {
   FuSetConfig fu{};
   std::vector<PortConfig> ports = defaultPorts();  // issue ports (issue 10 §2), `core.ports`
   BranchConfig branch{};
+  LsuConfig lsu{};  // load/store unit: store buffer, forwarding, memory ordering (issue 10 §3)
   bool recombine = true;              // partitioned queues recombine when a sibling is idle
   std::uint32_t recombine_cycles = 100;  // pipeline drain when the set of active threads changes
   std::uint32_t pause_cycles = 40;    // a pause keeps its thread from fetching for this many cycles
   std::uint64_t watchdog_cycles = 2000000;  // no retirement for this long with work in flight = deadlock
+  // Speculation (issue 10 §4).
+  bool wrong_path = false;            // a mispredicting thread fetches and issues wrong-path uops until resolution
+  bool replay = false;                // NetBurst: a load's dependents issue at the L1-hit time and replay on a miss
+  std::uint32_t replay_period = 7;    // cycles around the replay loop before a replayed uop issues again
+  // Physical register files and the stack engine (issue 10 §3; rename_allocate, register_file.hpp).
+  RegisterFileConfig int_prf{0, Sharing::Shared, 1.0, 17};
+  RegisterFileConfig fp_prf{0, Sharing::Shared, 1.0, 24};
+  bool stack_engine = false;  // push/pop/call/ret update the stack pointer at decode (no dependent uop chain)
 };
 
 // Gives unit class `cls` exactly `n` ports of its own (one uop per cycle each), removing it from the ports that fed it
@@ -209,6 +249,15 @@ struct MemConfig {
   TlbConfig dtlb{64, 4, 30};   // per core, shared by its threads
   bool next_line_prefetch = false;  // L2 prefetches the next line on a miss
   bool threads_share_address_space = false;  // all traces are threads of one process (one asid)
+  // Topology and OS costs (issue 10 §5): tagged TLBs keep their entries across address-space switches.
+  bool tlb_tagged = false;  // true: Machine::flushTlb does nothing (PCID / ASID-tagged TLBs)
+  // Page walks through the caches (issue 10 §4), mem/page_walker.hpp.
+  struct PageWalkConfig {
+    bool caches = false;           // a TLB miss walks the page table through the data caches (false: miss_latency)
+    std::uint32_t levels = 4;      // page-table levels (x86-64: 4; 32-bit paging with 4 KiB pages: 2)
+    std::uint32_t pwc_entries = 0; // page-walk cache: upper-level entries kept per core (0 = none)
+    bool from_l2 = false;          // walk loads start at the L2 instead of the L1D
+  } page_walk{};
 };
 
 // Energy per event and static power (energy/energy_model.hpp). Dynamic energies in nanojoules per event; powers in
@@ -237,8 +286,17 @@ struct EnergyConfig {
 };
 
 struct SystemConfig {
-  std::uint32_t cores = 1;
+  std::uint32_t cores = 1;  // cores per package
   double freq_ghz = 3.0;  // for converting cycles to seconds
+  // Topology (issue 10 §5): packages of `cores` cores, each package with its own LLC; DRAM shared by all.
+  std::uint32_t packages = 1;
+  bool siblings_adjacent = true;  // logical CPU numbering: true = APIC-ID order (Linux 2.4/2.5), false = cores first
+};
+
+// Costs the OS layer charges (issue 10 §5; python/smtlab/os/kernel.py with charge_os_costs=True).
+struct OsCostConfig {
+  std::uint32_t wake_cycles = 0;   // waking a halted logical CPU: IPI delivery + HLT exit, before it runs anything
+  std::uint32_t timer_cycles = 0;  // one timer interrupt (tick) on a running logical CPU
 };
 
 // How the run loop advances time. Not part of the model: every choice here gives the same statistics.
@@ -249,6 +307,7 @@ struct SimConfig {
 struct Config {
   SystemConfig system{};
   SimConfig sim{};
+  OsCostConfig os{};
   CoreConfig core{};
   MemConfig mem{};
   EnergyConfig energy{};

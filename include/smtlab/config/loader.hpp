@@ -56,4 +56,6 @@ std::string_view unitClassName(UnitClass c);
 std::string portText(const PortConfig& port);
 std::string parsePort(std::string_view text, PortConfig& out);
 
+std::string_view memDependenceName(MemDependence m);
+
 }  // namespace smtlab

@@ -54,6 +54,7 @@ class Core {
   ThreadContext& thread(std::uint32_t t) { return threads_[t]; }
   const ThreadContext& thread(std::uint32_t t) const { return threads_[t]; }
   const SharedCapacity& queue(QueueKind q) const { return queues_[q]; }
+  const RegisterFiles& registers() const { return queues_.registers; }  // physical register files (issue 10 §3)
   std::uint64_t cyclesActive() const { return cyclesActive_; }
   // Instructions renamed and operations issued per unit class (FuKind order, then FuKind::None), for the energy model.
   std::uint64_t renamed() const { return rename_.renamed(); }

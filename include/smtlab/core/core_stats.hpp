@@ -29,8 +29,9 @@ enum class CpiCause : std::uint8_t {
   SqPartition,
   Drain,            // the core drains to change partitioning (a sibling started or stopped)
   SiblingRetire,    // oldest instruction is done but the retire slot went to the sibling
+  Regs,             // could not allocate: no free physical register (integer or FP/vector file, or the thread's share)
 };
-inline constexpr int kCpiCauses = 19;
+inline constexpr int kCpiCauses = 20;
 std::string_view cpiCauseName(CpiCause cause);
 
 // The queues whose occupancy is sampled every cycle.
@@ -62,6 +63,17 @@ struct ThreadStats {
   std::uint64_t fetchIcacheStallCycles = 0;
   std::uint64_t fetchGatedCycles = 0;  // STALL/FLUSH kept the thread from fetching
   std::uint64_t flushes = 0;           // FLUSH policy squashes
+  // Wrong path and replay (issue 10 §4).
+  std::uint64_t wrongPathFetched = 0;  // synthetic wrong-path uops fetched after mispredicted branches
+  std::uint64_t wrongPathIssued = 0;   // of those, issued to a unit before their branch resolved
+  std::uint64_t replayed = 0;          // extra issues of a load's dependents that went before its data (NetBurst)
+  // Load/store unit (issue 10 §3), counted when a load issues (every incarnation, like the fetch-side counts).
+  std::uint64_t loadsForwarded = 0;        // served by store-to-load forwarding (no L1D access)
+  std::uint64_t forwardStalls = 0;         // held by an older store that overlaps but cannot forward
+  std::uint64_t storeAddressWaits = 0;     // held for an older store's unknown address
+  std::uint64_t memoryOrderFlushes = 0;    // read before a conflicting older store's address was known: flushed
+  std::uint64_t alias4kStalls = 0;         // held by an older store matching in address bits 0..11 only
+  std::uint64_t alias64kConflicts = 0;     // L1D hits turned into misses by NetBurst's 64K aliasing (loads, stores)
   std::array<std::uint64_t, 4> loadLevel{};
   std::array<std::uint64_t, kCpiCauses> cpi{};
   std::array<OccupancyStats, kQueueKinds> occupancy{};

@@ -1,7 +1,8 @@
 // The front end: thread choice at fetch (an IFetchPolicy), the I-cache and ITLB access per code line, branch
 // prediction, and the front-end pipe (decode / trace-cache delivery, frontend_depth cycles) that ends in the uop
-// queue. Trace-driven: a mispredicted branch stops its thread's fetch until it resolves, plus the refill penalty, so
-// the sibling gets the front end (no wrong path yet: issue 10 §4).
+// queue. Trace-driven: after a mispredicted branch the thread fetches synthetic wrong-path uops (core.wrong_path,
+// wrong_path.hpp) until the branch resolves; then they are squashed and the right path is fetched after the refill
+// penalty. With core.wrong_path = false its fetch simply stops, and the sibling gets the front end.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +33,9 @@ class FrontEnd final : public IBranchResolutionPort {
   bool deliver(Cycle now);
   // A mispredicted branch executed: its thread fetches again mispredict_penalty cycles after `done`.
   void mispredictResolved(std::uint32_t thread, const Uop& branch, Cycle done) override;
+  // Wrong path: squashes the wrong-path uops of every thread whose mispredicted branch's redirect (its result +
+  // mispredict_penalty) has come by `now`; fetch goes to the right path (called first in the cycle). True if any.
+  bool resolveWrongPaths(Cycle now);
 
   const IFetchPolicy& policy() const { return *policy_; }
   const BranchPredictor& predictor() const { return predictor_; }
@@ -40,6 +44,7 @@ class FrontEnd final : public IBranchResolutionPort {
 
  private:
   std::uint32_t fetchThread(std::uint32_t t, std::uint32_t budget, Cycle now);
+  std::uint32_t fetchWrongPath(std::uint32_t t, std::uint32_t budget, Cycle now);
 
   const CoreId core_;
   const std::uint32_t threadCount_;
@@ -49,6 +54,7 @@ class FrontEnd final : public IBranchResolutionPort {
   const std::uint32_t lineShift_;
   const std::uint32_t l1iLatency_;
   const std::uint32_t pipeCapacity_;
+  const bool wrongPath_;
   MemorySystem& memory_;
   std::span<ThreadContext> threads_;
   CoreQueues& queues_;

@@ -1,10 +1,17 @@
 // The load/store unit: loads access the data cache hierarchy when they issue (after the AGU latency); stores write
-// the cache when they retire; load and store queue entries (taken at allocation) are freed at retire. It tracks each
-// thread's loads that missed the L1D (MISSCOUNT) and passes every load to the long-latency hook, with which the STALL
-// and FLUSH policies gate or flush their thread. Store-to-load forwarding, memory ordering and a post-retire store buffer will
-// live here (issue 10 §3).
+// the cache when they retire, or, with core.lsu.store_buffer, keep their store-queue entry after retire and drain
+// into the L1D at its store bandwidth (StoreQueue). Memory ordering (core.lsu, issue 10 §3): before a load issues it
+// searches its thread's older stores (in flight and buffered), youngest first: one that covers its bytes forwards its
+// data (no L1D access); one that overlaps only partly, or matches in address bits 0..11 only (4K aliasing), holds the
+// load until it has written the L1D; one whose address is unknown holds it, or not, by core.lsu.memory_dependence,
+// and a load that went ahead of a store that then turns out to overlap it is flushed (the core's flush path) and
+// teaches a per-PC predictor. NetBurst's 64K aliasing makes an L1D hit a miss when the other line of the same
+// position modulo 64 KiB was used last (Alias64k). Load queue entries (taken at allocation) are freed at retire. It
+// tracks each thread's loads that missed the L1D (MISSCOUNT) and passes every load to the long-latency hook, with
+// which the STALL and FLUSH policies gate or flush their thread.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <utility>
@@ -12,8 +19,10 @@
 
 #include "smtlab/common/types.hpp"
 #include "smtlab/config/config.hpp"
+#include "smtlab/core/alias_64k.hpp"
 #include "smtlab/core/long_latency_hook.hpp"
 #include "smtlab/core/stage_ports.hpp"
+#include "smtlab/core/store_queue.hpp"
 #include "smtlab/core/thread_context.hpp"
 #include "smtlab/mem/memory_system.hpp"
 
@@ -25,21 +34,91 @@ class LoadStoreUnit final : public ILoadStorePort {
   LoadStoreUnit(CoreId core, const Config& config, MemorySystem& memory, std::span<ThreadContext> threads,
                 CoreQueues& queues, LongLatencyAction action);
 
+  Cycle loadMayIssueAt(std::uint32_t thread, const Uop& load, Cycle now) override;
   Cycle executeLoad(std::uint32_t thread, Uop& uop, Cycle now) override;
+  void executeStore(std::uint32_t thread, const Uop& store, Cycle now) override;
+  void storeDataReady(std::uint32_t thread, const Uop& store, Cycle dataAt) override;
   void retireMemory(std::uint32_t thread, const Uop& uop, Cycle now) override;
+
+  // Each cycle: buffered (retired) stores write the L1D. True if anything changed.
+  bool drainStores(Cycle now) { return tracking_ && stores_.drain(now); }
+  // The next cycle after `now` at which the unit can change anything by itself (a store's drain).
+  void earliestWake(Cycle now, Cycle& next) const {
+    if (tracking_) stores_.earliestWake(now, next);
+  }
+  // Retired stores still waiting to write the L1D (they hold SQ entries; the core has work while any remain).
+  bool hasBufferedStores() const { return tracking_ && stores_.anyBuffered(); }
+  std::uint32_t bufferedStores(std::uint32_t thread) const { return tracking_ ? stores_.retiredCount(thread) : 0; }
+  // The core squashed thread t's instructions from seq `from` on; retired stores stay and drain.
+  void squashFrom(std::uint32_t thread, std::uint64_t from);
+  // A trace was attached to (or restarted on) thread t.
+  void threadBound(std::uint32_t thread);
 
   // (thread, seq) of loads after which FLUSH squashes, gathered during issue; the core applies and clears them.
   const std::vector<std::pair<std::uint32_t, std::uint64_t>>& pendingFlushes() const { return pendingFlushes_; }
   void clearPendingFlushes() { pendingFlushes_.clear(); }
+  // (thread, seq) of loads that read before a conflicting older store resolved: the core squashes from each load
+  // (counted as memory-order flushes, not FLUSH-policy ones), then clears them.
+  const std::vector<std::pair<std::uint32_t, std::uint64_t>>& orderViolations() const { return orderViolations_; }
+  void clearOrderViolations() { orderViolations_.clear(); }
 
  private:
+  // What a load's search of its older stores found.
+  enum class Hold : std::uint8_t { None, StoreAddress, ForwardStall, Alias4k, StoreData };
+  struct Search {
+    Hold hold = Hold::None;
+    Cycle retryAt = Cycle::never();
+    bool bypassedUnknown = false;  // went ahead of an older store whose address is unknown
+    // Per load operand: forwarded from a store (dataAt: the store's data), and the seq of the youngest older store
+    // the operand's bytes depend on (kNoStore: the cache).
+    std::array<bool, kMaxLoads> forwarded{};
+    std::array<Cycle, kMaxLoads> dataAt{};
+    std::array<std::uint64_t, kMaxLoads> source{};
+  };
+  static constexpr std::uint64_t kNoStore = ~std::uint64_t{0};
+  // A load that went ahead of an older unknown-address store, kept until a store's address can show it read early.
+  struct SpeculativeLoad {
+    std::uint64_t seq;
+    std::uint64_t age;
+    MemRef ref;
+    std::uint64_t source;  // seq of the store it forwarded from or was ordered behind (kNoStore: none)
+    Addr pc;
+  };
+
+  void search(std::uint32_t t, const Uop& load, Cycle now, Search& out);
+  bool predictsConflict(Addr pc) const { return conflictBits_[(pc ^ (pc >> 12)) & predictorMask_] != 0; }
+  void countHold(std::uint32_t t, const Uop& load, Hold hold);
+  void pruneSpeculative(std::uint32_t t);
+
   const CoreId core_;
   const std::uint32_t loadAgu_;
   const LongLatencyHook longLatency_;
+  const bool storeBuffer_;  // core.lsu.store_buffer
+  const bool forwarding_;   // core.lsu.forwarding
+  const bool forwardSameAddress_;
+  const std::uint32_t forwardLatency_;
+  const MemDependence memDependence_;
+  const bool alias4k_;
+  const bool ordering_;     // loads search older stores (forwarding, a memory-dependence mode or 4K aliasing)
+  const bool tracking_;     // the store queue's contents are modelled (store buffer or ordering)
+  const std::uint32_t aliasPenalty_;  // a 64K-aliasing conflict serves an L1D hit from the L2 (mem.l2.latency)
+  const Addr predictorMask_;
   MemorySystem& memory_;
   std::span<ThreadContext> threads_;
   CoreQueues& queues_;
+  std::vector<Alias64k> alias64k_;  // one (the core's) when core.lsu.alias_64k, else none
+  StoreQueue stores_;
+  std::vector<std::uint8_t> conflictBits_;  // memory-dependence predictor: per-PC "has conflicted", sticky
+  std::vector<std::vector<SpeculativeLoad>> speculative_;  // per thread, capacity reserved once
+  std::size_t speculativeCap_ = 0;
+  // Per thread and ROB slot: (age, hold kinds already counted), so a load polled for many cycles counts once.
+  std::vector<std::vector<std::pair<std::uint64_t, std::uint8_t>>> holdCounted_;
+  Search last_;  // the search of the load asked last, reused when it issues in the same cycle
+  std::uint32_t lastThread_ = 0;
+  std::uint64_t lastAge_ = 0;
+  Cycle lastCycle_ = Cycle::never();
   std::vector<std::pair<std::uint32_t, std::uint64_t>> pendingFlushes_;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> orderViolations_;
 };
 
 }  // namespace smtlab

@@ -1,7 +1,9 @@
 // Rename / allocate: takes instructions from the uop queue, allocates their ROB, issue queue, load and store queue
 // entries (each through its SharedCapacity, so the sharing policy decides), and links every source operand to its
 // in-flight producer through the thread's rename map. One thread per cycle, chosen by core.rename_policy among the
-// threads that can allocate (Pentium 4: alternate; a thread that cannot allocate yields its turn).
+// threads that can allocate (Pentium 4: alternate; a thread that cannot allocate yields its turn). Each destination
+// register takes a physical register (register_file.hpp), and with core.stack_engine the stack engine does
+// push/pop/call/ret's stack-pointer update at decode.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +32,8 @@ class RenameAllocate {
   CpiCause blockCause(std::uint32_t t) const;
   bool hasRenamable(std::uint32_t t) const {
     const ThreadContext& th = threads_[t];
-    return th.state == ThreadState::Running && th.robTail != th.enteredSeq;
+    return th.state == ThreadState::Running &&
+           (th.robTail != th.enteredSeq || th.wrongPath.renamed != th.wrongPath.entered);
   }
 
   // Renamed this cycle with every operand's ready time known, in rename order (the scheduler takes them).
@@ -43,6 +46,9 @@ class RenameAllocate {
 
  private:
   void renameOne(std::uint32_t t, Cycle now);
+  // Wrong path: the next wrong-path uop of thread t takes a ROB and an IQ entry (no registers, no LQ/SQ entry).
+  void renameWrongPath(std::uint32_t t, Cycle now);
+  CpiCause registerBlock(std::uint32_t t, const Instr& in) const;  // blockCause's register-file check
   // The thread the configured policy serves (threadCount_ if none can rename).
   std::uint32_t chooseByPolicy(Cycle now);
   // Issue-queue entries the instruction takes: one per uop (issue 10 §2), at most the thread's share.
@@ -57,6 +63,8 @@ class RenameAllocate {
 
   const std::uint32_t threadCount_;
   const std::uint32_t renameWidth_;
+  const bool stackEngine_;     // core.stack_engine
+  const bool registersLimited_;  // a physical register file is limited: rename asks it
   std::span<ThreadContext> threads_;
   CoreQueues& queues_;
   std::unique_ptr<IThreadChoice> policy_;

@@ -14,6 +14,7 @@
 #include "smtlab/common/types.hpp"
 #include "smtlab/config/config.hpp"
 #include "smtlab/core/issue_ports.hpp"
+#include "smtlab/core/replay.hpp"
 #include "smtlab/core/stage_ports.hpp"
 #include "smtlab/core/thread_context.hpp"
 #include "smtlab/core/uop_decode.hpp"
@@ -46,7 +47,17 @@ class Scheduler {
   bool issueUops(Uop& u, const WaitEntry& e, Cycle now, std::uint32_t& issued);
   void finish(Uop& uop, std::uint32_t t);
   void releaseIq(Uop& u, std::uint32_t t);
-  void wakeDependents(std::uint32_t t, Uop& producer);
+  void parkLoad(const WaitEntry& e);
+  // Loads parked behind a store of thread t are asked again in this cycle (its address or data became known).
+  void wakeParked(std::uint32_t t);
+  // Wakes the consumers of `producer`, which the scheduler expects at `scheduled` (its result, or the L1-hit time of
+  // a missing load under replay).
+  void wakeDependents(std::uint32_t t, Uop& producer, Cycle scheduled);
+  // An instruction sent before its operands arrived (replay): its first uop took its slot and port and the
+  // instruction comes back after the loop. false: no slot or port for that uop this cycle (it stays ready).
+  bool replayFirstUop(Uop& u, const WaitEntry& e, Cycle now, std::uint32_t& issued);
+  enum class WrongPathIssue : std::uint8_t { Squashed, Issued, Waits };
+  WrongPathIssue issueWrongPath(const WaitEntry& e, bool slotFree, Cycle now);
 
   const std::uint32_t threadCount_;
   const std::uint32_t issueWidth_;
@@ -56,8 +67,14 @@ class Scheduler {
   IBranchResolutionPort& branches_;
   std::array<std::uint32_t, kFuKinds> latency_{};
   IssuePorts ports_;
+  const ReplayLoop replay_;
   std::vector<WaitEntry> waiting_;  // min-heap by readyAt (operands known ready at that cycle)
   std::vector<WaitEntry> ready_;    // ready now, oldest first, waiting for a unit or issue slot
+  // Memory ordering (issue 10 §3): per thread, loads waiting for an older store's address (or a forwarding store's
+  // data); they are asked again when a store uop of their thread issues (instead of every cycle, which would stop
+  // event skipping).
+  std::vector<std::vector<WaitEntry>> parked_;
+  std::vector<WaitEntry> woken_, wokenNow_;  // parked loads whose thread issued a store uop in this cycle
   std::array<std::uint64_t, kFuKinds + 1> issuedByUnit_{};
 };
 

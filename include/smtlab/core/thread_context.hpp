@@ -12,6 +12,7 @@
 #include "smtlab/config/config.hpp"
 #include "smtlab/core/branch_predictor.hpp"
 #include "smtlab/core/core_stats.hpp"
+#include "smtlab/core/wrong_path.hpp"
 #include "smtlab/mem/memory_system.hpp"
 #include "smtlab/trace/cursor.hpp"
 
@@ -54,6 +55,19 @@ struct Uop {
   Cycle loadDataAt{0};  // the load uop's data is ready
   Cycle opDoneAt{0};    // the op uop's result is ready
   Cycle partsDoneAt{0}; // latest completion of the uops issued so far
+  Cycle loadIssuedAt{0};  // the load uop's issue cycle (replay schedules the dependents from it)
+  // NetBurst replay (issue 10 §4, replay.hpp): when the scheduler expects the operands, assuming every load
+  // producer hits the L1D (<= readyAt; equals it without replay), and, once issued, when it expects this uop's
+  // result (the L1-hit time of a missing load; doneAt otherwise).
+  Cycle scheduledAt{0};
+  Cycle consumersScheduledAt{0};
+  // Physical registers and stack engine (issue 10 §3): register-file entries taken at rename (freed at retire or
+  // squash); a stack update whose stack-pointer write the stack engine did at decode; the engine's "offset not zero"
+  // state after this instruction (restored when younger ones are squashed).
+  std::uint8_t intRegs = 0;
+  std::uint8_t fpRegs = 0;
+  bool stackUpdate = false;
+  bool stackDelta = false;
 };
 
 // A renamed instruction waiting in the scheduler: ready at `readyAt` (operands known), oldest `age` first.
@@ -124,8 +138,15 @@ struct ThreadContext {
   std::vector<std::uint32_t> depNext;  // dependency nodes: slot * kMaxSrcRegs + k -> next node
   std::uint32_t unresolvedBranches = 0;
   std::vector<Cycle> missDone;       // completion cycles of loads that missed the L1D (MISSCOUNT)
+  // Stack engine (issue 10 §3): the decoder's stack-pointer offset is not zero (a stack update since the last sync
+  // or explicit write), as of the youngest renamed instruction and of the youngest retired one.
+  bool stackDelta = false;
+  bool retiredStackDelta = false;
 
   ThreadBranchState branch;
+
+  // Wrong path (issue 10 §4): synthetic uops fetched while waitingBranch, in their own ring (wrong_path.hpp).
+  WrongPathState wrongPath;
 
   // Retirement stops when stats.instructions reaches this (then an event is raised).
   std::uint64_t retireLimit = ~std::uint64_t{0};

@@ -35,6 +35,16 @@ struct CacheStats {
 struct TlbStats {
   std::uint64_t accesses = 0;
   std::uint64_t misses = 0;
+  // Page walks and flushes (issue 10 §4-5).
+  std::uint64_t walkCycles = 0;  // cycles from each miss to its translation, summed
+  std::uint64_t flushed = 0;     // entries dropped by address-space-switch flushes
+};
+
+// Page walks through the caches (issue 10 §4), per core.
+struct PageWalkStats {
+  std::uint64_t walks = 0;
+  std::uint64_t loads = 0;     // page-table entry loads sent to the caches
+  std::uint64_t pwcHits = 0;   // walks that skipped upper levels thanks to the page-walk cache
 };
 
 struct DramStats {
@@ -45,8 +55,11 @@ struct DramStats {
 
 class MemorySystem {
  public:
-  // threadsPerCore: hardware threads per core (each has its own ITLB).
-  MemorySystem(const MemConfig& config, std::uint32_t cores, std::uint32_t threadsPerCore);
+  // cores: all cores of the machine; threadsPerCore: hardware threads per core (each has its own ITLB); packages:
+  // the cores are split evenly into this many packages (core c in package c / (cores / packages)), each with its
+  // own LLC; DRAM and its bandwidth are shared by all.
+  MemorySystem(const MemConfig& config, std::uint32_t cores, std::uint32_t threadsPerCore,
+               std::uint32_t packages = 1);
   ~MemorySystem();
   MemorySystem(const MemorySystem&) = delete;
   MemorySystem& operator=(const MemorySystem&) = delete;
@@ -59,6 +72,11 @@ class MemorySystem {
   // An instruction fetch of the line holding `pc`, through the thread's ITLB and the core's L1I.
   MemResult fetch(CoreId core, ThreadId thread, Asid asid, Addr pc, Cycle now);
 
+  // An address-space switch on one hardware thread without tagged TLBs (issue 10 §5): drops the entries of `asid`
+  // from that thread's ITLB, the core's DTLB (shared by its threads) and the core's page-walk cache. Returns the
+  // TLB entries dropped.
+  std::uint32_t flushTlb(CoreId core, ThreadId thread, Asid asid);
+
   // Loads of `core` that are currently missing the L1D (issued, data not yet back), for MISSCOUNT.
   std::uint32_t outstandingMisses(CoreId core, Cycle now) const;
 
@@ -70,7 +88,10 @@ class MemorySystem {
   const CacheStats& l1iStats(CoreId core) const;
   const CacheStats& l1dStats(CoreId core) const;
   const CacheStats& l2Stats(CoreId core) const;
-  const CacheStats& llcStats() const;
+  std::uint32_t packages() const;
+  std::uint32_t packageOf(CoreId core) const;
+  const CacheStats& llcStats(std::uint32_t package = 0) const;
+  const PageWalkStats& pageWalkStats(CoreId core) const;
   const TlbStats& itlbStats(CoreId core, ThreadId thread) const;
   const TlbStats& dtlbStats(CoreId core) const;
   const DramStats& dramStats() const;

@@ -42,6 +42,25 @@ class LruReplacement {
   void onAccess(std::uint32_t entry) { moveToFront(entry); }
   void onInsert(std::uint32_t entry) { moveToFront(entry); }
   std::uint32_t victim(std::uint32_t set) const { return tail_[set]; }
+  // A flushed entry (TLB flush, issue 10 §5) becomes its set's next victim, as an invalid way would be.
+  void onInvalidate(std::uint32_t entry) {
+    const std::uint32_t set = entry / ways_;
+    const std::uint32_t way = entry - set * ways_;
+    const std::size_t base = std::size_t{set} * ways_;
+    if (tail_[set] == way) return;
+    const std::uint32_t p = prev_[entry];
+    const std::uint32_t n = next_[entry];  // not the tail, so it has a successor
+    prev_[base + n] = p;
+    if (p != kNone) {
+      next_[base + p] = n;
+    } else {
+      head_[set] = n;
+    }
+    next_[entry] = kNone;
+    prev_[entry] = tail_[set];
+    next_[base + tail_[set]] = way;
+    tail_[set] = way;
+  }
 
  private:
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};

@@ -58,7 +58,8 @@ class SetAssocTags {
   Insertion insert(std::uint64_t key) {
     const std::uint32_t set = static_cast<std::uint32_t>(key & setMask_);
     const std::uint32_t base = set * ways_;
-    // Keys are never removed, so a set fills its ways in order and is full once `filled_` reaches the ways.
+    // A set fills its ways in order and is full once `filled_` reaches the ways; a way freed later by
+    // invalidateIf is the policy's victim, so it is reused before any valid way.
     const std::uint32_t way = filled_[set] < ways_ ? filled_[set]++ : policy_.victim(set);
     const std::uint32_t entry = base + way;
     const std::uint64_t old = tags_[entry];
@@ -70,6 +71,21 @@ class SetAssocTags {
   }
 
   std::uint64_t key(std::uint32_t entry) const { return tags_[entry]; }
+
+  // Removes every key for which `pred(key)` holds (a TLB flush); returns how many. The freed ways are replaced
+  // first, before any valid one. Not for the hot path: it scans the whole array.
+  template <class Pred>
+  std::uint32_t invalidateIf(Pred&& pred) {
+    std::uint32_t n = 0;
+    for (std::uint32_t e = 0; e < tags_.size(); ++e) {
+      if (tags_[e] == kInvalid || !pred(tags_[e])) continue;
+      if (!index_.empty()) indexErase(tags_[e]);
+      tags_[e] = kInvalid;
+      if constexpr (requires { policy_.onInvalidate(e); }) policy_.onInvalidate(e);
+      ++n;
+    }
+    return n;
+  }
 
  private:
   static constexpr std::uint32_t kScanWays = 16;

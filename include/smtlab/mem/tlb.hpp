@@ -1,5 +1,6 @@
-// A set-associative TLB with LRU replacement. A miss costs a fixed page-walk latency and fills the entry; an access
-// that finds an entry whose walk is still in progress waits for that walk instead of starting another.
+// A set-associative TLB with LRU replacement. A miss costs a page walk (a fixed latency, or the walk's loads through
+// the caches: page_walker.hpp) and fills the entry; an access that finds an entry whose walk is still in progress
+// waits for that walk instead of starting another.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,12 @@ class Tlb {
 
   // `page` is a page number that already includes the address space (see address_space.hpp).
   Translation translate(std::uint64_t page, Cycle now) {
+    return translate(page, now, [this](Cycle start) { return start + missLatency_; });
+  }
+  // The same with the page walk given as `walk(now) -> cycle the translation is known` (page_walker.hpp: the
+  // walk's loads through the caches).
+  template <class Walk>
+  Translation translate(std::uint64_t page, Cycle now, Walk&& walk) {
     ++stats_.accesses;
     const std::uint32_t entry = tags_.find(page);
     if (entry != SetAssocTags<>::kNotFound) {
@@ -32,9 +39,19 @@ class Tlb {
       return Translation{ready_[entry] > now ? ready_[entry] : now, false};
     }
     ++stats_.misses;
-    const Cycle ready = now + missLatency_;
+    const Cycle ready = walk(now);
+    stats_.walkCycles += ready - now;
     ready_[tags_.insert(page).entry] = ready;
     return Translation{ready, true};
+  }
+
+  // Drops the entries of page numbers (as given to translate) that `pred` selects: a TLB flush on an address-space
+  // switch (issue 10 §5). Returns how many were dropped.
+  template <class Pred>
+  std::uint32_t flush(Pred&& pred) {
+    const std::uint32_t n = tags_.invalidateIf(pred);
+    stats_.flushed += n;
+    return n;
   }
 
   const TlbStats& stats() const { return stats_; }

@@ -1,5 +1,7 @@
-// The whole simulated machine: `system.cores` cores run in lock step over one memory system. Logical CPUs are the
-// hardware threads as an OS numbers them (cpu = core * threads + thread: siblings adjacent). The caller attaches
+// The whole simulated machine: `system.packages` packages of `system.cores` cores run in lock step over one memory
+// system (an LLC per package, DRAM shared). Logical CPUs are the hardware threads as Linux numbers them: APIC-ID
+// order (siblings adjacent) or cores first (cpu N and N + all cores are siblings), system.siblings_adjacent; see
+// docs/model.md "Topology". The caller attaches
 // trace cursors to logical CPUs, runs the machine until a cycle bound or an event, and reads statistics; the run loop
 // jumps over cycles in which no core can do anything.
 #pragma once
@@ -21,9 +23,10 @@ namespace smtlab {
 
 struct CpuInfo {
   LogicalCpu id;
-  CoreId core;
+  CoreId core;  // the machine's core index: package * system.cores + core within the package
   ThreadId thread;
   std::vector<LogicalCpu> siblings;  // the other logical CPUs of the same core
+  std::uint32_t package = 0;         // physical package (socket), which has its own LLC
 };
 
 enum class EventKind : std::uint8_t {
@@ -70,6 +73,14 @@ class Machine {
   // Restarts a finished trace from its beginning on the same CPU (after a SourceEnded event).
   void restartTrace(LogicalCpu cpu);
 
+  // OS costs (issue 10 §5). An address-space switch on `cpu` away from `asid`: drops that asid's entries from the
+  // CPU's ITLB, its core's DTLB and page-walk cache, unless mem.tlb_tagged (then nothing). Returns the TLB entries
+  // dropped. With mem.threads_share_address_space every trace runs in asid 0, so that one is flushed.
+  std::uint32_t flushTlb(LogicalCpu cpu, Asid asid);
+  // Cycles from waking the halted `cpu` until it can run (os.wake_cycles); 0 when the CPU is not idle.
+  std::uint32_t wakeCost(LogicalCpu cpu) const;
+  std::uint32_t packages() const { return config_.system.packages; }
+
   // Checks the pipeline invariants every simulated cycle (slow; for tests and checking runs). Also switched on for
   // every machine by the environment variable SMTLAB_CHECK=1.
   void setChecking(bool on);
@@ -107,6 +118,7 @@ class Machine {
   std::unique_ptr<MemorySystem> memory_;
   std::vector<std::unique_ptr<Core>> cores_;
   std::vector<CpuInfo> cpus_;
+  std::vector<LogicalCpu> cpuOf_;  // index core * threads + thread: the logical CPU of that hardware thread
 };
 
 // JSON of one thread's statistics (instructions, ipc, cpi stack, occupancy, ...), as in `smtlab run --json`.

@@ -10,6 +10,7 @@
 
 #include <boost/json/object.hpp>
 
+#include "smtlab/common/error.hpp"
 #include "smtlab/config/config.hpp"
 
 namespace smtlab {
@@ -19,6 +20,15 @@ struct RunOptions {
   std::uint64_t warmup = 0;           // instructions per thread simulated before statistics start
   // Called now and then with (instructions retired so far, instructions expected or 0 if unknown).
   std::function<void(std::uint64_t, std::uint64_t)> progress;
+  // Called between chunks of simulated cycles (a chunk is 2^20 cycles, a fraction of a second of host time at
+  // most); returning true ends the run by throwing RunInterrupted. The Python binding checks for Ctrl-C here.
+  std::function<bool()> stopRequested;
+};
+
+// Thrown by runTraces when options.stopRequested() said so; no statistics are returned for a stopped run.
+class RunInterrupted : public Error {
+ public:
+  RunInterrupted() : Error("run interrupted") {}
 };
 
 struct RunResult {

@@ -32,11 +32,16 @@ inline constexpr std::uint8_t kChampSimInstructionPointer = 26;
 
 // The op class smtlab gives a ChampSim record that is not a branch, in words (for `trace info` and the docs).
 inline constexpr std::string_view kChampSimOpClassRule =
-    "load if it reads memory, else store if it writes memory, else int (ChampSim records carry no op class)";
+    "int if it does register work (writes the flags or a register it reads: with memory operands a load-op or "
+    "read-modify-write), else load if it reads memory, else store if it writes memory, else int (ChampSim records "
+    "carry no op class)";
 
 // ChampSim's branch-kind inference from the registers a record reads and writes, exactly as ChampSim's
 // inc/instruction.h does it (docs/tracing.md lists the rules).
 BranchKind champSimBranchKind(const ChampSimRecord& r);
+// Whether a record does register work beyond moving data (chosen rule, docs/tracing.md): it writes the flags, or
+// writes a register other than the stack pointer that it also reads (x86's two-operand ALU forms).
+bool champSimRegisterWork(const ChampSimRecord& r);
 // Converts one record; `nextIp` is the following record's ip (0 if none), the target of a taken branch.
 Instr fromChampSim(const ChampSimRecord& r, std::uint64_t nextIp);
 

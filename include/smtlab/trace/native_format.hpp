@@ -16,8 +16,9 @@ namespace smtlab {
 enum class Compression : std::uint32_t { None = 0, Zstd = 1, Xz = 2 };
 
 inline constexpr std::array<char, 8> kNativeMagic = {'S', 'M', 'T', 'L', 'T', 'R', 'C', '\x01'};
-// Version 2 (this writer) keeps up to 4 loads and 2 stores per record; version 1 files (2 loads, 2 stores) are read.
-inline constexpr std::uint32_t kNativeVersion = 2;
+// Version 3 (this writer) adds the decoder's uop count and microcoded flag per record; version 2 (up to 4 loads and
+// 2 stores) and version 1 files (2 loads, 2 stores) are read, with uops = 0 (not recorded).
+inline constexpr std::uint32_t kNativeVersion = 3;
 inline constexpr std::uint32_t kNativeOldestVersion = 1;
 inline constexpr std::uint64_t kUnknownCount = ~std::uint64_t{0};
 inline constexpr std::size_t kNativeHeaderSize = 24;

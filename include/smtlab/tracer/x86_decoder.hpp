@@ -29,14 +29,18 @@ struct X86Insn {
   std::array<RegId, kMaxSrcRegs> src{kNoReg, kNoReg, kNoReg, kNoReg};
   std::array<RegId, kMaxDstRegs> dst{kNoReg, kNoReg};
   std::string text;            // "mnemonic operands", for tests and messages
+  // Uops of the instruction form (issue 10 §2; docs/tracing.md "Uops per instruction"): the unfused-domain count of
+  // the reference table, and whether the microcode sequencer delivers them. 0: not known (undecodable bytes).
+  std::uint8_t uops = 0;
+  bool microcoded = false;
 };
 
 // Building a trace record from a decoded instruction, shared by the user-mode and the system-mode decoders.
 // addAccess adds one memory access; contiguous pieces of one wide access (QEMU splits 16/32-byte accesses into
 // 8-byte ones) are merged back. False when every slot of its kind is taken (the caller counts it as dropped).
 bool addAccess(Instr& r, bool store, Addr addr, std::uint8_t size);
-// Sets the record's pc, registers, branch kind and op class from the decoded instruction; a pure move becomes a Load
-// or a Store by the accesses already added.
+// Sets the record's pc, registers, branch kind, op class, uop count and microcoded flag from the decoded instruction;
+// a pure move becomes a Load or a Store by the accesses already added.
 void applyDecoded(const X86Insn& d, Instr& r);
 
 // True when this build can decode (compiled with capstone).

@@ -10,7 +10,7 @@ Example::
     from smtlab import load_config
     from smtlab.os import Kernel, Linux25HT, Task, Compute
 
-    cfg = load_config(None, {"system.cores": 2, "core.threads": 2})
+    cfg = load_config(None, {"system.packages": 2, "core.threads": 2})
     k = Kernel(cfg, Linux25HT(), time_slice_ms=1.0)
     for i in range(2):
         k.spawn(Task(f"cpu{i}", [Compute(2_000_000)], source=f"gen:mix,count=0,seed={i}"))

@@ -17,6 +17,8 @@ class CpuState:
         "id", "core", "thread", "siblings", "current", "incoming", "need_resched", "slice_start", "source",
         "attach_retired", "source_ended", "kpath", "kpath_active", "state", "since", "busy_cycles",
         "switch_cycles", "idle_cycles", "kernel_instructions", "dispatches", "segment_start", "loop_base",
+        # Topology and OS costs (issue 10 §5).
+        "package", "loaded_asid", "tlb_flushes", "wakes", "timer_interrupts", "irq_token", "halted",
     )
 
     def __init__(self, info: dict[str, Any]) -> None:
@@ -42,6 +44,13 @@ class CpuState:
         self.dispatches = 0
         self.segment_start = 0
         self.loop_base = -1  # retired count at the last restart of a looping source
+        self.package: int = info["package"]  # physical package (its own LLC), from the machine
+        self.loaded_asid: int | None = None  # the address space whose page tables the CPU holds (CR3)
+        self.tlb_flushes = 0
+        self.wakes = 0  # wake-ups from HLT charged with os.wake_cycles
+        self.timer_interrupts = 0  # ticks charged with os.timer_cycles
+        self.irq_token = 0  # > 0 while a charged timer interrupt holds the CPU (its end timer carries the value)
+        self.halted = True  # in HLT: nothing to run since boot or since the scheduler last found nothing
 
     def __repr__(self) -> str:
         cur = self.current.name if self.current else None

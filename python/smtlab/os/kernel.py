@@ -18,6 +18,14 @@ Mechanics (the scheduler only decides placement and order, see scheduler.py):
 - **Idle.** A CPU with nothing to run is halted (HLT): its partitioned queues go to its sibling.
 - **Migration.** Schedulers move waiting tasks between runqueues, and may push a running task to an idle CPU
   (``push_running``); a task switched in on another CPU than last time counts a migration.
+- **OS costs** (``charge_os_costs=True``; off by default, so existing results stay as they were). The machine's
+  config gives them (``os.*``, ``mem.tlb_tagged``, with sources in the presets): switching a task in on a halted
+  CPU first costs ``os.wake_cycles`` (IPI delivery + HLT exit); dispatching a task of another address space than
+  the CPU last ran flushes the previous one's TLB entries (``Machine.flush_tlb``; nothing with tagged TLBs), so
+  the refills cost page walks; each timer tick takes ``os.timer_cycles`` from every CPU running a task (the task's
+  in-flight work is squashed and refetched, as an interrupt does). These cycles count as ``switch`` time.
+- **Topology.** ``kernel.cpus[i].package`` / ``.core`` / ``.siblings`` come from the machine (``Machine.cpus``,
+  numbered as Linux does, see docs/model.md); ``kernel.cores`` and ``kernel.packages`` list the CPUs of each.
 
 Per-task state lives in the kernel's own records (record.py: pid, address space, state, accounting, the step in
 progress); a Task only links to its record and shows read-only views. Pids count from 1 per kernel.
@@ -62,6 +70,7 @@ _CYCLE_BOUND = EventKind.CYCLE_BOUND
 
 # Timer kinds.
 _TICK, _WAKE, _SWITCH_DONE, _SPAWN = 0, 1, 2, 3
+_WOKEN, _IRQ_DONE = 4, 5  # OS costs: a halted CPU is awake; a charged timer interrupt is over
 _EXIT = Exit()
 # Address space of kernel-mode work (the context-switch path).
 KERNEL_ASID = 0
@@ -77,7 +86,8 @@ class Kernel:
     outside any task come from (their "parent" CPU for fork placement). ``seed``: tick-order randomness.
     ``log``: keep a log of scheduling decisions (decision_frame). ``stall_ms``: when every task that is not a
     daemon has waited on a channel this long while only daemons ran, nothing is going to wake it: run() raises
-    DeadlockError (see :meth:`run`).
+    DeadlockError (see :meth:`run`). ``charge_os_costs``: charge the machine's OS costs (wake-up, TLB flush on an
+    address-space switch, timer interrupt; see the module doc).
     """
 
     def __init__(
@@ -96,6 +106,7 @@ class Kernel:
         seed: int = 0,
         log: bool = False,
         stall_ms: float = 20.0,
+        charge_os_costs: bool = False,
     ) -> None:
         if isinstance(machine, Config):
             machine = Machine(machine)
@@ -134,6 +145,16 @@ class Kernel:
         self.cpus = [CpuState(info) for info in machine.cpus]
         ncores = 1 + max(c.core for c in self.cpus)
         self.cores: list[list[int]] = [[c.id for c in self.cpus if c.core == k] for k in range(ncores)]
+        npackages = 1 + max(c.package for c in self.cpus)
+        self.packages: list[list[int]] = [[c.id for c in self.cpus if c.package == p] for p in range(npackages)]
+        # OS costs (issue 10 §5), read once from the machine's config.
+        if not isinstance(charge_os_costs, bool):
+            raise TypeError(f"Kernel: charge_os_costs must be a bool, not {charge_os_costs!r}")
+        self.charge_os_costs = charge_os_costs
+        cfg = machine.config
+        self.wake_cycles: int = int(cfg.get("os.wake_cycles")) if charge_os_costs else 0
+        self.timer_cycles: int = int(cfg.get("os.timer_cycles")) if charge_os_costs else 0
+        self.flush_tlbs: bool = charge_os_costs and not cfg.get("mem.tlb_tagged")
         if kernel_path:
             for c in self.cpus:
                 c.kpath = Source(kernel_path)
@@ -325,6 +346,10 @@ class Kernel:
         elif kind == _SPAWN:
             self._pending_spawns -= 1
             self._start_task(obj, None)
+        elif kind == _WOKEN:
+            self._switch_in(obj)
+        elif kind == _IRQ_DONE:
+            self._irq_done(*obj)
 
     def _tick(self) -> None:
         self._next_tick += self.tick_cycles
@@ -338,7 +363,35 @@ class Kernel:
             if c.current is not None and now - c.slice_start >= self.time_slice and sched.has_waiting(i):
                 self.kick(i)
             sched.tick(i)
+        if self.timer_cycles:
+            for c in self.cpus:
+                self._timer_interrupt(c)
         self._check_deadlock(now)
+
+    def _timer_interrupt(self, cpu: CpuState) -> None:
+        """Charges one timer interrupt to a CPU running a task: the task's source comes off (in-flight work
+        squashed, as an interrupt drains the pipeline) for ``timer_cycles``, then goes on again."""
+        if cpu.state != "busy" or cpu.current is None or cpu.source is None or cpu.irq_token:
+            return
+        self._bank(cpu, cpu.current)
+        self.machine.detach(cpu.id)
+        cpu.source = None
+        cpu.timer_interrupts += 1
+        self._timer_seq += 1
+        cpu.irq_token = self._timer_seq
+        self._set_cpu_state(cpu, "switch")
+        self._push_timer(self.now + self.timer_cycles, _IRQ_DONE, (cpu, cpu.irq_token))
+
+    def _irq_done(self, cpu: CpuState, token: int) -> None:
+        if cpu.irq_token != token:
+            return  # the task left the CPU during the interrupt; whatever runs there now is not interrupted
+        cpu.irq_token = 0
+        task = cpu.current
+        self._set_cpu_state(cpu, "busy")
+        if task is not None and task._record.step is not None:
+            self._start_compute(cpu, task)
+        if cpu.need_resched and cpu.id not in self._resched:
+            self._resched.append(cpu.id)  # a reschedule was asked for during the interrupt
 
     def _check_deadlock(self, now: int) -> None:
         """At a tick: raise DeadlockError when nobody is left to wake the blocked non-daemon tasks."""
@@ -546,6 +599,7 @@ class Kernel:
             cpu.source = None
         rec = task._record
         self.segments.append((cpu.id, rec.pid, cpu.segment_start, self.now, why))
+        cpu.irq_token = 0  # a charged timer interrupt in progress ends with the task's time on the CPU
         cpu.current = None
         rec.cpu = None
         rec.last_ran = self.now
@@ -576,6 +630,8 @@ class Kernel:
     def _schedule(self, cpu: CpuState) -> None:
         if cpu.incoming is not None:
             return  # mid-switch: need_resched stays set and _dispatch asks again once the task is in
+        if cpu.irq_token:
+            return  # in a timer interrupt: need_resched stays set and _irq_done asks again
         cpu.need_resched = False
         prev = cpu.current
         nxt = self.scheduler.pick_next(cpu.id, prev)
@@ -591,6 +647,7 @@ class Kernel:
             self.log_decision(cpu.id, "preempt", prev, f"for {nxt.name}" if nxt is not None else "")
         if nxt is None:
             self.machine.halt(cpu.id)
+            cpu.halted = True
             self.log_decision(cpu.id, "idle", None)
             self.scheduler.idle(cpu.id)
             return
@@ -601,6 +658,20 @@ class Kernel:
         task._record.cpu = cpu.id
         self._set_task_state(task, TaskState.RUNNING, "switching")
         self.log_decision(cpu.id, "switch_in", task)
+        halted, cpu.halted = cpu.halted, False
+        if self.wake_cycles and halted:
+            # The CPU was halted: the IPI (or its own timer) wakes it, and HLT's exit takes its time before the
+            # switch path can run.
+            wake = self.machine.wake_cost(cpu.id)
+            if wake:
+                cpu.wakes += 1
+                self._set_cpu_state(cpu, "switch")
+                self._push_timer(self.now + wake, _WOKEN, cpu)
+                return
+        self._switch_in(cpu)
+
+    def _switch_in(self, cpu: CpuState) -> None:
+        """The switch path proper (after any wake-up): kernel code, idle cycles, or nothing."""
         if self.switch_instructions and cpu.kpath is not None:
             m = self.machine
             cpu.kpath_active = True
@@ -642,6 +713,12 @@ class Kernel:
             if self.cpus[rec.last_cpu].core != cpu.core:
                 st.core_migrations += 1
         rec.last_cpu = cpu.id
+        if self.flush_tlbs and cpu.loaded_asid != rec.asid:
+            # CR3 now points at the task's page tables: without tagged TLBs the previous space's entries go.
+            if cpu.loaded_asid is not None:
+                self.machine.flush_tlb(cpu.id, cpu.loaded_asid)
+                cpu.tlb_flushes += 1
+            cpu.loaded_asid = rec.asid
         self._set_task_state(task, TaskState.RUNNING, "running")
         self._set_cpu_state(cpu, "busy")
         if rec.step is not None:

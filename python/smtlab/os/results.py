@@ -50,7 +50,8 @@ def _overlap(start: int, end: int, merged: list[tuple[int, int]], starts: list[i
 
 
 def placement(k: "Kernel") -> dict[int, dict[str, Any]]:
-    """Where each task ran, by pid: the logical CPUs and packages (cores) it ran on, and ``doubled_up``: the cycles
+    """Where each task ran, by pid: the logical CPUs and packages it ran on (the machine's topology: Machine.cpus),
+    and ``doubled_up``: the cycles
     it ran while some task ran on a sibling logical CPU of the same core (the two shared one core's pipeline)."""
     segs = _segments(k)
     busy: dict[int, list[tuple[int, int]]] = {c.id: [] for c in k.cpus}
@@ -64,7 +65,7 @@ def placement(k: "Kernel") -> dict[int, dict[str, Any]]:
     for cpu, pid, start, end, _why in segs:
         p = out[pid]
         p["cpus"].add(cpu)
-        p["packages"].add(k.cpus[cpu].core)
+        p["packages"].add(k.cpus[cpu].package)
         merged, starts = sibling_busy[cpu]
         p["doubled_up"] += _overlap(start, end, merged, starts)
     return out
@@ -73,7 +74,7 @@ def placement(k: "Kernel") -> dict[int, dict[str, Any]]:
 def task_records(k: "Kernel") -> list[dict[str, Any]]:
     """One dict per task: instructions, cycles running / runnable / switching / sleeping / io_wait / blocked,
     created, started, finished, turnaround, dispatches, preemptions, migrations, ipc while running; and where it
-    ran: ``cpus`` and ``packages`` (sorted tuples of the logical CPUs and cores it ran on) and ``doubled_up`` (cycles
+    ran: ``cpus`` and ``packages`` (sorted tuples of the logical CPUs and packages it ran on) and ``doubled_up`` (cycles
     it ran while a sibling logical CPU ran a task too)."""
     where = placement(k)
     out = []
@@ -97,7 +98,8 @@ def task_records(k: "Kernel") -> list[dict[str, Any]]:
 
 def cpu_records(k: "Kernel") -> list[dict[str, Any]]:
     """One dict per logical CPU: busy / switch / idle (halted) cycles, dispatches, instructions retired (task
-    and kernel path) and the machine's ipc for it."""
+    and kernel path) and the machine's ipc for it; its package; and the OS costs charged on it (charge_os_costs):
+    ``tlb_flushes``, ``wakes``, ``timer_interrupts`` (their cycles are in ``switch``)."""
     out = []
     snapshot = k.cpu_snapshot if k.machine.closed else [k.machine.cpu_stats(c.id) for c in k.cpus]
     for c, stats in zip(k.cpus, snapshot):
@@ -105,6 +107,7 @@ def cpu_records(k: "Kernel") -> list[dict[str, Any]]:
             "cpu": c.id, "core": c.core, "thread": c.thread, "busy": c.busy_cycles, "switch": c.switch_cycles,
             "idle": c.idle_cycles, "dispatches": c.dispatches, "instructions": stats["instructions"],
             "kernel_instructions": c.kernel_instructions, "ipc": stats["ipc"],
+            "package": c.package, "tlb_flushes": c.tlb_flushes, "wakes": c.wakes, "timer_interrupts": c.timer_interrupts,
         })
     return out
 

@@ -144,7 +144,7 @@ def _job(args: tuple[str, int, bool, float, dict[str, Any], sb.EventTrace]) -> t
 _GROUPS = {
     "retiring": ("base",),
     "execute (waiting for the divider / operands)": ("execute",),
-    "window full (ROB / IQ)": ("rob_full", "rob_partition", "iq_full", "iq_partition"),
+    "window full (ROB / IQ)": ("rob_full", "rob_partition", "iq_full", "iq_partition", "regs"),  # regs: its registers
     "branch mispredicts": ("branch_mispredict",),
     "front end": ("frontend",),
     "sibling took the retire slot": ("sibling_retire",),

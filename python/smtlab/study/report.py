@@ -12,6 +12,7 @@ import time
 from typing import Any, Callable
 
 from ..fileio import atomic_path, check_output_path, write_json, write_text
+from ..workloads.kpaths import REAL_PATHS, REAL_PATHS_ENV, enable_real_paths
 from .common import kernel_cache_env, markdown_table, text_table
 from .fidelity import fidelity, fidelity_line
 from .section import Section
@@ -31,10 +32,27 @@ def _sections() -> tuple[dict[str, Callable[..., Section]], list[str]]:
     return found, notes
 
 
+def real_kernel_paths_note(real_kernel: bool) -> str:
+    """Switches the workloads' real kernel paths on (kpaths.enable_real_paths) unless ``real_kernel`` is False, and
+    returns the report's one line saying which system calls ran real kpath: streams, or why none did."""
+    if not real_kernel:
+        os.environ[REAL_PATHS_ENV] = "0"
+        return "kernel paths: estimated instruction counts for every system call (--no-kpath)"
+    why = enable_real_paths()
+    if why is not None:
+        print(f"smtlab.study: {why}", file=sys.stderr)
+        return f"kernel paths: {why}"
+    real = ", ".join(f"{m} ({k})" if m != k else m for m, k in REAL_PATHS.items())
+    return (f"kernel paths: real Linux 6.1 paths (kpath:, recorded under qemu-system) for {real} and the context "
+            "switch (ctxsw); every other path (workloads/kpaths.py) uses its estimated instruction count")
+
+
 def run_study(out_dir: pathlib.Path, quick: bool = False, workers: int | None = None, only: list[str] | None = None,
-              progress: bool = True, echo: bool = True) -> dict[str, Any]:
-    """Runs the study; returns {'sections': [Section...], 'checks': {...}, 'notes': [...], 'seconds': {...}}."""
+              progress: bool = True, echo: bool = True, real_kernel: bool = True) -> dict[str, Any]:
+    """Runs the study; returns {'sections': [Section...], 'checks': {...}, 'notes': [...], 'seconds': {...}}.
+    ``real_kernel``: run the system calls that have a kpath: recording on it (False: the estimates everywhere)."""
     kernel_cache_env()
+    kpath_note = real_kernel_paths_note(real_kernel)
     workers = workers or os.cpu_count() or 1
     if out_dir.exists() and not out_dir.is_dir():
         raise ValueError(f"cannot write the study into '{out_dir}': it is not a directory")
@@ -45,6 +63,7 @@ def run_study(out_dir: pathlib.Path, quick: bool = False, workers: int | None = 
     # Checked before the long run, so that an unwritable folder is reported at once, not after minutes of work.
     check_output_path(out_dir / "study.md", "study report")
     available, notes = _sections()
+    notes.insert(0, kpath_note)
     keys = [k for k in ORDER if k in available and (not only or k in only)]
     if only:
         unknown = [k for k in only if k not in ORDER]
@@ -130,10 +149,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=None, help="parallel simulations (default: all cores)")
     ap.add_argument("--only", default="", help=f"comma-separated sections: {','.join(ORDER)}")
     ap.add_argument("--no-progress", action="store_true", help="no progress bars")
+    ap.add_argument("--no-kpath", action="store_true",
+                    help="estimated instruction counts for every system call, no recorded kernel paths")
     a = ap.parse_args(argv)
     only = [x.strip() for x in a.only.split(",") if x.strip()] or None
     try:
-        res = run_study(pathlib.Path(a.out), a.quick, a.workers, only, progress=not a.no_progress)
+        res = run_study(pathlib.Path(a.out), a.quick, a.workers, only, progress=not a.no_progress,
+                        real_kernel=not a.no_kpath)
     except ValueError as e:  # a bad output folder, found before any simulation
         print(f"smtlab.study: {e}", file=sys.stderr)
         return 2

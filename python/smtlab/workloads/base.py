@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import load_config
 from ..os import Kernel, make_scheduler
-from .kpaths import SWITCH_INSTRUCTIONS, SWITCH_SPEC
+from .kpaths import switch_path
 
 #: Scheduler names of the two kernels of the reference study.
 KERNELS = {"2.4.19": "linux24", "2.5.32": "linux25ht"}
@@ -27,14 +27,16 @@ def make_kernel(ht: bool, scheduler: str, *, cores: int = 1, seed: int = 0, pres
                 hz: float = 1000.0, time_slice_ms: float = 10.0, log: bool = False,
                 overrides: dict[str, Any] | None = None, scheduler_params: dict[str, Any] | None = None) -> Kernel:
     """A kernel on the preset with HT off (``core.threads=1``) or on (2), ``cores`` packages, and the context-switch
-    path run as kernel code (kpaths.SWITCH_SPEC, 1500 instructions) so that a switch contends for the core like the
+    path run as kernel code (kpaths.switch_path: the recorded Linux switch when real kernel paths are on, else
+    kpaths.SWITCH_SPEC, 1500 instructions) so that a switch contends for the core like the
     real schedule() + switch_to. HZ is 1000 for both kernels (the 2.5 series' value; it sets how often idle CPUs
     rebalance, i.e. how soon Linux25HT's active balancing moves a task to an idle package). ``scheduler_params``:
     keywords of the scheduler (smtlab.os.SchedulerParams names, e.g. ``{"wake_idle": False}``)."""
-    cfg = load_config(preset, {"core.threads": 2 if ht else 1, "system.cores": cores, **(overrides or {})})
+    cfg = load_config(preset, {"core.threads": 2 if ht else 1, "system.packages": cores, **(overrides or {})})
     sched = make_scheduler(scheduler, **(scheduler_params or {}))
-    return Kernel(cfg, sched, hz=hz, time_slice_ms=time_slice_ms, kernel_path=SWITCH_SPEC,
-                  switch_instructions=SWITCH_INSTRUCTIONS, seed=seed, log=log)
+    kernel_path, switch_instructions = switch_path()  # the recorded switch when real kernel paths are on
+    return Kernel(cfg, sched, hz=hz, time_slice_ms=time_slice_ms, kernel_path=kernel_path,
+                  switch_instructions=switch_instructions, seed=seed, log=log)
 
 
 _STACK_GROUPS = {
@@ -44,7 +46,7 @@ _STACK_GROUPS = {
     "frontend": ("frontend",),
     "execute": ("execute",),
     "partition": ("rob_partition", "iq_partition", "lq_partition", "sq_partition"),
-    "full": ("rob_full", "iq_full", "lq_full", "sq_full"),
+    "full": ("rob_full", "iq_full", "lq_full", "sq_full", "regs"),  # regs: a physical register file is full
     "drain": ("drain",),
     "sibling": ("sibling_retire",),
     "pause": ("pause",),

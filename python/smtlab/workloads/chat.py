@@ -6,8 +6,14 @@ messages and hands each to the room's other 19 users) and a *sender* (writes the
 Sockets are channels; a task that wakes takes every message queued for it and moves them with one system call
 (trap + path + a per-message part, kpaths ``tcp_msg``), as a read() on a TCP socket returns everything that arrived.
 TCP flow control: a client sender keeps at most 4 messages in flight before it waits for the server to read them.
-Cross-CPU wake-ups pay a reschedule IPI (kpaths.after_wake). Every task is its own stream (task_spec), all in one
-address space (kernel code and data are shared; see fileserver.py).
+Cross-CPU wake-ups pay a reschedule IPI (kpaths.after_wake). Every task is its own stream (task_spec).
+
+Address spaces as the real benchmark has them: the article ("Hyper-Threading speeds Linux", the chat section) starts
+"the chat server in a command-line session and the client in another"; the client makes one connection per user and
+"a 'send' thread and a 'receive' thread" per connection, and so does the server ("400 client threads and 400 server
+threads" for 10 rooms). So chat is two multithreaded processes: every client thread of every room runs in the client
+process's address space (``CLIENT_ASID``), every server thread in the server's (``SERVER_ASID``). Rooms are not
+processes: two rooms' client threads share the client's address space, as threads of one process do.
 
 Every per-room value (the room's channels, each task's own Task) is bound when the room is built (``_room``), so
 rooms are independent copies that share only the CPUs. Client senders start staggered: sender ``i`` of ``N`` starts
@@ -29,16 +35,23 @@ from typing import Any, Iterator
 
 from ..os import Block, Compute, Send, Task
 from .base import counters, machine_summary, make_kernel
-from .kpaths import PATHS, TRAP_INSTRUCTIONS, WakeChannel, after_wake, mark_waker, syscall, task_spec, user
+from .kpaths import (PATHS, TRAP_INSTRUCTIONS, WakeChannel, after_wake, mark_waker, real_paths_on, syscall, task_spec,
+                     user)
 
 USERS = 20
+#: The two processes' address-space ids (see the module doc): one for every client thread, one for every server thread.
+CLIENT_ASID = 1
+SERVER_ASID = 2
 WINDOW = 4  # messages in flight per client sender
 USER_WORK = 300  # instructions of user code per message (format, bookkeeping)
 
 
-def _batch_call(path: str, n: int) -> Compute:
-    """One send / recv system call moving ``n`` queued messages."""
-    return Compute(TRAP_INSTRUCTIONS + PATHS[path].instructions + (n - 1) * PATHS["tcp_msg"].instructions)
+def _batch_call(path: str, n: int, me: Task) -> list[Compute]:
+    """One send / recv system call moving ``n`` queued messages: the call (its recorded kernel path when real paths
+    are on, kpaths.syscall) and the per-message part of the ``n - 1`` extra messages (an estimate either way)."""
+    if real_paths_on():
+        return syscall(path, task=me) + ([Compute((n - 1) * PATHS["tcp_msg"].instructions)] if n > 1 else [])
+    return [Compute(TRAP_INSTRUCTIONS + PATHS[path].instructions + (n - 1) * PATHS["tcp_msg"].instructions)]
 
 
 def _take_all(ch: WakeChannel) -> int:
@@ -83,7 +96,7 @@ def _client_send(room: Room, u: int, me: list[Task]) -> Iterator[Any]:
             yield from after_wake(credit, me[0])
             inflight -= _take_all(credit)
         yield user(USER_WORK)
-        yield from syscall("tcp_send")
+        yield from syscall("tcp_send", task=me[0])
         mark_waker(up, me[0])
         yield Send(up)
         inflight += 1
@@ -96,7 +109,7 @@ def _server_recv(room: Room, u: int, me: list[Task]) -> Iterator[Any]:
         yield Block(up)
         yield from after_wake(up, me[0])
         n = _take_all(up)
-        yield _batch_call("tcp_recv", n)
+        yield from _batch_call("tcp_recv", n, me[0])
         yield user(USER_WORK * n)
         for ch in others:
             mark_waker(ch, me[0])
@@ -111,7 +124,7 @@ def _server_send(room: Room, u: int, me: list[Task]) -> Iterator[Any]:
         yield Block(echo)
         yield from after_wake(echo, me[0])
         n = _take_all(echo)
-        yield _batch_call("tcp_send", n)
+        yield from _batch_call("tcp_send", n, me[0])
         mark_waker(down, me[0])
         yield Send(down, n)
 
@@ -122,7 +135,7 @@ def _client_recv(room: Room, u: int, me: list[Task]) -> Iterator[Any]:
         yield Block(down)
         yield from after_wake(down, me[0])
         n = _take_all(down)
-        yield _batch_call("tcp_recv", n)
+        yield from _batch_call("tcp_recv", n, me[0])
         yield user(50 * n)
 
 
@@ -140,9 +153,9 @@ def _room(r: int, first_seed: int) -> Room:
         for role, program in _PROGRAMS:
             me: list[Task] = []
             seed += 1
-            # One address space for all (client and server threads, and the kernel paths they mostly run): see
-            # fileserver.py's module doc.
-            t = Task(f"{role}_{r}_{u}", functools.partial(program, room, u, me), source=task_spec(seed, 32), asid=1,
+            # A thread of the client or of the server process (module doc).
+            asid = CLIENT_ASID if role.startswith("client") else SERVER_ASID
+            t = Task(f"{role}_{r}_{u}", functools.partial(program, room, u, me), source=task_spec(seed, 32), asid=asid,
                      daemon=True)
             me.append(t)
             room.tasks.append(t)

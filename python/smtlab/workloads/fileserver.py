@@ -11,10 +11,13 @@ tbench: the same client loop with no file system: each client process sends a re
 its own server process (tbench_srv), which decodes it (``smb_op``) and replies with the data (4 KiB); the client
 waits for the reply. Throughput: MB of replies per simulated second.
 
-Both: every process has its own instruction stream (seed), but all run in ONE address space (``SHARED_ASID``): their
-time is mostly kernel paths, whose code and data every process shares on a real system, and a stream cannot be split
-into a private user part and a shared kernel part without switching sources (see kpaths). Cross-CPU wake-ups pay a
-reschedule IPI.
+Both: every process has its own instruction stream (seed) and its own address space, as the real benchmarks have
+them: dbench forks one child process per client (dbench.c: ``fork()`` per client, each running ``child_run`` over
+client.txt); tbench forks one client process per client, and tbench_srv forks a server process per accepted
+connection (the classic accept-and-fork server). bdflush is a kernel thread (no user address space of its own); its
+stand-in stream is its own data, so it gets its own address space too, apart from every client's. The kernel's
+addresses are one region shared by every address space (smtlab/mem/address_space.hpp), which the kernel paths' real
+streams (kpath: sources) use. Cross-CPU wake-ups pay a reschedule IPI.
 Scaled down: the real runs replay 90,000 operations per client; here a window of a few simulated milliseconds after a
 warm-up, which at 20-120 clients is a few hundred to a few thousand operations.
 """
@@ -37,7 +40,6 @@ DBENCH_MIX = [("read", 0.30, 4, False), ("write", 0.22, 4, True), ("open", 0.10,
 CLIENT_MIB = 21.0
 CACHE_MIB = 2048.0
 CLIENT_WORK = 1500  # user instructions per operation (parse the next line of client.txt)
-SHARED_ASID = 1  # see the module doc
 
 
 def _miss_probability(clients: int) -> float:
@@ -75,7 +77,7 @@ def build_dbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
                         mark_waker(flush, me)
                         yield Send(flush)
 
-        holder[c] = Task(f"dbench_{c}", client, source=task_spec(2000 + c, 64), asid=SHARED_ASID)
+        holder[c] = Task(f"dbench_{c}", client, source=task_spec(2000 + c, 64))  # own process
         tasks.append(holder[c])
 
     def bdflush() -> Iterator[Any]:
@@ -89,7 +91,7 @@ def build_dbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
             yield kernel("writeback", 16 * n)
             yield IO(cycles=disk.request(k.now, 64.0 * n, sequential=True))
 
-    holder["flush"] = Task("bdflush", bdflush, source=task_spec(1999, 64), priority=-1, asid=SHARED_ASID)
+    holder["flush"] = Task("bdflush", bdflush, source=task_spec(1999, 64), priority=-1)
     tasks.append(holder["flush"])
     for t in tasks:
         t.daemon = True
@@ -107,12 +109,12 @@ def build_tbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
             me = holder[("c", c)]
             while True:
                 yield user(CLIENT_WORK)
-                yield from syscall("tcp_send")
+                yield from syscall("tcp_send", task=me)
                 mark_waker(req, me)
                 yield Send(req)
                 yield Block(rep)
                 yield from after_wake(rep, me)
-                yield from syscall("tcp_recv")
+                yield from syscall("tcp_recv", task=me)
                 yield kernel("copy_kb", 4)
                 stats["bytes"] += 4096
 
@@ -121,17 +123,15 @@ def build_tbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
             while True:
                 yield Block(req)
                 yield from after_wake(req, me)
-                yield from syscall("tcp_recv")
+                yield from syscall("tcp_recv", task=me)
                 yield kernel("smb_op")
-                yield from syscall("tcp_send")
+                yield from syscall("tcp_send", task=me)
                 yield kernel("copy_kb", 4)
                 mark_waker(rep, me)
                 yield Send(rep)
 
-        holder[("c", c)] = Task(f"tbench_{c}", client, source=task_spec(3000 + c, 64), daemon=True,
-                                asid=SHARED_ASID)
-        holder[("s", c)] = Task(f"tbench_srv_{c}", server, source=task_spec(4000 + c, 64), daemon=True,
-                                asid=SHARED_ASID)
+        holder[("c", c)] = Task(f"tbench_{c}", client, source=task_spec(3000 + c, 64), daemon=True)
+        holder[("s", c)] = Task(f"tbench_srv_{c}", server, source=task_spec(4000 + c, 64), daemon=True)
         tasks += [holder[("s", c)], holder[("c", c)]]
     return tasks
 

@@ -6,16 +6,21 @@ the Linux 2.4 code path it stands for (how many functions, loops over fds or pat
 is fitted to a published latency. The same counts serve both HT settings, so they cannot create an HT effect by
 themselves.
 
-Every task runs ONE instruction stream (its ``source``, see ``task_spec``): a synthetic program with a kernel-like
-mix (about 28 % loads, 14 % stores, 17 % branches, 94 % predictable, short dependency chains, a hot 8 KiB inside a
-larger footprint), and its user code and kernel paths are consecutive stretches of it. Switching trace sources
-inside a task would detach and re-attach the thread, which the core counts as the thread going idle and coming
-back: with a busy sibling that is a partition drain (100 cycles) per switch, an artefact a real trap does not have.
-So kernel paths do not get streams of their own; the cost is that all paths of a task share one footprint.
+Every task runs an instruction stream of its own (its ``source``, see ``task_spec``): a synthetic program with a
+kernel-like mix (about 28 % loads, 14 % stores, 17 % branches, 94 % predictable, short dependency chains, a hot 8 KiB
+inside a larger footprint), and its user code and estimated kernel paths are consecutive stretches of it.
+
+Real kernel paths: the system calls in ``REAL_PATHS`` have a recording of the same call (``kpath:``, Linux 6.1 under
+qemu-system, docs/tracing.md). When the study switches them on (``enable_real_paths``), ``syscall`` runs one
+recorded instance (user-mode call, entry, kernel path, return) as a step on a source of its own, in the task's
+address space, on the task's own kernel stack. Switching sources at a step boundary detaches and attaches in one
+cycle, which the core applies as one change (no partition drain); the stream being left has its in-flight
+instructions squashed and fetched again later.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,9 +101,65 @@ def kernel(name: str, scale: float = 1.0) -> Compute:
     return Compute(max(1, round(PATHS[name].instructions * scale)))
 
 
-def syscall(name: str, scale: float = 1.0) -> list[Compute]:
-    """A whole system call: the trap and the path, as one step."""
+def syscall(name: str, scale: float = 1.0, task: Any = None) -> list[Compute]:
+    """A whole system call: the trap and the path, as one step. With real kernel paths on (:func:`use_real_paths`)
+    and ``name`` in :data:`REAL_PATHS` (and ``scale`` 1), the step runs one recorded instance of the real path
+    instead (:func:`real_spec`; ``task``: the calling Task, for its instance and its own kernel stack)."""
+    if scale == 1.0 and name in REAL_PATHS and real_paths_on():
+        return [Compute(source=real_spec(name, task))]
     return [Compute(TRAP_INSTRUCTIONS + max(1, round(PATHS[name].instructions * scale)))]
+
+
+# --- real kernel paths (kpath: sources, docs/tracing.md) -------------------------------------------------------------
+#: The model's system calls that have a recording of the same call (Linux 6.1 under qemu-system, docs/tracing.md
+#: "Paths"). A kpath instance runs from the user-mode call through the entry, the kernel path and the return, so it
+#: stands for the trap and the path together. Only exact matches: a path the workloads use differently (a pipe read
+#: that slept, select on 10 descriptors, a file write and fsync) keeps its estimate.
+REAL_PATHS = {
+    "null": "getppid",  # LMbench null call
+    "read": "read",  # read() of 1 byte from /dev/zero
+    "write": "write",  # write() of 1 byte to /dev/null
+    "stat": "stat",
+    "fstat": "fstat",
+    "sigaction": "sigaction",
+    "link": "link",  # AIM9 link_test: link() then unlink() of a file
+    "unlink": "unlink",
+    "fork": "fork",  # fork() in the parent up to its return there (LMbench, make, the shell)
+    "tcp_send": "tcp_send",  # send() on a loopback TCP connection, the receiver's side included
+    "tcp_recv": "tcp_recv",
+}
+
+#: The environment variable that switches real paths on ("1") in this process and the study's worker processes
+#: (set by :func:`enable_real_paths`, read by :func:`real_paths_on`).
+REAL_PATHS_ENV = "SMTLAB_STUDY_KPATH"
+
+
+def real_paths_on() -> bool:
+    """True when system calls in REAL_PATHS run their recorded kernel paths."""
+    return os.environ.get(REAL_PATHS_ENV) == "1"
+
+
+def real_spec(name: str, task: Any = None) -> str:
+    """The kpath: source of the model's path ``name`` for ``task``: the instance drawn by the task's pid (tasks run
+    different recorded instances of a path, as calls in a real run differ), with the task's own kernel stack
+    (``stack=pid``: every instance was recorded by one probe process on one kernel stack; each task has its own)."""
+    pid = getattr(task, "pid", None) or 0
+    return f"kpath:{REAL_PATHS[name]},seed={pid},stack={pid}"
+
+
+def enable_real_paths() -> str | None:
+    """Switches real kernel paths on for this process and the worker processes it starts, if the kpath: recording
+    can be had (recorded on first use: about a minute of qemu-system). Returns None when on, else the one-line reason
+    why the study falls back to the estimated instruction counts."""
+    from .._core import Source, TraceError  # the compiled module; imported here so the estimates need none of it
+
+    try:
+        Source("kpath:getppid")
+    except TraceError as e:
+        os.environ[REAL_PATHS_ENV] = "0"
+        return f"real kernel paths unavailable ({e}); every system call uses its estimated instruction count"
+    os.environ[REAL_PATHS_ENV] = "1"
+    return None
 
 
 def user(n: int) -> Compute:
@@ -111,6 +172,22 @@ def user(n: int) -> Compute:
 SWITCH_SPEC = ("gen:mix,load=0.28,store=0.14,branch=0.17,imul=0.01,dep=3,footprint=32k,hot=0.9,hot_kb=8,"
                "predictability=0.94,body=2048,count=0,seed=97")
 SWITCH_INSTRUCTIONS = 1500
+#: The recorded context switch (sched_yield to another runnable process, through the switch to the other process's
+#: return from its own yield). Every logical CPU runs the same instance (seed 0), whole, per switch: a draw per CPU
+#: would give HT on (two CPUs) other switch lengths than HT off (one) by chance alone.
+REAL_SWITCH_SPEC = "kpath:ctxsw,seed=0"
+
+
+def switch_path() -> tuple[str, int]:
+    """(kernel_path, switch_instructions) of the study's kernels: the recorded switch when real paths are on, else
+    the estimate (SWITCH_SPEC, SWITCH_INSTRUCTIONS)."""
+    if real_paths_on():
+        from .._core import Source
+
+        length = Source(REAL_SWITCH_SPEC).length
+        if length:
+            return REAL_SWITCH_SPEC, int(length)
+    return SWITCH_SPEC, SWITCH_INSTRUCTIONS
 
 
 def table_markdown() -> str:

@@ -19,7 +19,7 @@ from .kpaths import WakeChannel, syscall, task_spec
 
 
 def run(experiment: str, scheduler: str, seed: int, instructions: int, jobs: int = 6) -> dict[str, Any]:
-    """Makespan (simulated ms) of the experiment on netburst with system.cores=2, core.threads=2."""
+    """Makespan (simulated ms) of the experiment on netburst with system.packages=2, core.threads=2."""
     k = make_kernel(True, scheduler, cores=2, seed=seed)
     if experiment == "cpu_pair":
         def parent() -> Iterator[Any]:

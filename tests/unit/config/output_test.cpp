@@ -16,8 +16,14 @@ using test::TempDir;
 // Counted from config.hpp: seed 1; system 2; core 9 scalars + 5 queues x 3 + 8 unit classes x 3 + 7 branch keys
 // + 4 (recombine, recombine_cycles, pause_cycles, watchdog_cycles) = 59; mem 2 sizes + 4 caches x 4 + 2 dram
 // + 2 TLBs x 3 + 2 flags = 28. Total 90.
-// Issue 10 §2: the 8 core.fu.<class>.count keys gave way to 8 core.fu.<class>.uops keys and core.ports (+1).
-constexpr std::size_t kKeys = 131;
+// Topology, OS costs and page walks (issue 10 §4-5): system.packages, system.siblings_adjacent, os.wake_cycles,
+// os.timer_cycles, mem.tlb_tagged, mem.page_walk.{caches, levels, pwc_entries, from_l2} = 9 more.
+// Speculation (issue 10 §4): core.wrong_path, core.replay, core.replay_period = 3 more.
+// Registers (issue 10 §3): core.int_prf / core.fp_prf x 4 keys, core.stack_engine = 9 more.
+// Load/store unit (issue 10 §3): 9 core.lsu keys.
+// Issue ports (issue 10 §2): the 8 core.fu.<class>.count keys gave way to 8 core.fu.<class>.uops keys and
+// core.ports: +1. main's 160 + uports' 1 = 161.
+constexpr std::size_t kKeys = 130 + 9 + 3 + 9 + 9 + 1;
 
 std::size_t countJsonLeaves(const boost::json::value& v) {
   if (!v.is_object()) return 1;

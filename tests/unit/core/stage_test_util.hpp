@@ -63,6 +63,7 @@ struct StageHarness {
     queues[QueueKind::Iq] = SharedCapacity("iq", k.iq, k.threads, k.recombine);
     queues[QueueKind::Lq] = SharedCapacity("lq", k.lq, k.threads, k.recombine);
     queues[QueueKind::Sq] = SharedCapacity("sq", k.sq, k.threads, k.recombine);
+    queues.registers = RegisterFiles(c);
     BranchPredictor predictor(k.branch);
     for (auto& th : threads) th.allocate(64, 128, 32, predictor.makeThreadState());
   }

@@ -133,7 +133,7 @@ TEST(NativeFormat, UnsupportedVersionAndCompression) {
   std::string v3 = bytes;
   patch(v3, 8, kNativeVersion + 1, 4);
   test::writeFile(path.str(), v3);
-  expectReadError(path.str(), {path.str(), "unsupported native trace version 3"});
+  expectReadError(path.str(), {path.str(), "unsupported native trace version 4 (this build reads versions 1 to 3)"});
   std::string c7 = bytes;
   patch(c7, 12, 7, 4);
   test::writeFile(path.str(), c7);

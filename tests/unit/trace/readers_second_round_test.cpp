@@ -87,7 +87,7 @@ TEST(ReadersSecondRound, NativeVersion2KeepsFourLoadsAndTwoStores) {
     VectorSource src({sixOperands(), Instr{}, sixOperands()}, "six");
     writeNativeTrace(src, path.str(), c);
     NativeTraceReader reader(path.str());
-    EXPECT_EQ(reader.version(), 2u);
+    EXPECT_GE(reader.version(), 2u);  // version 3 since uops are recorded (uop_fields_test.cpp)
     const auto back = readAllOf(reader);
     ASSERT_EQ(back.size(), 3u);
     EXPECT_EQ(back[0], sixOperands()) << compressionName(c);

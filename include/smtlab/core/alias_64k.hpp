@@ -1,0 +1,40 @@
+// NetBurst's 64K aliasing (shared/reference/netburst_ht_facts.md: "only one L1D line per virtual address modulo 64 KB
+// can be resident", Intel VTune's "64K Aliasing Conflicts"; the reason Linux offsets user stacks under
+// Hyper-Threading, "Hyper-Threading speeds Linux"). The Pentium 4's L1D is looked up by virtual address bits below
+// 64 KiB, so two lines that agree in bits 6..15 (with 64-byte lines) cannot both be there. The model keeps, per core,
+// the last line used at each position modulo 64 KiB (by both threads, with its address space): an access to another
+// line at that position conflicts, and the caller turns an L1D hit into a miss served by the L2. The cache model's
+// own contents are left alone; only the timing of the conflicting access changes.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "smtlab/common/types.hpp"
+
+namespace smtlab {
+
+class Alias64k {
+ public:
+  explicit Alias64k(std::uint32_t lineBytes);
+  // Records an access to the line of `addr`; true if the position held another line (a conflict).
+  bool touch(Asid asid, Addr addr) {
+    const Addr line = addr >> lineShift_;
+    Slot& s = slots_[line & mask_];
+    const bool conflict = s.valid && (s.line != line || s.asid != asid.value);
+    s = Slot{line, asid.value, true};
+    return conflict;
+  }
+
+ private:
+  struct Slot {
+    Addr line = 0;
+    std::uint32_t asid = 0;
+    bool valid = false;
+  };
+  std::uint32_t lineShift_ = 6;
+  Addr mask_ = 0;
+  std::vector<Slot> slots_;
+};
+
+}  // namespace smtlab

@@ -1,0 +1,66 @@
+// Per-task kernel stacks for recorded kernel paths: every kpath: instance was recorded by one probe process on one
+// kernel stack, but each task of a simulated workload has its own (Linux: one THREAD_SIZE stack per task), so two
+// tasks running the same recorded path must touch different stack lines. KernelStackSource serves an instance with
+// its kernel stacks moved to a per-task place, over records shared by every source of that instance (a study opens
+// one source per task and path: thousands of tasks must not hold thousands of copies).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "smtlab/trace/source.hpp"
+
+namespace smtlab {
+
+// Linux 6.1 x86-64 without KASAN: THREAD_SIZE = 16 KiB, and with CONFIG_VMAP_STACK (Debian's) a task's stack is a
+// vmalloc area aligned to THREAD_SIZE (kernel/fork.c alloc_thread_stack_node, THREAD_ALIGN).
+inline constexpr Addr kKernelStackBytes = 16 * 1024;
+// The vmalloc area of x86-64 4-level paging (Documentation/x86/x86_64/mm.rst: ffffc90000000000..ffffe8ffffffffff,
+// 32 TiB; KASLR moves its start within it). Task stacks live there; the per-CPU entry and exception stacks
+// (cpu_entry_area, fffffe0000000000) do not, and are left alone: they belong to the logical CPU, not to the task.
+inline constexpr Addr kVmallocStart = 0xffff'c900'0000'0000ULL;
+inline constexpr Addr kVmallocEnd = 0xffff'e900'0000'0000ULL;
+// Task slot k's stacks lie k x 4 GiB above the recorded ones (chosen: far above anything a 256 MiB guest allocates
+// in its vmalloc area, and 4096 slots x 4 GiB = 16 TiB keeps them inside the area; distinct slots never meet).
+inline constexpr Addr kKernelStackSlotStride = Addr{1} << 32;
+inline constexpr std::uint64_t kMaxKernelStackSlot = 4096;
+
+// One recorded instance and its kernel stacks: the THREAD_SIZE blocks of the vmalloc area that a call instruction
+// in kernel code pushes its return address into (the task's stack, and any other stack the region ran on), sorted.
+struct KernelPathRecords {
+  std::vector<Instr> records;
+  std::vector<Addr> stackBlocks;
+};
+
+// Finds the stack blocks of `records` (see KernelPathRecords).
+std::vector<Addr> kernelStackBlocks(std::span<const Instr> records);
+
+// Moves the accesses of `in` that fall in `blocks` up by `shift`; returns how many moved.
+std::uint32_t moveKernelStackAccesses(Instr& in, std::span<const Addr> blocks, Addr shift);
+
+// Moves every access of `records` inside their kernel stacks by slot x kKernelStackSlotStride (slot 0: as recorded).
+// Returns the number of accesses moved. Throws TraceError for a slot above kMaxKernelStackSlot.
+std::uint64_t relocateKernelStacks(std::span<Instr> records, std::uint64_t slot);
+
+// A source over shared instance records that moves the kernel stack accesses of task slot `slot` as it reads.
+class KernelStackSource : public TraceSource {
+ public:
+  // Throws TraceError for a slot above kMaxKernelStackSlot.
+  KernelStackSource(std::shared_ptr<const KernelPathRecords> instance, std::uint64_t slot, std::string name);
+
+  std::size_t read(std::span<Instr> out) override;
+  void rewind() override { pos_ = 0; }
+  std::string describe() const override { return name_; }
+  std::optional<std::uint64_t> length() const override { return instance_->records.size(); }
+
+ private:
+  std::shared_ptr<const KernelPathRecords> instance_;
+  Addr shift_;
+  std::string name_;
+  std::size_t pos_ = 0;
+};
+
+}  // namespace smtlab

@@ -1,0 +1,141 @@
+#include "smtlab/core/store_queue.hpp"
+
+#include <bit>
+
+namespace smtlab {
+
+StoreQueue::StoreQueue(CoreId core, std::uint32_t threads, std::uint32_t sqEntries, std::uint32_t storesPerCycle,
+                       MemorySystem& memory, std::span<ThreadContext> contexts, SharedCapacity& sq, Alias64k* alias,
+                       std::uint32_t aliasPenalty)
+    : core_(core),
+      threadCount_(threads),
+      storesPerCycle_(storesPerCycle),
+      aliasPenalty_(aliasPenalty),
+      alias_(alias),
+      memory_(memory),
+      contexts_(contexts),
+      sq_(sq),
+      ring_(threads) {
+  // Every entry holds an SQ slot, so a thread never has more than the SQ's size.
+  const std::uint32_t cap = std::bit_ceil(std::max<std::uint32_t>(sqEntries, 1));
+  for (Ring& r : ring_) {
+    r.slots.assign(cap, StoreEntry{});
+    r.mask = cap - 1;
+  }
+}
+
+void StoreQueue::sync(std::uint32_t t) {
+  Ring& r = ring_[t];
+  ThreadContext& th = contexts_[t];
+  if (th.cursor == nullptr) return;
+  if (r.scanned < th.cursor->retireSeq()) r.scanned = th.cursor->retireSeq();
+  for (; r.scanned < th.robTail; ++r.scanned) {
+    const Uop& u = th.robSlot(r.scanned);
+    if (!u.hasStore) continue;
+    StoreEntry& e = r.slots[r.tail & r.mask];
+    e = StoreEntry{};
+    e.refs = u.instr->stores;
+    e.seq = u.seq;
+    e.pc = u.instr->pc;
+    e.asid = th.asid;
+    ++r.tail;
+  }
+}
+
+StoreEntry* StoreQueue::inFlight(std::uint32_t t, std::uint64_t seq) {
+  sync(t);
+  Ring& r = ring_[t];
+  // Entries are in seq order: search from the youngest (a store is usually looked up soon after it is renamed).
+  for (std::uint64_t i = r.tail; i > r.retiredEnd; --i) {
+    StoreEntry& e = r.slots[(i - 1) & r.mask];
+    if (e.seq == seq) return &e;
+    if (e.seq < seq) break;
+  }
+  return nullptr;
+}
+
+void StoreQueue::retire(std::uint32_t t, std::uint64_t seq, Cycle now) {
+  sync(t);
+  Ring& r = ring_[t];
+  if (r.retiredEnd == r.tail || r.slots[r.retiredEnd & r.mask].seq != seq) return;  // not listed: nothing to keep
+  StoreEntry& e = r.slots[r.retiredEnd & r.mask];
+  e.retired = true;
+  // The request for ownership: a miss owns its line when the fill returns (MemorySystem's store timing,
+  // write-allocate); misses of several buffered stores overlap in the L1D's MSHRs.
+  Cycle owned = now;
+  for (const MemRef& ref : e.refs) {
+    if (!ref.valid()) continue;
+    const MemResult res = memory_.store(core_, e.asid, ref.addr, ref.size, now);
+    Cycle done = res.level != MemLevel::L1 ? res.ready : now;
+    if (alias_ != nullptr && alias_->touch(e.asid, ref.addr) && res.level == MemLevel::L1) {
+      done = now + aliasPenalty_;  // 64K aliasing evicted the line: it comes back from the L2
+      ++contexts_[t].stats.alias64kConflicts;
+    }
+    if (done > owned) owned = done;
+  }
+  e.ownedAt = owned;
+  ++r.retiredEnd;
+  ++buffered_;
+}
+
+void StoreQueue::retireWritten(std::uint32_t t, std::uint64_t seq) {
+  sync(t);
+  Ring& r = ring_[t];
+  if (r.head != r.retiredEnd || r.retiredEnd == r.tail || r.slots[r.retiredEnd & r.mask].seq != seq) return;
+  ++r.head;
+  ++r.retiredEnd;
+}
+
+void StoreQueue::squashFrom(std::uint32_t t, std::uint64_t from) {
+  Ring& r = ring_[t];
+  while (r.tail > r.retiredEnd && r.slots[(r.tail - 1) & r.mask].seq >= from) --r.tail;
+  if (r.scanned > from) r.scanned = from;
+}
+
+void StoreQueue::rebind(std::uint32_t t) {
+  Ring& r = ring_[t];
+  r.tail = r.retiredEnd;
+  const ThreadContext& th = contexts_[t];
+  r.scanned = th.cursor != nullptr ? th.cursor->retireSeq() : 0;
+}
+
+void StoreQueue::popWritten(std::uint32_t t) {
+  ++ring_[t].head;
+  --buffered_;
+  sq_.release(t);
+}
+
+bool StoreQueue::drain(Cycle now) {
+  if (buffered_ == 0) return false;
+  bool changed = false;
+  // Write slots go round-robin over the threads, one store per thread per turn; a thread whose oldest buffered store
+  // does not own its line yet waits (stores become visible in program order).
+  std::uint32_t slots = storesPerCycle_;
+  bool progress = true;
+  while (slots > 0 && progress) {
+    progress = false;
+    const std::uint32_t start = lastDrained_;
+    for (std::uint32_t i = 1; i <= threadCount_ && slots > 0; ++i) {
+      const std::uint32_t t = (start + i) % threadCount_;
+      const Ring& r = ring_[t];
+      if (r.head == r.retiredEnd || r.slots[r.head & r.mask].ownedAt > now) continue;
+      popWritten(t);
+      lastDrained_ = t;
+      --slots;
+      progress = changed = true;
+    }
+  }
+  return changed;
+}
+
+void StoreQueue::earliestWake(Cycle now, Cycle& next) const {
+  if (buffered_ == 0) return;
+  for (const Ring& r : ring_) {
+    if (r.head == r.retiredEnd) continue;
+    const Cycle owned = r.slots[r.head & r.mask].ownedAt;
+    const Cycle at = owned > now ? owned : now + 1;  // its line arrives, or the next cycle's write slot
+    if (at < next) next = at;
+  }
+}
+
+}  // namespace smtlab

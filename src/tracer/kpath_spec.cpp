@@ -1,0 +1,61 @@
+#include "smtlab/tracer/kpath_spec.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "smtlab/common/error.hpp"
+#include "smtlab/common/short_quote.hpp"
+#include "smtlab/tracer/kernel_stack.hpp"
+#include "smtlab/tracer/kpath.hpp"
+
+namespace smtlab {
+
+KpathSpec parseKpathSpec(const std::string& spec) {
+  const std::string rest = spec.substr(spec.find(':') + 1);
+  const std::size_t comma = rest.find(',');
+  KpathSpec out;
+  out.name = rest.substr(0, comma);
+  // Options: seed=N and stack=K, comma-separated, each at most once. from_chars takes digits only (no sign, no blanks,
+  // unlike strtoull) and reports a value beyond 64 bits.
+  bool haveSeed = false, haveStack = false;
+  for (std::size_t at = comma; at != std::string::npos;) {
+    const std::size_t next = rest.find(',', at + 1);
+    const std::string_view opt =
+        std::string_view(rest).substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1);
+    at = next;
+    auto number = [&](std::size_t skip, std::uint64_t& value) {
+      const char* last = opt.data() + opt.size();
+      const auto [end, ec] = std::from_chars(opt.data() + skip, last, value);
+      return opt.size() > skip && ec == std::errc() && end == last;
+    };
+    bool ok = false;
+    if (opt.starts_with("seed=") && !haveSeed) {
+      ok = haveSeed = number(5, out.seed);
+    } else if (opt.starts_with("stack=") && !haveStack) {
+      ok = haveStack = number(6, out.stackSlot);
+      if (ok && out.stackSlot > kMaxKernelStackSlot) {
+        throw TraceError(fmt::format("'{}': stack={} is out of range (0..{})", shortToken(spec), out.stackSlot,
+                                     kMaxKernelStackSlot));
+      }
+    }
+    if (!ok) {
+      throw TraceError(fmt::format("'{}': bad option '{}' (kpath:NAME[,seed=N][,stack=K], N a whole number from 0 "
+                                   "to {}, K from 0 to {}, each at most once)",
+                                   shortToken(spec), shortToken(opt), UINT64_MAX, kMaxKernelStackSlot));
+    }
+  }
+  const auto& table = kpaths();
+  if (std::none_of(table.begin(), table.end(), [&](const KpathInfo& k) { return k.name == out.name; })) {
+    std::string names;
+    for (const auto& k : table) names += (names.empty() ? "" : " ") + k.name;
+    throw TraceError(
+        fmt::format("'{}': unknown kernel path '{}' (paths: {})", shortToken(spec), shortToken(out.name), names));
+  }
+  return out;
+}
+
+}  // namespace smtlab
