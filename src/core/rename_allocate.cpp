@@ -104,9 +104,11 @@ std::uint32_t RenameAllocate::chooseByPolicy(Cycle now) {
 }
 
 std::uint32_t RenameAllocate::iqEntriesFor(std::uint32_t t, const UopPlan& plan) const {
-  // One issue-queue entry per uop; chosen: a microcode sequence longer than the thread's share streams in, so it
-  // waits for the whole share rather than for ever.
-  return std::max<std::uint32_t>(1, std::min<std::uint32_t>(plan.total, queues_[QueueKind::Iq].limit(t)));
+  // One issue-queue entry per uop. A microcode sequence streams in from the sequencer, uop by uop, so it never needs
+  // more room at once than the thread is guaranteed (chosen: the claim is capped there). Capping at the thread's
+  // limit instead starved a 41-uop divide for ever on netburst: the IQ's 48 entries capped at 36 per thread leave
+  // only 12 while a pointer-chasing sibling keeps its 36 full.
+  return std::max<std::uint32_t>(1, std::min<std::uint32_t>(plan.total, queues_[QueueKind::Iq].guaranteed(t)));
 }
 
 void RenameAllocate::renameWrongPath(std::uint32_t t, Cycle now) {
