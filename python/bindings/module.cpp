@@ -70,7 +70,24 @@ std::string overrideText(const py::handle& value, std::string_view key) {
   if (py::isinstance<py::int_>(value)) return py::str(value).cast<std::string>();
   if (py::isinstance<py::float_>(value)) return py::repr(value).cast<std::string>();
   if (py::isinstance<py::str>(value)) return value.cast<std::string>();
-  throw py::type_error("config key '" + std::string(key) + "': value must be bool, int, float or str, not " +
+  if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
+    // A list of strings (core.ports) becomes a TOML array of basic strings.
+    std::string out = "[";
+    for (const auto& item : value) {
+      if (!py::isinstance<py::str>(item)) {
+        throw py::type_error("config key '" + std::string(key) + "': a list value must hold str items, not " +
+                             py::type::handle_of(item).attr("__name__").cast<std::string>());
+      }
+      out += out.size() > 1 ? ", \"" : "\"";
+      for (char ch : item.cast<std::string>()) {
+        if (ch == '"' || ch == '\\') out += '\\';
+        out += ch;
+      }
+      out += '"';
+    }
+    return out + "]";
+  }
+  throw py::type_error("config key '" + std::string(key) + "': value must be bool, int, float, str or a list of str, not " +
                        py::type::handle_of(value).attr("__name__").cast<std::string>());
 }
 

@@ -76,6 +76,27 @@ std::string setFromNode(const Param& p, const toml::node& n) {
         } else if constexpr (std::is_integral_v<T>) {
           if (n.is_integer()) return config_detail::setInteger(p, *n.value<std::int64_t>());
           expected = "an integer";
+        } else if constexpr (std::is_same_v<T, std::vector<PortConfig>>) {
+          // core.ports: an array of strings, one port each.
+          const toml::array* a = n.as_array();
+          if (a == nullptr || a->empty() || a->size() > kMaxPorts) {
+            return fmt::format("key '{}' must be an array of 1 to {} port strings such as [\"int_alu:2 branch\", "
+                               "\"load\"], got {}",
+                               p.key, kMaxPorts, describeNode(n));
+          }
+          std::vector<PortConfig> ports(a->size());
+          for (std::size_t i = 0; i < a->size(); ++i) {
+            const toml::node& item = *a->get(i);
+            if (!item.is_string()) {
+              return fmt::format("key '{}' port {}: must be a string of unit classes, got {}", p.key, i,
+                                 describeNode(item));
+            }
+            if (auto err = parsePort(*item.value<std::string>(), ports[i]); !err.empty()) {
+              return fmt::format("key '{}' port {}: {}", p.key, i, err);
+            }
+          }
+          *f = std::move(ports);
+          return {};
         } else {
           if (n.is_string()) return config_detail::setChoice(p, *n.value<std::string>());
           return fmt::format("key '{}' must be one of {}, got {}", p.key, config_detail::typeName(p), describeNode(n));
@@ -88,6 +109,13 @@ std::string setFromNode(const Param& p, const toml::node& n) {
 // Why `key` is not a key: a section given a value, or an unknown key with the closest real one. One line: a section
 // is named with one of its keys as an example rather than with all of them (core has over a hundred).
 std::string notAKeyMessage(std::span<const Param> params, std::string_view key, const toml::node* value) {
+  // Keys that issue ports replaced (issue 10 §2): an old config must not have them silently ignored.
+  if (key.starts_with("core.fu.") && key.ends_with(".count")) {
+    return fmt::format("key '{}' was removed: issue ports replace unit counts; list the ports that feed the unit in "
+                       "core.ports, e.g. core.ports = [\"int_alu branch\", \"int_alu\", \"load\", ...] "
+                       "(docs/config.md, \"Issue ports\")",
+                       key);
+  }
   if (const auto inside = keysUnder(params, key); !inside.empty() && value != nullptr) {
     return fmt::format("'{}' is a section, not a key, so it cannot be {}: set the keys inside it, as a [{}] table "
                        "or as dotted keys such as {} = {} ({} keys; smtlab config show lists them)",

@@ -14,7 +14,8 @@
 namespace smtlab::config_detail {
 
 // Points at the member of one Config that a key sets.
-using FieldRef = std::variant<std::uint32_t*, std::uint64_t*, double*, bool*, Sharing*, FetchPolicy*, ThreadChoice*, LongLatencyMiss*, MemDependence*>;
+using FieldRef = std::variant<std::uint32_t*, std::uint64_t*, double*, bool*, Sharing*, FetchPolicy*, ThreadChoice*, LongLatencyMiss*,
+                              MemDependence*, std::vector<PortConfig>*>;
 
 struct Param {
   std::string key;  // "core.rob.entries"

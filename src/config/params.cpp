@@ -48,6 +48,19 @@ constexpr std::array<std::pair<LongLatencyMiss, std::string_view>, 3> kLongLaten
     {LongLatencyMiss::Llc, "llc"},
 }};
 
+constexpr std::array<std::pair<UnitClass, std::string_view>, kUnitClasses> kUnitClassNames{{
+    {UnitClass::IntAlu, "int_alu"},
+    {UnitClass::Branch, "branch"},
+    {UnitClass::IntMul, "int_mul"},
+    {UnitClass::IntDiv, "int_div"},
+    {UnitClass::FpAdd, "fp_add"},
+    {UnitClass::FpMul, "fp_mul"},
+    {UnitClass::FpDiv, "fp_div"},
+    {UnitClass::Load, "load"},
+    {UnitClass::StoreAddress, "store_address"},
+    {UnitClass::StoreData, "store_data"},
+}};
+
 constexpr std::array<std::pair<MemDependence, std::string_view>, 4> kMemDependenceNames{{
     {MemDependence::Off, "off"},
     {MemDependence::Speculate, "speculate"},
@@ -97,7 +110,6 @@ void visitRegisterFile(V& v, const std::string& prefix, RegisterFileConfig& f, s
 // Declares a class of functional units (three keys).
 template <class V>
 void visitFu(V& v, const std::string& prefix, FuConfig& f, std::string_view what, std::string_view latencyDoc) {
-  v(prefix + ".count", f.count, fmt::format("{} units", what), 1, 64);
   v(prefix + ".latency", f.latency, std::string(latencyDoc), 0, 10000);
   v(prefix + ".pipelined", f.pipelined,
     fmt::format("{}: true = a unit takes a new uop every cycle, false = busy for `latency` cycles", what));
@@ -107,6 +119,10 @@ void visitFu(V& v, const std::string& prefix, FuConfig& f, std::string_view what
     fmt::format("{}: min cycles between two uops of ONE thread on these units (a microcode sequence it cannot "
                 "overlap; the sibling can); 0 = no limit", what),
     0, 10000);
+  v(prefix + ".uops", f.uops,
+    fmt::format("{}: uops the decoder makes of one such instruction, load/store uops not counted; more than 4 come "
+                "from the microcode sequencer (a recorded Instr::uops overrides it)", what),
+    1, 255);
 }
 
 template <class V>
@@ -188,6 +204,10 @@ void visitParams(Config& c, V&& v) {
           "address-generation cycles before the L1D access (the cache latency comes on top)");
   visitFu(v, "core.fu.store", k.fu.store, "store (AGU + data)", "cycles until a store's address and data are ready");
 
+  v("core.ports", k.ports,
+    "issue ports, one string each: the unit classes it feeds, class:rate for more than one uop of a class per cycle "
+    "(int_alu:2 = a double-speed ALU); classes: int_alu branch int_mul int_div fp_add fp_mul fp_div load "
+    "store_address store_data");
   // Load/store unit (issue 10 §3): the post-retire store buffer.
   LsuConfig& lsu = k.lsu;
   v("core.lsu.store_buffer", lsu.store_buffer,
@@ -407,6 +427,8 @@ std::string typeName(const Param& p) {
           return "float";
         } else if constexpr (std::is_integral_v<T>) {
           return "int";
+        } else if constexpr (std::is_same_v<T, std::vector<PortConfig>>) {
+          return "list of ports";
         } else {
           return fmt::format("{}", fmt::join(choicesOf(p), " | "));
         }
@@ -446,6 +468,10 @@ std::string valueText(const Param& p) {
           return quoted(threadChoiceName(*f));
         } else if constexpr (std::is_same_v<T, LongLatencyMiss>) {
           return quoted(longLatencyMissName(*f));
+        } else if constexpr (std::is_same_v<T, std::vector<PortConfig>>) {
+          std::vector<std::string> ports;
+          for (const PortConfig& port : *f) ports.push_back(quoted(portText(port)));
+          return fmt::format("[{}]", fmt::join(ports, ", "));
         } else if constexpr (std::is_same_v<T, MemDependence>) {
           return quoted(memDependenceName(*f));
         } else {
@@ -577,6 +603,58 @@ std::string_view threadChoiceName(ThreadChoice c) {
 std::string_view fetchPolicyName(FetchPolicy p) {
   return config_detail::enumName(config_detail::kFetchPolicyNames, p);
 }
+std::string_view unitClassName(UnitClass c) { return config_detail::enumName(config_detail::kUnitClassNames, c); }
+
+std::string portText(const PortConfig& port) {
+  std::vector<std::string> parts;
+  for (const auto& [cls, name] : config_detail::kUnitClassNames) {
+    const int rate = port.rate[static_cast<int>(cls)];
+    if (rate == 1) parts.emplace_back(name);
+    if (rate > 1) parts.push_back(fmt::format("{}:{}", name, rate));
+  }
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
+std::string parsePort(std::string_view text, PortConfig& out) {
+  out = PortConfig{};
+  bool any = false;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    if (text[pos] == ' ' || text[pos] == '\t' || text[pos] == ',') {
+      ++pos;
+      continue;
+    }
+    std::size_t end = pos;
+    while (end < text.size() && text[end] != ' ' && text[end] != '\t' && text[end] != ',') ++end;
+    const std::string_view word = text.substr(pos, end - pos);
+    pos = end;
+    const auto colon = word.find(':');
+    const std::string_view name = word.substr(0, colon);
+    int rate = 1;
+    if (colon != std::string_view::npos) {
+      const std::string_view digits = word.substr(colon + 1);
+      rate = 0;
+      for (char ch : digits) rate = (ch >= '0' && ch <= '9' && rate < 100) ? rate * 10 + (ch - '0') : 1000;
+      if (digits.empty() || rate < 1 || rate > 8) {
+        return fmt::format("{}: the rate after ':' must be a whole number of uops per cycle from 1 to 8",
+                           shortQuote(word));
+      }
+    }
+    const auto* found = std::find_if(config_detail::kUnitClassNames.begin(), config_detail::kUnitClassNames.end(),
+                                     [&](const auto& e) { return e.second == name; });
+    if (found == config_detail::kUnitClassNames.end()) {
+      std::vector<std::string_view> names;
+      for (const auto& e : config_detail::kUnitClassNames) names.push_back(e.second);
+      return fmt::format("unknown unit class {} (classes: {})", shortQuote(name), fmt::join(names, ", "));
+    }
+    std::uint8_t& slot = out.rate[static_cast<int>(found->first)];
+    if (slot != 0) return fmt::format("unit class '{}' is listed twice", name);
+    slot = static_cast<std::uint8_t>(rate);
+    any = true;
+  }
+  if (!any) return "a port must feed at least one unit class";
+  return {};
+}
 
 std::vector<ParamInfo> describeConfig(const Config& config) {
   Config copy = config;
@@ -610,6 +688,10 @@ boost::json::value configToJson(const Config& config) {
             return boost::json::string(threadChoiceName(*f));
           } else if constexpr (std::is_same_v<T, LongLatencyMiss>) {
             return boost::json::string(longLatencyMissName(*f));
+          } else if constexpr (std::is_same_v<T, std::vector<PortConfig>>) {
+            boost::json::array ports;
+            for (const PortConfig& port : *f) ports.emplace_back(boost::json::string(portText(port)));
+            return ports;
           } else if constexpr (std::is_same_v<T, MemDependence>) {
             return boost::json::string(memDependenceName(*f));
           } else {

@@ -1,6 +1,7 @@
 // Range and consistency checks on a whole Config: what a single key's range cannot say (entries per thread,
 // power-of-two set counts, latencies that must not decrease down the hierarchy).
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 
@@ -74,6 +75,34 @@ class Checker {
     }
   }
 
+  // Issue ports (issue 10 §2): every unit class a uop can need is fed by some port (else that uop never issues);
+  // within a port every rate divides the port's fastest rate, so a uop takes a whole number of its slots.
+  void ports(const std::vector<PortConfig>& ports) const {
+    if (ports.empty() || ports.size() > kMaxPorts) {
+      fail(fmt::format("core.ports lists {} ports; it needs 1 to {}", ports.size(), kMaxPorts));
+    }
+    for (int c = 0; c < kUnitClasses; ++c) {
+      bool fed = false;
+      for (const PortConfig& p : ports) fed |= p.rate[c] != 0;
+      if (!fed) {
+        fail(fmt::format("core.ports: no port feeds unit class '{}', so its uops could never issue",
+                         unitClassName(static_cast<UnitClass>(c))));
+      }
+    }
+    for (std::size_t i = 0; i < ports.size(); ++i) {
+      int fastest = 0;
+      for (int r : ports[i].rate) fastest = std::max(fastest, r);
+      if (fastest == 0) fail(fmt::format("core.ports port {} feeds no unit class", i));
+      for (int c = 0; c < kUnitClasses; ++c) {
+        const int r = ports[i].rate[c];
+        if (r < 0 || r > 8 || (r != 0 && fastest % r != 0)) {
+          fail(fmt::format("core.ports port {} (\"{}\"): rate {} of '{}' must divide the port's fastest rate {}", i,
+                           portText(ports[i]), r, unitClassName(static_cast<UnitClass>(c)), fastest));
+        }
+      }
+    }
+  }
+
   // A register file must leave room for renaming after the architectural state of every thread (issue 10 §3).
   void registerFile(std::string_view name, const RegisterFileConfig& f) const {
     if (f.entries == 0) return;  // unlimited
@@ -131,6 +160,8 @@ class Checker {
     queue("sq", k.sq);
     registerFile("int_prf", k.int_prf);
     registerFile("fp_prf", k.fp_prf);
+
+    ports(k.ports);
 
     const BranchConfig& b = k.branch;
     if (!isPow2(b.pht_entries)) fail(fmt::format("core.branch.pht_entries = {} must be a power of two", b.pht_entries));

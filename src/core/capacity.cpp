@@ -38,6 +38,11 @@ void SharedCapacity::setActive(std::uint32_t activeMask) {
                                 : entries_;
         break;
     }
+    const std::uint64_t others = std::uint64_t{sharers - 1} * limit_[t];
+    const bool ownCopy = sharing_ == Sharing::Replicated || sharing_ == Sharing::Partitioned;
+    guaranteed_[t] = ownCopy ? limit_[t]
+                             : std::max<std::uint32_t>(1, others >= total_ ? 0 : static_cast<std::uint32_t>(total_ - others));
+    guaranteed_[t] = std::min(guaranteed_[t], limit_[t]);
   }
 }
 

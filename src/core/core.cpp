@@ -92,6 +92,18 @@ void Core::tick(Cycle now) {
     throw DeadlockError(fmt::format("watchdog: core {} retired nothing for {} cycles (cycle {}): {}", id_.value,
                                     now - lastRetire_, now.value, describeStuck(now)));
   }
+  // A thread whose sibling retires never trips the test above: a starved thread (a sibling holding a shared
+  // structure it needs for ever) would run for ever without this one.
+  for (std::uint32_t t = 0; t < threadCount_; ++t) {
+    ThreadContext& th = threads_[t];
+    if (th.state != ThreadState::Running || th.retiredThisCycle || th.stats.instructions >= th.retireLimit) {
+      th.lastRetire = now;
+    } else if (now - th.lastRetire > watchdogCycles_) {
+      throw DeadlockError(fmt::format("watchdog: core {} thread {} retired nothing for {} cycles while a sibling "
+                                      "retired (cycle {}): {}",
+                                      id_.value, t, now - th.lastRetire, now.value, describeStuck(now)));
+    }
+  }
   if (progress || !events_.empty()) {
     nextWake_ = now + 1;
   } else {
@@ -106,6 +118,7 @@ void Core::tick(Cycle now) {
 void Core::attach(std::uint32_t t, std::shared_ptr<TraceCursor> cursor, Asid asid, Cycle now) {
   flushAccounting(now);
   threads_[t].bind(std::move(cursor), asid, now);
+  threads_[t].lastRetire = now;
   loadStore_.threadBound(t);
   if (lastRetire_ < now) lastRetire_ = now;
   activeDirty_ = true;  // applied at the next tick, so a detach and an attach in one cycle are one change
@@ -132,6 +145,7 @@ void Core::restartFinished(std::uint32_t t, Cycle now) {
   loadStore_.threadBound(t);
   th.state = ThreadState::Running;
   th.fetchResumeAt = now;
+  th.lastRetire = now;
   activeDirty_ = true;  // applied at the next tick, so a detach and an attach in one cycle are one change
   nextWake_ = now;
 }
@@ -199,7 +213,7 @@ void Core::squashFrom(std::uint32_t t, std::uint64_t from) {
     } else {
       Uop& u = th.robSlot(seq);
       if (!u.issued) {
-        iq.release(t);
+        iq.release(t, u.iqHeld);  // the uops not yet issued (issue 10 §2)
         if (in.isBranch()) --th.unresolvedBranches;
       }
       rob.release(t);
@@ -415,7 +429,7 @@ void Core::checkInvariants(Cycle now) const {
         lastAge = u.age;
         if (u.instr != &cur.at(seq)) fail(t, fmt::format("instruction #{} points at the wrong trace record", seq));
         ++count[static_cast<int>(QueueKind::Rob)];
-        if (!u.issued) ++count[static_cast<int>(QueueKind::Iq)];
+        count[static_cast<int>(QueueKind::Iq)] += u.iqHeld;  // one entry per uop not yet issued
         if (u.hasLoad) ++count[static_cast<int>(QueueKind::Lq)];
         if (u.hasStore) ++count[static_cast<int>(QueueKind::Sq)];
         intRegs[t] += u.intRegs;

@@ -26,7 +26,8 @@ FrontEnd::FrontEnd(CoreId core, const Config& config, MemorySystem& memory, std:
       policy_(makeFetchPolicy(config.core.fetch_policy)),
       predictor_(config.core.branch),
       fetchOrder_(config.core.threads),
-      candidates_(config.core.threads) {}
+      candidates_(config.core.threads),
+      decoder_(config.core) {}
 
 bool FrontEnd::fetch(Cycle now) {
   const SharedCapacity& uopq = queues_[QueueKind::UopQueue];
@@ -89,6 +90,7 @@ std::uint32_t FrontEnd::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle
     fe.availableAt = now + frontendDepth_;
     fe.mispredicted = false;
     fe.btbMiss = false;
+    fe.plan = decoder_.decode(*in);
     th.cursor->advanceFetch();
     ++th.stats.fetched;
     ++got;
@@ -117,6 +119,14 @@ std::uint32_t FrontEnd::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle
     if (in->op == OpClass::Pause) {
       th.fetchResumeAt = now + pauseCycles_;
       th.fetchBlock = FetchBlock::Pause;
+      break;
+    }
+    if (const UopPlan& plan = fe.plan; plan.microcoded) {
+      // The microcode sequencer delivers the instruction's uops, fetch_width per cycle, for this thread only: its
+      // fetch/decode slot is held for ceil(uops / fetch_width) cycles, while a sibling may fetch as the fetch policy
+      // allows (NetBurst: the trace cache keeps alternating; the MS-ROM serves one logical processor).
+      th.fetchResumeAt = now + (plan.total + fetchWidth_ - 1) / fetchWidth_;
+      th.fetchBlock = FetchBlock::Microcode;
       break;
     }
   }

@@ -87,7 +87,11 @@ void LoadStoreUnit::search(std::uint32_t t, const Uop& load, Cycle now, Search& 
         if (overlaps(ld, st)) {
           const bool covers = st.addr <= ld.addr && ld.addr + ld.size <= st.addr + st.size &&
                               (!forwardSameAddress_ || st.addr == ld.addr);
-          if (forwarding_ && covers) {
+          if (forwarding_ && covers && inFlight && e.dataAt == Cycle::never()) {
+            // Its address is known but its data uop has not issued (issue 10 §2): the load waits for the data, asked
+            // again when a store uop of the thread issues.
+            holdFor(Hold::StoreData, Cycle::never());
+          } else if (forwarding_ && covers) {
             out.forwarded[k] = true;
             out.dataAt[k] = e.dataAt;
             out.source[k] = inFlight ? e.seq + 1 : 0;
@@ -130,6 +134,7 @@ void LoadStoreUnit::countHold(std::uint32_t t, const Uop& load, Hold hold) {
     case Hold::Alias4k:
       ++th.stats.alias4kStalls;
       break;
+    case Hold::StoreData:  // a wait for the store's data uop, not a stall of the forwarding itself
     case Hold::None:
       break;
   }
@@ -214,7 +219,8 @@ void LoadStoreUnit::executeStore(std::uint32_t t, const Uop& u, Cycle now) {
   StoreEntry* e = stores_.inFlight(t, u.seq);
   if (e == nullptr) return;
   e->addressAt = now;
-  e->dataAt = u.doneAt;
+  // With uops the data comes with the store-data uop (storeDataReady), which may issue before or after this one.
+  if (u.doneAt != Cycle::never()) e->dataAt = u.doneAt;
   auto& spec = speculative_[t];
   if (spec.empty()) return;
   pruneSpeculative(t);
@@ -235,6 +241,12 @@ void LoadStoreUnit::executeStore(std::uint32_t t, const Uop& u, Cycle now) {
   orderViolations_.emplace_back(t, victim->seq);
   const std::uint64_t from = victim->seq;
   std::erase_if(spec, [&](const SpeculativeLoad& l) { return l.seq >= from; });  // squashed with it
+}
+
+void LoadStoreUnit::storeDataReady(std::uint32_t t, const Uop& u, Cycle dataAt) {
+  if (!tracking_) return;
+  StoreEntry* e = stores_.inFlight(t, u.seq);
+  if (e != nullptr) e->dataAt = dataAt;
 }
 
 void LoadStoreUnit::retireMemory(std::uint32_t t, const Uop& u, Cycle now) {

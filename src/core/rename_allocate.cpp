@@ -23,7 +23,8 @@ RenameAllocate::RenameAllocate(const Config& config, std::span<ThreadContext> th
       policyNeedsCounters_(policy_->needsCounters()),
       roundRobin_(config.core.rename_policy == ThreadChoice::RoundRobin),
       candidates_(config.core.threads),
-      order_(config.core.threads) {
+      order_(config.core.threads),
+      decoder_(config.core) {
   dispatched_.reserve(renameWidth_);
 }
 
@@ -32,15 +33,20 @@ CpiCause RenameAllocate::blockCause(std::uint32_t t) const {
   const ThreadContext& th = threads_[t];
   CapacityVerdict v = queues_[QueueKind::Rob].check(t);
   if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::RobFull, CpiCause::RobPartition);
-  v = queues_[QueueKind::Iq].check(t);
-  if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::IqFull, CpiCause::IqPartition);
-  if (th.robTail == th.enteredSeq) return CpiCause::Base;  // a wrong-path uop is next: it needs no LQ/SQ entry
+  if (th.robTail == th.enteredSeq) {
+    // A wrong-path uop is next: one issue-queue entry (it is one uop), no LQ/SQ entry, no register.
+    v = queues_[QueueKind::Iq].check(t);
+    return v == CapacityVerdict::Ok ? CpiCause::Base : stallCause(v, CpiCause::IqFull, CpiCause::IqPartition);
+  }
   const Instr& in = th.cursor->at(th.robTail);
-  if (in.hasLoad()) {
+  const UopPlan& plan = planOf(t, th.robTail, in);
+  v = queues_[QueueKind::Iq].check(t, iqEntriesFor(t, plan));
+  if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::IqFull, CpiCause::IqPartition);
+  if (plan.load) {
     v = queues_[QueueKind::Lq].check(t);
     if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::LqFull, CpiCause::LqPartition);
   }
-  if (in.hasStore()) {
+  if (plan.storeAddress) {
     v = queues_[QueueKind::Sq].check(t);
     if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::SqFull, CpiCause::SqPartition);
   }
@@ -97,6 +103,14 @@ std::uint32_t RenameAllocate::chooseByPolicy(Cycle now) {
   return order_[0];
 }
 
+std::uint32_t RenameAllocate::iqEntriesFor(std::uint32_t t, const UopPlan& plan) const {
+  // One issue-queue entry per uop. A microcode sequence streams in from the sequencer, uop by uop, so it never needs
+  // more room at once than the thread is guaranteed (chosen: the claim is capped there). Capping at the thread's
+  // limit instead starved a 41-uop divide for ever on netburst: the IQ's 48 entries capped at 36 per thread leave
+  // only 12 while a pointer-chasing sibling keeps its 36 full.
+  return std::max<std::uint32_t>(1, std::min<std::uint32_t>(plan.total, queues_[QueueKind::Iq].guaranteed(t)));
+}
+
 void RenameAllocate::renameWrongPath(std::uint32_t t, Cycle now) {
   ThreadContext& th = threads_[t];
   WrongPathState& wp = th.wrongPath;
@@ -124,9 +138,11 @@ void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
 
   queues_[QueueKind::UopQueue].release(t);
   queues_[QueueKind::Rob].take(t);
-  queues_[QueueKind::Iq].take(t);
-  const bool hasLoad = in.hasLoad();
-  const bool hasStore = in.hasStore();
+  const UopPlan& plan = planOf(t, seq, in);
+  const std::uint32_t iqEntries = iqEntriesFor(t, plan);
+  queues_[QueueKind::Iq].take(t, iqEntries);
+  const bool hasLoad = plan.load;
+  const bool hasStore = plan.storeAddress;
   if (hasLoad) queues_[QueueKind::Lq].take(t);
   if (hasStore) queues_[QueueKind::Sq].take(t);
 
@@ -140,7 +156,7 @@ void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
   u.doneAt = Cycle::never();
   u.depHead = kNoDep;
   u.pendingSrcs = 0;
-  u.fu = fuKindFor(in.op);
+  u.fu = plan.opFu;
   u.level = MemLevel::L1;
   u.valid = true;
   u.issued = false;
@@ -148,6 +164,19 @@ void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
   u.btbMiss = fe.btbMiss;
   u.hasLoad = hasLoad;
   u.hasStore = hasStore;
+  u.iqHeld = static_cast<std::uint8_t>(iqEntries);
+  u.helpersLeft = plan.helpers;
+  u.loadLeft = plan.load;
+  u.opLeft = plan.op;
+  u.staLeft = plan.storeAddress;
+  u.stdLeft = plan.storeData;
+  u.hasOp = plan.op;
+  u.opNeedsPort = plan.opNeedsPort;
+  u.opClass = plan.opClass;
+  u.loadDataAt = Cycle{0};
+  u.opDoneAt = Cycle{0};
+  u.partsDoneAt = Cycle{0};
+  u.loadIssuedAt = Cycle{0};
   // Stack engine (Intel optimization manual 248966, "Stack Pointer Tracker"; Agner Fog, The microarchitecture of
   // Intel, AMD and VIA CPUs, "Stack engine", from the Pentium M on): push/pop/call/ret have their stack-pointer
   // update done by an adder in the decoder, which keeps the offset from the last explicit value. Such an instruction

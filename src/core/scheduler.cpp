@@ -12,32 +12,9 @@ struct LaterReady {
     return a.readyAt != b.readyAt ? a.readyAt > b.readyAt : a.age > b.age;
   }
 };
-}  // namespace
 
-FuKind fuKindFor(OpClass op) {
-  switch (op) {
-    case OpClass::IMul:
-      return FuKind::IntMul;
-    case OpClass::IDiv:
-      return FuKind::IntDiv;
-    case OpClass::FAdd:
-      return FuKind::FpAdd;
-    case OpClass::FMul:
-      return FuKind::FpMul;
-    case OpClass::FDiv:
-      return FuKind::FpDiv;
-    case OpClass::Load:
-      return FuKind::Load;
-    case OpClass::Store:
-      return FuKind::Store;
-    case OpClass::Nop:
-    case OpClass::Mark:
-    case OpClass::Pause:
-      return FuKind::None;
-    default:
-      return FuKind::IntAlu;
-  }
-}
+bool olderFirst(const WaitEntry& a, const WaitEntry& b) { return a.age < b.age; }
+}  // namespace
 
 Scheduler::Scheduler(const Config& config, std::span<ThreadContext> threads, CoreQueues& queues,
                      ILoadStorePort& loadStore, IBranchResolutionPort& branches)
@@ -47,17 +24,12 @@ Scheduler::Scheduler(const Config& config, std::span<ThreadContext> threads, Cor
       queues_(queues),
       loadStore_(loadStore),
       branches_(branches),
+      ports_(config.core),
       replay_(config) {
   const auto& c = config.core;
   const FuConfig* fu[kFuKinds] = {&c.fu.int_alu, &c.fu.int_mul, &c.fu.int_div, &c.fu.fp_add,
                                   &c.fu.fp_mul,  &c.fu.fp_div,  &c.fu.load,    &c.fu.store};
-  for (int k = 0; k < kFuKinds; ++k) {
-    fus_[k].count = fu[k]->count;
-    fus_[k].latency = fu[k]->latency;
-    fus_[k].interval = fu[k]->interval != 0 ? fu[k]->interval : (fu[k]->pipelined ? 1 : std::max(1u, fu[k]->latency));
-    fus_[k].threadInterval = fu[k]->thread_interval;
-    fus_[k].busyUntil.assign(fu[k]->count, Cycle{0});
-  }
+  for (int k = 0; k < kFuKinds; ++k) latency_[k] = fu[k]->latency;
   // Every renamed instruction of every thread can wait here at once (twice: the entries of squashed wrong-path
   // uops stay until their turn comes).
   const std::size_t window =
@@ -75,144 +47,143 @@ void Scheduler::pushWaiting(const WaitEntry& e) {
   std::push_heap(waiting_.begin(), waiting_.end(), LaterReady{});
 }
 
-bool Scheduler::fuAvailable(FuKind fu, std::uint32_t thread, Cycle now) const {
-  if (fu == FuKind::None) return true;
-  const FuState& f = fus_[static_cast<int>(fu)];
-  if (f.usedThisCycle >= f.count) return false;
-  if (f.threadInterval > 0 && f.threadNext[thread] > now) return false;
-  if (f.interval <= 1) return true;
-  return std::any_of(f.busyUntil.begin(), f.busyUntil.end(), [&](Cycle c) { return c <= now; });
-}
-
-void Scheduler::fuTake(FuKind fu, std::uint32_t thread, Cycle now) {
-  if (fu == FuKind::None) return;
-  FuState& f = fus_[static_cast<int>(fu)];
-  ++f.usedThisCycle;
-  if (f.threadInterval > 0) f.threadNext[thread] = now + f.threadInterval;
-  if (f.interval > 1) {
-    for (Cycle& c : f.busyUntil) {
-      if (c <= now) {
-        c = now + f.interval;
-        break;
-      }
-    }
-  }
-}
-
 bool Scheduler::issue(Cycle now) {
-  if (now != fuCycle_) {
-    for (auto& fu : fus_) fu.usedThisCycle = 0;
-    fuCycle_ = now;
-  }
   // Move everything whose operands are ready by now into the age-ordered ready list.
   while (!waiting_.empty() && waiting_.front().readyAt <= now) {
     std::pop_heap(waiting_.begin(), waiting_.end(), LaterReady{});
     const WaitEntry e = waiting_.back();
     waiting_.pop_back();
-    ready_.insert(std::upper_bound(ready_.begin(), ready_.end(), e,
-                                   [](const WaitEntry& a, const WaitEntry& b) { return a.age < b.age; }),
-                  e);
+    ready_.insert(std::upper_bound(ready_.begin(), ready_.end(), e, olderFirst), e);
   }
   if (ready_.empty()) return false;
 
   std::uint32_t issued = 0;
-  // Issues e if it can: 0 = gone (squashed, parked, held by memory ordering, or replaying), 1 = issued, 2 = stays
-  // ready.
-  auto tryIssue = [&](const WaitEntry& e) -> int {
-    if ((e.seq & kWrongPathTag) != 0) {
-      const WrongPathIssue r = issueWrongPath(e, issued < issueWidth_, now);
-      if (r == WrongPathIssue::Issued) {
-        ++issued;
-        return 1;
-      }
-      return r == WrongPathIssue::Waits ? 2 : 0;
-    }
+  // Issues what it can of e: false = gone (squashed, parked, held by memory ordering, replaying, or every uop issued
+  // or waiting for data), true = stays ready (a uop lacks a port or an issue slot).
+  auto tryIssue = [&](const WaitEntry& e) -> bool {
+    if ((e.seq & kWrongPathTag) != 0) return issueWrongPath(e, issued < issueWidth_, now) == WrongPathIssue::Waits;
     ThreadContext& th = threads_[e.thread];
     Uop* u = th.cursor != nullptr ? &th.robSlot(e.seq) : nullptr;
-    if (u == nullptr || !u->valid || u->age != e.age || u->issued) return 0;  // squashed meanwhile
-    if (u->hasLoad && issued < issueWidth_) {
-      // Memory ordering: a load that must wait for an older store is asked again at the cycle the unit names, or
-      // when a store of its thread issues.
+    if (u == nullptr || !u->valid || u->age != e.age || u->issued) return false;  // squashed meanwhile
+    if (issued >= issueWidth_) return true;
+    if (u->loadLeft) {
+      // Memory ordering, asked before the load uop issues (of a load-op too): a load that must wait for an older
+      // store is asked again at the cycle the unit names, or when a store uop of its thread issues.
       const Cycle retry = loadStore_.loadMayIssueAt(e.thread, *u, now);
       if (retry == Cycle::never()) {
         parkLoad(e);
-        return 0;
+        return false;
       }
       if (retry > now) {
         pushWaiting({retry, e.age, e.thread, e.seq});
-        return 0;
+        return false;
       }
     }
-    if (issued < issueWidth_) {
-      const bool needLoadPort = u->hasLoad && u->fu != FuKind::Load;
-      const bool needStorePort = u->hasStore && u->fu != FuKind::Store;
-      if (fuAvailable(u->fu, e.thread, now) && (!needLoadPort || fuAvailable(FuKind::Load, e.thread, now)) &&
-          (!needStorePort || fuAvailable(FuKind::Store, e.thread, now))) {
-        fuTake(u->fu, e.thread, now);
-        if (needLoadPort) fuTake(FuKind::Load, e.thread, now);
-        if (needStorePort) fuTake(FuKind::Store, e.thread, now);
-        if (u->readyAt > now) {  // only under replay: sent on an L1-hit guess that was wrong
-          replayOne(e, now);
-          ++issued;
-          return 1;
-        }
-        issueOne(*u, e.thread, now);
-        ++issued;
-        return 1;
-      }
-    }
-    return 2;
+    // Only under replay: sent on an L1-hit guess that was wrong (no uop of it has issued yet).
+    if (u->readyAt > now) return replayFirstUop(*u, e, now, issued);
+    return issueUops(*u, e, now, issued);
   };
   std::size_t keep = 0;
-  for (std::size_t i = 0; i < ready_.size(); ++i) {
+  const std::size_t n = ready_.size();
+  for (std::size_t i = 0; i < n; ++i) {
     const WaitEntry e = ready_[i];
-    if (tryIssue(e) == 2) ready_[keep++] = e;
+    if (tryIssue(e)) ready_[keep++] = e;
   }
   ready_.resize(keep);
-  // Loads woken by a store's issue may go in this same cycle (the store's address is known from its issue on), oldest
-  // first; a woken load's own issue never wakes more, but a store issued here might.
+  // Loads woken by a store uop's issue may go in this same cycle (the store's address is known from its issue on),
+  // oldest first; a woken load's own issue never wakes more, but a store uop issued here might.
   while (!woken_.empty()) {
-    std::sort(woken_.begin(), woken_.end(), [](const WaitEntry& a, const WaitEntry& b) { return a.age < b.age; });
+    std::sort(woken_.begin(), woken_.end(), olderFirst);
     wokenNow_.swap(woken_);
     woken_.clear();
     for (const WaitEntry& e : wokenNow_) {
-      if (tryIssue(e) == 2) {
-        ready_.insert(std::upper_bound(ready_.begin(), ready_.end(), e,
-                                       [](const WaitEntry& a, const WaitEntry& b) { return a.age < b.age; }),
-                      e);
-      }
+      if (tryIssue(e)) ready_.insert(std::upper_bound(ready_.begin(), ready_.end(), e, olderFirst), e);
     }
     wokenNow_.clear();
   }
   return issued > 0;
 }
 
-void Scheduler::issueOne(Uop& u, std::uint32_t t, Cycle now) {
+void Scheduler::releaseIq(Uop& u, std::uint32_t t) {
+  // An instruction holds at most its thread's share of entries (rename_allocate.cpp); later uops hold none.
+  if (u.iqHeld == 0) return;
+  --u.iqHeld;
+  queues_[QueueKind::Iq].release(t);
+}
+
+bool Scheduler::issueUops(Uop& u, const WaitEntry& e, Cycle now, std::uint32_t& issued) {
+  const std::uint32_t t = e.thread;
+  auto slot = [&](UnitClass cls) { return issued < issueWidth_ && ports_.take(cls, t, now); };
+  auto done = [&](Uop& x, Cycle c) {
+    releaseIq(x, t);
+    ++issued;
+    if (c <= now) c = now + 1;
+    if (c > x.partsDoneAt) x.partsDoneAt = c;
+    return c;
+  };
+  // Uops whose inputs are ready go in program order: load, store address, microcode helpers, op, store data.
+  if (u.loadLeft && slot(UnitClass::Load)) {
+    u.loadLeft = false;
+    u.loadIssuedAt = now;
+    ++issuedByUnit_[static_cast<int>(FuKind::Load)];
+    u.loadDataAt = done(u, loadStore_.executeLoad(t, u, now));
+  }
+  if (u.staLeft && slot(UnitClass::StoreAddress)) {
+    u.staLeft = false;
+    ++issuedByUnit_[static_cast<int>(FuKind::Store)];  // store_nj is charged once per store, at its address uop
+    done(u, now + latency_[static_cast<int>(FuKind::Store)]);
+    // The store's address is known from now on: ordering checks, and the loads parked behind it are asked again.
+    loadStore_.executeStore(t, u, now);
+    wakeParked(t);
+  }
+  // A microcode sequence's helper uops run on the integer ALUs; their energy is part of the op's (not counted).
+  while (u.helpersLeft > 0 && slot(UnitClass::IntAlu)) {
+    --u.helpersLeft;
+    ++issuedByUnit_[kFuKinds];
+    done(u, now + latency_[static_cast<int>(FuKind::IntAlu)]);
+  }
+  const bool loadReady = !u.loadLeft && u.loadDataAt <= now;
+  if (u.opLeft && loadReady && (u.opNeedsPort ? slot(u.opClass) : issued < issueWidth_)) {
+    u.opLeft = false;
+    ++issuedByUnit_[static_cast<int>(u.fu)];
+    u.opDoneAt = done(u, now + (u.fu == FuKind::None ? 1 : latency_[static_cast<int>(u.fu)]));
+  }
+  const bool valueReady = u.hasOp ? !u.opLeft && u.opDoneAt <= now : loadReady;
+  if (u.stdLeft && valueReady && slot(UnitClass::StoreData)) {
+    u.stdLeft = false;
+    ++issuedByUnit_[kFuKinds];  // the data half of a store: no unit energy of its own
+    const Cycle dataAt = done(u, now + latency_[static_cast<int>(FuKind::Store)]);
+    // Its data is known: loads that would forward from it may go (asked again in this cycle).
+    loadStore_.storeDataReady(t, u, dataAt);
+    wakeParked(t);
+  }
+
+  if (!u.loadLeft && !u.staLeft && u.helpersLeft == 0 && !u.opLeft && !u.stdLeft) {
+    finish(u, t);
+    return false;
+  }
+  // Still here: a uop that could go now lacks a port or issue slot (stay ready), or every one left waits for data.
+  const bool canGoNow = u.loadLeft || u.staLeft || u.helpersLeft > 0 || (u.opLeft && loadReady) ||
+                        (u.stdLeft && valueReady);
+  if (canGoNow) return true;
+  Cycle wake = Cycle::never();
+  if (u.opLeft) wake = u.loadDataAt;                           // the op waits for the load's data
+  if (u.stdLeft && !u.opLeft) wake = std::min(wake, u.hasOp ? u.opDoneAt : u.loadDataAt);
+  pushWaiting({wake, e.age, t, e.seq});
+  return false;
+}
+
+void Scheduler::finish(Uop& u, std::uint32_t t) {
   ThreadContext& th = threads_[t];
   u.issued = true;
-  ++issuedByUnit_[static_cast<int>(u.fu)];
-  if (u.hasLoad && u.fu != FuKind::Load) ++issuedByUnit_[static_cast<int>(FuKind::Load)];
-  if (u.hasStore && u.fu != FuKind::Store) ++issuedByUnit_[static_cast<int>(FuKind::Store)];
-  queues_[QueueKind::Iq].release(t);
-
-  Cycle done = now;
-  if (u.hasLoad) done = loadStore_.executeLoad(t, u, now);
-  const Cycle dataReady = done;
-  if (u.fu != FuKind::Load) done = done + (u.fu == FuKind::None ? 1 : fus_[static_cast<int>(u.fu)].latency);
-  if (done <= now) done = now + 1;
-  u.doneAt = done;
-
-  if (u.hasStore) {
-    loadStore_.executeStore(t, u, now);  // its address resolves: ordering checks
-    // Loads that waited for a store address of this thread are asked again in this cycle (Scheduler::issue).
-    woken_.insert(woken_.end(), parked_[t].begin(), parked_[t].end());
-    parked_[t].clear();
-  }
+  u.doneAt = u.partsDoneAt;
   if (u.instr->isBranch()) {
     --th.unresolvedBranches;
-    if (u.mispredicted) branches_.mispredictResolved(t, u, done);
+    if (u.mispredicted) branches_.mispredictResolved(t, u, u.hasOp ? u.opDoneAt : u.doneAt);
   }
-  u.consumersScheduledAt = u.hasLoad ? replay_.scheduleDependents(now, dataReady, done) : done;
+  // Replay: a load's dependents are scheduled for its L1-hit time (plus what follows the data, a load-op's op).
+  u.consumersScheduledAt =
+      u.hasLoad ? replay_.scheduleDependents(u.loadIssuedAt, u.loadDataAt, u.doneAt) : u.doneAt;
   wakeDependents(t, u, u.consumersScheduledAt);
 }
 
@@ -230,6 +201,13 @@ void Scheduler::parkLoad(const WaitEntry& e) {
   parked.push_back(e);
 }
 
+void Scheduler::wakeParked(std::uint32_t t) {
+  auto& parked = parked_[t];
+  if (parked.empty()) return;
+  woken_.insert(woken_.end(), parked.begin(), parked.end());
+  parked.clear();
+}
+
 void Scheduler::wakeDependents(std::uint32_t t, Uop& producer, Cycle scheduled) {
   ThreadContext& th = threads_[t];
   for (std::uint32_t node = producer.depHead; node != kNoDep; node = th.depNext[node]) {
@@ -241,12 +219,30 @@ void Scheduler::wakeDependents(std::uint32_t t, Uop& producer, Cycle scheduled) 
   producer.depHead = kNoDep;
 }
 
-void Scheduler::replayOne(const WaitEntry& e, Cycle now) {
-  ThreadContext& th = threads_[e.thread];
-  Uop& u = th.robSlot(e.seq);
-  ++issuedByUnit_[static_cast<int>(u.fu)];
-  ++th.stats.replayed;
+bool Scheduler::replayFirstUop(Uop& u, const WaitEntry& e, Cycle now, std::uint32_t& issued) {
+  // The uop that goes first in program order (issueUops) is the one sent too early; it takes its port each time.
+  FuKind fu = FuKind::None;
+  bool taken = false;
+  if (u.loadLeft) {
+    fu = FuKind::Load;
+    taken = ports_.take(UnitClass::Load, e.thread, now);
+  } else if (u.staLeft) {
+    fu = FuKind::Store;
+    taken = ports_.take(UnitClass::StoreAddress, e.thread, now);
+  } else if (u.helpersLeft > 0) {
+    taken = ports_.take(UnitClass::IntAlu, e.thread, now);
+  } else if (u.opLeft) {
+    fu = u.fu;
+    taken = !u.opNeedsPort || ports_.take(u.opClass, e.thread, now);
+  } else {
+    taken = ports_.take(UnitClass::StoreData, e.thread, now);
+  }
+  if (!taken) return true;
+  ++issued;
+  ++issuedByUnit_[fu == FuKind::None ? kFuKinds : static_cast<int>(fu)];
+  ++threads_[e.thread].stats.replayed;
   pushWaiting({replay_.nextAttempt(now), e.age, e.thread, e.seq});
+  return false;
 }
 
 Scheduler::WrongPathIssue Scheduler::issueWrongPath(const WaitEntry& e, bool slotFree, Cycle now) {
@@ -256,11 +252,13 @@ Scheduler::WrongPathIssue Scheduler::issueWrongPath(const WaitEntry& e, bool slo
   if (index < wp.head || index >= wp.renamed) return WrongPathIssue::Squashed;
   WrongPathUop& u = wp.at(index);
   if (u.age != e.age || u.issued) return WrongPathIssue::Squashed;
+  // One uop, through a port of its op's unit class (a nop or marker needs none, as on the right path).
   const FuKind fu = fuKindFor(u.op);
-  if (!slotFree || !fuAvailable(fu, e.thread, now)) return WrongPathIssue::Waits;
-  // It takes its slot and unit; its result is never used (no dependents, never retires).
-  fuTake(fu, e.thread, now);
-  ++issuedByUnit_[static_cast<int>(fu)];
+  if (!slotFree || (fu != FuKind::None && !ports_.take(unitClassFor(u.op), e.thread, now))) {
+    return WrongPathIssue::Waits;
+  }
+  // It takes its slot and port; its result is never used (no dependents, never retires).
+  ++issuedByUnit_[fu == FuKind::None ? kFuKinds : static_cast<int>(fu)];
   u.issued = true;
   --wp.unissued;
   queues_[QueueKind::Iq].release(e.thread);
@@ -274,15 +272,7 @@ void Scheduler::earliestWake(Cycle now, Cycle& next) const {
   };
   if (!waiting_.empty()) consider(waiting_.front().readyAt);
   if (!ready_.empty()) {
-    // Ready instructions wait for a busy unit (a divider) or their thread's turn on a microcoded unit.
-    for (const auto& fu : fus_) {
-      if (fu.interval > 1) {
-        for (Cycle c : fu.busyUntil) consider(c);
-      }
-      if (fu.threadInterval > 0) {
-        for (std::uint32_t t = 0; t < threadCount_; ++t) consider(fu.threadNext[t]);
-      }
-    }
+    // Ready uops wait for a port (a busy divider, a full port) or an issue slot: try again next cycle.
     consider(now + 1);
   }
 }

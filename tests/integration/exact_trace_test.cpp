@@ -80,7 +80,8 @@ TEST(ExactTrace, UnpipelinedDividerTakesOneDivideAtATime) {
   c.core.fu.int_div.pipelined = true;
   EXPECT_EQ(endCycleAlone(c, readTextFile("four_idiv.txt")), 287u);
   // Two unpipelined dividers: pairs issue at 274/275 and 284/285; the last completes at 295.
-  c.core.fu.int_div = {2, 10, false};
+  c.core.fu.int_div = {10, false};
+  setUnitCount(c.core, UnitClass::IntDiv, 2);
   EXPECT_EQ(endCycleAlone(c, readTextFile("four_idiv.txt")), 295u);
 }
 

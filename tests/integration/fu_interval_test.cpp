@@ -28,7 +28,8 @@ Config divider(std::uint32_t latency, std::uint32_t interval, std::uint32_t thre
                std::uint32_t threads = 1) {
   Config c = widthOneConfig();
   c.core.threads = threads;
-  c.core.fu.int_div = {1, latency, pipelined, interval, threadInterval};
+  c.core.fu.int_div = {latency, pipelined, interval, threadInterval};
+  setUnitCount(c.core, UnitClass::IntDiv, 1);
   return c;
 }
 

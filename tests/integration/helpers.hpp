@@ -55,11 +55,16 @@ inline Config widthOneConfig() {
   c.core.issue_width = 1;
   c.core.retire_width = 1;
   c.core.frontend_depth = 3;
-  c.core.fu.int_alu = {1, 1, true};
-  c.core.fu.int_mul = {1, 3, true};
-  c.core.fu.int_div = {1, 10, false};
-  c.core.fu.load = {1, 1, true};
-  c.core.fu.store = {1, 1, true};
+  c.core.fu.int_alu = {1, true};
+  setUnitCount(c.core, UnitClass::IntAlu, 1);
+  c.core.fu.int_mul = {3, true};
+  setUnitCount(c.core, UnitClass::IntMul, 1);
+  c.core.fu.int_div = {10, false};
+  setUnitCount(c.core, UnitClass::IntDiv, 1);
+  c.core.fu.load = {1, true};
+  setUnitCount(c.core, UnitClass::Load, 1);
+  c.core.fu.store = {1, true};
+  setUnitCount(c.core, UnitClass::StoreAddress, 1);
   return c;
 }
 

@@ -44,8 +44,10 @@ Ran runAlone(const Config& c, std::vector<Instr> trace) {
 
 Config orderConfig(MemDependence mode) {
   Config c = baseConfig(1);
-  c.core.fu.store = {1, 1, true};  // address and data one cycle after issue
-  c.core.fu.load = {1, 1, true};   // AGU
+  c.core.fu.store = {1, true};  // address and data one cycle after issue
+  setUnitCount(c.core, UnitClass::StoreAddress, 1);
+  c.core.fu.load = {1, true};   // AGU
+  setUnitCount(c.core, UnitClass::Load, 1);
   c.core.lsu.store_buffer = true;
   c.core.lsu.forwarding = true;
   c.core.lsu.forward_latency = 4;
@@ -122,7 +124,8 @@ std::vector<Instr> divStoreLoad(std::uint32_t n, bool conflict) {
 
 std::uint64_t lsuCount(MemDependence mode, bool conflict, const char* key, std::uint32_t n) {
   Config c = orderConfig(mode);
-  c.core.fu.int_div = {1, 10, false};
+  c.core.fu.int_div = {10, false};
+  setUnitCount(c.core, UnitClass::IntDiv, 1);
   return u64(lsuStats(runAlone(c, divStoreLoad(n, conflict)).stats, 0).at(key));
 }
 

@@ -25,7 +25,9 @@ std::vector<Instr> storeLoop(std::uint32_t n, std::uint32_t lines = 4) {
 // Wide enough that only the store path limits: 4-wide fetch/rename/retire, two store units, SQ of 16 entries.
 Config storeConfig(bool buffer, std::uint32_t perCycle) {
   Config c = baseConfig(1);
-  c.core.fu.store = {2, 1, true};
+  c.core.fu.store = {1, true};
+  setUnitCount(c.core, UnitClass::StoreAddress, 2);  // was core.fu.store.count = 2: two stores per cycle, so
+  setUnitCount(c.core, UnitClass::StoreData, 2);     // two address and two data ports
   c.core.sq.entries = 16;
   c.core.lsu.store_buffer = buffer;
   c.core.lsu.stores_per_cycle = perCycle;

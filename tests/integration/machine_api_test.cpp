@@ -196,7 +196,8 @@ TEST(MachineApi, WatchdogNamesCycleThreadAndStuckResource) {
   // have passed since the thread was attached at 0.
   Config c = baseConfig(1);
   c.core.watchdog_cycles = 1000;
-  c.core.fu.int_div = {1, 3000, false};
+  c.core.fu.int_div = {3000, false};
+  setUnitCount(c.core, UnitClass::IntDiv, 1);
   const auto trace = stuckTrace(op(OpClass::IDiv, 0x400000, {1}, {60}));
   Machine m(c);
   m.attach(LogicalCpu{0}, cursorFor(trace, "stuck-divide"), Asid{1});

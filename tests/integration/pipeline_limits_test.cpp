@@ -24,7 +24,7 @@ Config wide() {
   c.core.rename_width = 8;
   c.core.issue_width = 8;
   c.core.retire_width = 8;
-  c.core.fu.int_alu.count = 8;
+  setUnitCount(c.core, UnitClass::IntAlu, 8);
   c.core.uop_queue.entries = 64;
   c.core.rob.entries = 256;
   c.core.iq.entries = 96;
@@ -43,8 +43,8 @@ TEST(PipelineLimits, IndependentOpsReachTheNarrowestWidthOrUnitCount) {
       {"rename_width=3", [](Config& c) { c.core.rename_width = 3; }, 3.0},
       {"issue_width=2", [](Config& c) { c.core.issue_width = 2; }, 2.0},
       {"retire_width=3", [](Config& c) { c.core.retire_width = 3; }, 3.0},
-      {"int_alu.count=2", [](Config& c) { c.core.fu.int_alu.count = 2; }, 2.0},
-      {"int_alu.count=5", [](Config& c) { c.core.fu.int_alu.count = 5; }, 5.0},
+      {"int_alu.count=2", [](Config& c) { setUnitCount(c.core, UnitClass::IntAlu, 2); }, 2.0},
+      {"int_alu.count=5", [](Config& c) { setUnitCount(c.core, UnitClass::IntAlu, 5); }, 5.0},
       {"all 8", [](Config&) {}, 8.0},
       {"defaults (4/4/6/4, 3 ALUs)",
        [](Config& c) {
@@ -54,6 +54,7 @@ TEST(PipelineLimits, IndependentOpsReachTheNarrowestWidthOrUnitCount) {
          c.core.issue_width = d.core.issue_width;
          c.core.retire_width = d.core.retire_width;
          c.core.fu.int_alu = d.core.fu.int_alu;
+         c.core.ports = d.core.ports;  // the 3 ALUs are 3 ports now
        },
        3.0},
   };
@@ -95,7 +96,8 @@ TEST(PipelineLimits, UnpipelinedDividersBoundIndependentDivides) {
   std::vector<Instr> divides;
   for (int i = 0; i < 1200; ++i) divides.push_back(op(OpClass::IDiv, 0x400000 + 4 * (i % 16), {1 + i % 8}, {60}));
   Config c = baseConfig(1);
-  c.core.fu.int_div = {2, 12, false};
+  c.core.fu.int_div = {12, false};
+  setUnitCount(c.core, UnitClass::IntDiv, 2);
   // Fetched 4 per cycle from cycle 270, the first pair is renamed at 275 and issues at 276; pair k completes at
   // 276 + 12 (k + 1); the 600th pair at 276 + 7200.
   EXPECT_EQ(endCycleAlone(c, divides), 276u + 12 * 600);
@@ -151,7 +153,8 @@ TEST(PipelineLimits, LoadPortsBoundIndependentL1Loads) {
   // gen:stream over 16 KiB: independent 8-byte loads, all L1 hits after the first pass.
   for (std::uint32_t ports : {1u, 2u, 3u}) {
     Config c = wide();
-    c.core.fu.load = {ports, 1, true};
+    c.core.fu.load = {1, true};
+  setUnitCount(c.core, UnitClass::Load, ports);
     c.core.lq.entries = 96;
     const double ipc = singleIpc(c, "gen:stream,footprint=16k,count=0", 60000, 6000);
     EXPECT_NEAR(ipc, ports, 0.01 * ports) << ports << " load ports";
@@ -179,7 +182,8 @@ Config branchConfig() {
   c.core.rename_width = 4;
   c.core.retire_width = 4;
   c.core.issue_width = 6;
-  c.core.fu.int_alu = {4, 1, true};
+  c.core.fu.int_alu = {1, true};
+  setUnitCount(c.core, UnitClass::IntAlu, 4);
   c.core.frontend_depth = 5;
   c.core.branch.mispredict_penalty = 10;
   return c;

@@ -21,7 +21,8 @@ Config slowWriters(std::uint32_t threads) {
   c.core.rename_width = 8;
   c.core.issue_width = 8;
   c.core.retire_width = 8;
-  c.core.fu.int_alu = {8, 20, true};
+  c.core.fu.int_alu = {20, true};
+  setUnitCount(c.core, UnitClass::IntAlu, 8);  // was core.fu.int_alu.count = 8
   c.core.uop_queue.entries = 64;
   c.core.rob.entries = 512;
   c.core.iq.entries = 192;
@@ -119,7 +120,8 @@ TEST(StackEngine, PopsNoLongerChainThroughTheStackPointer) {
   // two load units make it 2 per cycle (widths 4, LQ 48 / 4-cycle lifetime = 12 are no limit), IPC 2.
   for (bool engine : {false, true}) {
     Config c = baseConfig(1);
-    c.core.fu.load = {2, 0, true};
+    c.core.fu.load = {0, true};
+    setUnitCount(c.core, UnitClass::Load, 2);  // was core.fu.load.count = 2
     c.core.stack_engine = engine;
     const double steady = static_cast<double>(popsEndCycle(c, 20000) - popsEndCycle(c, 10000));
     const double ipc = 10000.0 / steady;

@@ -22,7 +22,8 @@ struct WidthCaseSmt {
 TEST(SmtSharing, TwoLatencyBoundThreadsNearlyDoubleThroughput) {
   // An imul chain of latency 3 uses the (pipelined) multiplier one cycle in three; two chains interleave on it.
   Config one = baseConfig(1);
-  one.core.fu.int_mul = {1, 3, true};
+  one.core.fu.int_mul = {3, true};
+  setUnitCount(one.core, UnitClass::IntMul, 1);
   Config two = one;
   two.core.threads = 2;
   const std::string chain = "gen:chain,op=imul,count=0";
@@ -41,7 +42,8 @@ TEST(SmtSharing, TwoLatencyBoundThreadsNearlyDoubleThroughput) {
 TEST(SmtSharing, TwoWidthBoundThreadsShareThroughput) {
   // Independent ints: 3 ALUs are the limit for one thread, and stay the limit for two.
   Config one = baseConfig(1);
-  one.core.fu.int_alu = {3, 1, true};
+  one.core.fu.int_alu = {1, true};
+  setUnitCount(one.core, UnitClass::IntAlu, 3);
   Config two = one;
   two.core.threads = 2;
   const std::string alu = "gen:alu,count=0";
@@ -94,7 +96,7 @@ TEST(SmtSharing, WidthsAreSharedByTheThreadsOfACore) {
   for (const auto& k : cases) {
     Config c = baseConfig(2);
     c.core.fetch_width = c.core.rename_width = c.core.issue_width = c.core.retire_width = 8;
-    c.core.fu.int_alu.count = 8;
+    setUnitCount(c.core, UnitClass::IntAlu, 8);
     c.core.uop_queue.entries = 64;
     c.core.rob.entries = 256;
     c.core.iq = {96, Sharing::Shared, 1.0};
@@ -265,7 +267,8 @@ Config clogConfig(FetchPolicy policy) {
   c.core.rename_width = 6;
   c.core.retire_width = 6;
   c.core.issue_width = 6;
-  c.core.fu.int_alu = {4, 1, true};
+  c.core.fu.int_alu = {1, true};
+  setUnitCount(c.core, UnitClass::IntAlu, 4);
   c.core.iq = {48, Sharing::Shared, 1.0};
   c.core.rob = {128, Sharing::Partitioned, 1.0};
   c.core.lq = {128, Sharing::Partitioned, 1.0};
@@ -328,7 +331,8 @@ TEST(SmtSharing, PauseInASpinLoopSpeedsUpTheSibling) {
   Config c = baseConfig(2);
   c.core.fetch_policy = FetchPolicy::RoundRobin;
   c.core.fetch_width = 4;
-  c.core.fu.int_alu = {3, 1, true};
+  c.core.fu.int_alu = {1, true};
+  setUnitCount(c.core, UnitClass::IntAlu, 3);
   c.core.pause_cycles = 40;
   const auto noPause = runPair(c, "gen:spin,pause=0,count=0", "gen:alu,count=0", 60000);
   const auto withPause = runPair(c, "gen:spin,pause=1,count=0", "gen:alu,count=0", 60000);

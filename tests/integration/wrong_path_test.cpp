@@ -14,7 +14,8 @@ namespace {
 // One integer ALU: the resource both threads compete for. Branches execute on it too (FuKind::IntAlu).
 Config oneAluPair(bool wrongPath) {
   Config c = baseConfig(2);
-  c.core.fu.int_alu = {1, 1, true};
+  c.core.fu.int_alu = {1, true};
+  setUnitCount(c.core, UnitClass::IntAlu, 1);  // the branches' port too (was core.fu.int_alu.count = 1)
   c.core.wrong_path = wrongPath;
   return c;
 }

@@ -3,8 +3,10 @@
 // name, type, range and one-line doc. Components copy what they need into const members at construction.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace smtlab {
 
@@ -63,8 +65,54 @@ struct RegisterFileConfig {
   std::uint32_t architectural = 17;   // entries each hardware thread's committed registers hold permanently
 };
 
+// Issue ports (issue 10 §2): the unit classes a uop can need, in the order of their config names (core.ports).
+enum class UnitClass : std::uint8_t {
+  IntAlu,        // int_alu        simple integer op
+  Branch,        // branch         branch / jump / call / return
+  IntMul,        // int_mul        integer multiply
+  IntDiv,        // int_div        integer divider (unpipelined: keeps its busy interval on its port)
+  FpAdd,         // fp_add         FP/SIMD add
+  FpMul,         // fp_mul         FP/SIMD multiply
+  FpDiv,         // fp_div         FP divide/sqrt
+  Load,          // load           load uop (AGU + L1D access)
+  StoreAddress,  // store_address  store-address uop (STA)
+  StoreData,     // store_data     store-data uop (STD)
+};
+inline constexpr int kUnitClasses = 10;
+inline constexpr int kMaxPorts = 32;  // real cores have up to 12; tests and sweeps go wider
+
+// One issue port: for each unit class it feeds, how many uops of that class it accepts per cycle (0 = not fed). A
+// NetBurst double-speed ALU is rate 2 for simple integer uops on a port whose other classes take the whole cycle.
+struct PortConfig {
+  std::array<std::uint8_t, kUnitClasses> rate{};
+  bool operator==(const PortConfig&) const = default;
+};
+
+// Today's unit counts as ports (3 ALUs, one unit of each other class, 2 load ports, one store-address and one
+// store-data port): the default when a config gives no core.ports.
+inline std::vector<PortConfig> defaultPorts() {
+  std::vector<PortConfig> out;
+  auto port = [&](std::initializer_list<UnitClass> classes) {
+    PortConfig p;
+    for (UnitClass c : classes) p.rate[static_cast<int>(c)] = 1;
+    out.push_back(p);
+  };
+  for (int i = 0; i < 3; ++i) port({UnitClass::IntAlu, UnitClass::Branch});
+  port({UnitClass::IntMul});
+  port({UnitClass::IntDiv});
+  port({UnitClass::FpAdd});
+  port({UnitClass::FpMul});
+  port({UnitClass::FpDiv});
+  port({UnitClass::Load});
+  port({UnitClass::Load});
+  port({UnitClass::StoreAddress});
+  port({UnitClass::StoreData});
+  return out;
+}
+
+// A class of execution units: its latency and pipelining. How many there are is given by core.ports (the removed
+// `count` key), how many uops an instruction of the class decodes into by `uops`.
 struct FuConfig {
-  std::uint32_t count = 1;
   std::uint32_t latency = 1;
   bool pipelined = true;  // false: a unit is busy for `latency` cycles per operation
   // Cycles a unit stays busy per operation; 0 = derived (1 if pipelined, else latency). A microcoded operation keeps
@@ -73,17 +121,20 @@ struct FuConfig {
   // Cycles one thread must wait between two of its own operations on this unit class (0 = no limit): a microcode
   // sequence one thread cannot overlap with its next, while the sibling's can.
   std::uint32_t thread_interval = 0;
+  // Uops the decoder makes of one operation of this class, memory uops not included (issue 10 §2): more than 4 come
+  // from the microcode sequencer. A trace that recorded Instr::uops overrides it.
+  std::uint32_t uops = 1;
 };
 
 struct FuSetConfig {
-  FuConfig int_alu{3, 1, true};
-  FuConfig int_mul{1, 3, true};
-  FuConfig int_div{1, 20, false};
-  FuConfig fp_add{1, 3, true};
-  FuConfig fp_mul{1, 5, true};
-  FuConfig fp_div{1, 20, false};
-  FuConfig load{2, 0, true};   // latency: address-generation cycles before the cache access
-  FuConfig store{1, 1, true};  // latency: cycles until address and data are ready
+  FuConfig int_alu{1, true};
+  FuConfig int_mul{3, true};
+  FuConfig int_div{20, false};
+  FuConfig fp_add{3, true};
+  FuConfig fp_mul{5, true};
+  FuConfig fp_div{20, false};
+  FuConfig load{0, true};   // latency: address-generation cycles before the cache access
+  FuConfig store{1, true};  // latency: cycles until a store-address or store-data uop is done
 };
 
 struct BranchConfig {
@@ -129,6 +180,7 @@ struct CoreConfig {
   QueueConfig lq{48, Sharing::Partitioned, 1.0};
   QueueConfig sq{32, Sharing::Partitioned, 1.0};
   FuSetConfig fu{};
+  std::vector<PortConfig> ports = defaultPorts();  // issue ports (issue 10 §2), `core.ports`
   BranchConfig branch{};
   LsuConfig lsu{};  // load/store unit: store buffer, forwarding, memory ordering (issue 10 §3)
   bool recombine = true;              // partitioned queues recombine when a sibling is idle
@@ -144,6 +196,28 @@ struct CoreConfig {
   RegisterFileConfig fp_prf{0, Sharing::Shared, 1.0, 24};
   bool stack_engine = false;  // push/pop/call/ret update the stack pointer at decode (no dependent uop chain)
 };
+
+// Gives unit class `cls` exactly `n` ports of its own (one uop per cycle each), removing it from the ports that fed it
+// (a port left feeding nothing is dropped); int_alu brings the branches along, as in defaultPorts(). For tests and
+// sweeps that vary one unit count the way the removed core.fu.<class>.count did.
+inline void setUnitCount(CoreConfig& core, UnitClass cls, std::uint32_t n) {
+  const bool withBranch = cls == UnitClass::IntAlu;
+  std::vector<PortConfig> out;
+  for (PortConfig p : core.ports) {
+    p.rate[static_cast<int>(cls)] = 0;
+    if (withBranch) p.rate[static_cast<int>(UnitClass::Branch)] = 0;
+    bool any = false;
+    for (auto r : p.rate) any |= r != 0;
+    if (any) out.push_back(p);
+  }
+  for (std::uint32_t i = 0; i < n; ++i) {
+    PortConfig p;
+    p.rate[static_cast<int>(cls)] = 1;
+    if (withBranch) p.rate[static_cast<int>(UnitClass::Branch)] = 1;
+    out.push_back(p);
+  }
+  core.ports = std::move(out);
+}
 
 struct CacheConfig {
   std::uint32_t size_kb = 32;

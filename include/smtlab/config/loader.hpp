@@ -49,6 +49,13 @@ std::string_view sharingName(Sharing s);
 std::string_view fetchPolicyName(FetchPolicy p);
 std::string_view threadChoiceName(ThreadChoice c);
 std::string_view longLatencyMissName(LongLatencyMiss m);
+std::string_view unitClassName(UnitClass c);
+
+// One issue port as its core.ports text ("int_alu:2 branch:2 store_data:2"), and back: parsePort returns an error
+// text (without the key or file) or "".
+std::string portText(const PortConfig& port);
+std::string parsePort(std::string_view text, PortConfig& out);
+
 std::string_view memDependenceName(MemDependence m);
 
 }  // namespace smtlab

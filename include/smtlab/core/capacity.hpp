@@ -50,6 +50,9 @@ class SharedCapacity {
   std::uint32_t usedTotal() const { return usedTotal_; }
   std::uint32_t total() const { return total_; }
   std::uint32_t limit(std::uint32_t thread) const { return limit_[thread]; }
+  // Entries the thread can always get, even while every other sharer holds its whole limit (at least 1): its limit
+  // for replicated and partitioned structures, total - (sharers - 1) x limit for shared and capped ones.
+  std::uint32_t guaranteed(std::uint32_t thread) const { return guaranteed_[thread]; }
   const std::string& name() const { return name_; }
   Sharing sharing() const { return sharing_; }
   // Entries taken beyond a thread's limit or the structure's size (must stay 0).
@@ -67,6 +70,7 @@ class SharedCapacity {
   std::uint64_t overTakes_ = 0;
   std::array<std::uint32_t, kMaxThreads> used_{};
   std::array<std::uint32_t, kMaxThreads> limit_{};
+  std::array<std::uint32_t, kMaxThreads> guaranteed_{};
 };
 
 }  // namespace smtlab

@@ -16,6 +16,7 @@
 #include "smtlab/core/fetch_policy.hpp"
 #include "smtlab/core/stage_ports.hpp"
 #include "smtlab/core/thread_context.hpp"
+#include "smtlab/core/uop_decode.hpp"
 #include "smtlab/mem/memory_system.hpp"
 
 namespace smtlab {
@@ -61,6 +62,7 @@ class FrontEnd final : public IBranchResolutionPort {
   BranchPredictor predictor_;
   std::vector<std::uint32_t> fetchOrder_;
   std::vector<FetchCandidate> candidates_;
+  const UopDecoder decoder_;  // tells microcoded instructions (the microcode sequencer, issue 10 §2)
 };
 
 }  // namespace smtlab

@@ -37,6 +37,7 @@ class LoadStoreUnit final : public ILoadStorePort {
   Cycle loadMayIssueAt(std::uint32_t thread, const Uop& load, Cycle now) override;
   Cycle executeLoad(std::uint32_t thread, Uop& uop, Cycle now) override;
   void executeStore(std::uint32_t thread, const Uop& store, Cycle now) override;
+  void storeDataReady(std::uint32_t thread, const Uop& store, Cycle dataAt) override;
   void retireMemory(std::uint32_t thread, const Uop& uop, Cycle now) override;
 
   // Each cycle: buffered (retired) stores write the L1D. True if anything changed.
@@ -63,7 +64,7 @@ class LoadStoreUnit final : public ILoadStorePort {
 
  private:
   // What a load's search of its older stores found.
-  enum class Hold : std::uint8_t { None, StoreAddress, ForwardStall, Alias4k };
+  enum class Hold : std::uint8_t { None, StoreAddress, ForwardStall, Alias4k, StoreData };
   struct Search {
     Hold hold = Hold::None;
     Cycle retryAt = Cycle::never();

@@ -17,6 +17,7 @@
 #include "smtlab/core/fetch_policy.hpp"
 #include "smtlab/core/stage_ports.hpp"
 #include "smtlab/core/thread_context.hpp"
+#include "smtlab/core/uop_decode.hpp"
 
 namespace smtlab {
 
@@ -50,6 +51,15 @@ class RenameAllocate {
   CpiCause registerBlock(std::uint32_t t, const Instr& in) const;  // blockCause's register-file check
   // The thread the configured policy serves (threadCount_ if none can rename).
   std::uint32_t chooseByPolicy(Cycle now);
+  // Issue-queue entries the instruction takes: one per uop (issue 10 §2), at most the thread's share.
+  std::uint32_t iqEntriesFor(std::uint32_t t, const UopPlan& plan) const;
+  // The instruction's uops: as the front end decoded them at fetch, else (a unit test's hand-filled front entry)
+  // decoded here once into the entry. A reference into the thread's front ring: valid until the entry is refetched.
+  const UopPlan& planOf(std::uint32_t t, std::uint64_t seq, const Instr& in) const {
+    UopPlan& plan = threads_[t].front[seq & threads_[t].frontMask].plan;
+    if (!plan.valid) plan = decoder_.decode(in);
+    return plan;
+  }
 
   const std::uint32_t threadCount_;
   const std::uint32_t renameWidth_;
@@ -68,6 +78,7 @@ class RenameAllocate {
   std::vector<WaitEntry> dispatched_;
   std::uint64_t ageCounter_ = 0;  // unique per rename in the core: tells an incarnation from a refetched one
   std::uint64_t renamed_ = 0;
+  const UopDecoder decoder_;  // an instruction's uops (issue 10 §2)
 };
 
 }  // namespace smtlab

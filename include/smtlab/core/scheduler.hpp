@@ -1,8 +1,9 @@
-// Schedule and execute: renamed instructions wait until their operands are ready, then issue oldest first, up to
-// issue_width per cycle and the count of each functional unit (a unit with an interval > 1 stays busy; a
-// thread_interval keeps one thread's microcode sequences apart). A load goes to the load/store unit when it issues; a
-// mispredicted branch tells the front end when it resolves. Consumers are woken through the per-thread dependency
-// lists that rename built.
+// Schedule and execute: renamed instructions wait until their operands are ready, then their uops issue oldest
+// first, up to issue_width uops per cycle, each through a free issue port that feeds its unit class (issue_ports.hpp).
+// A load-op's op uop issues when the load's data arrives, a store's address and data uops independently; the
+// instruction completes when its last uop does. A load goes to the load/store unit when its uop issues; a mispredicted
+// branch tells the front end when it resolves. Consumers are woken through the per-thread dependency lists that
+// rename built.
 #pragma once
 
 #include <array>
@@ -12,14 +13,13 @@
 
 #include "smtlab/common/types.hpp"
 #include "smtlab/config/config.hpp"
+#include "smtlab/core/issue_ports.hpp"
 #include "smtlab/core/replay.hpp"
 #include "smtlab/core/stage_ports.hpp"
 #include "smtlab/core/thread_context.hpp"
+#include "smtlab/core/uop_decode.hpp"
 
 namespace smtlab {
-
-// The functional unit an operation class executes on.
-FuKind fuKindFor(OpClass op);
 
 class Scheduler {
  public:
@@ -35,32 +35,27 @@ class Scheduler {
   // Lowers `next` to the earliest cycle after `now` at which something waiting here can issue.
   void earliestWake(Cycle now, Cycle& next) const;
 
-  std::uint32_t latency(FuKind fu) const { return fus_[static_cast<int>(fu)].latency; }
+  std::uint32_t latency(FuKind fu) const { return latency_[static_cast<int>(fu)]; }
+  const IssuePorts& ports() const { return ports_; }
   // Operations issued per unit class (FuKind order, then FuKind::None), for the energy model.
   const std::array<std::uint64_t, kFuKinds + 1>& issuedByUnit() const { return issuedByUnit_; }
   void resetStats() { issuedByUnit_.fill(0); }
 
  private:
-  struct FuState {
-    std::uint32_t count = 1;
-    std::uint32_t latency = 1;
-    std::uint32_t interval = 1;        // cycles a unit is busy per operation
-    std::uint32_t threadInterval = 0;  // cycles between two operations of one thread (0 = no limit)
-    std::uint32_t usedThisCycle = 0;
-    std::vector<Cycle> busyUntil;                 // per unit, when interval > 1
-    std::array<Cycle, kMaxThreads> threadNext{};  // per thread, when threadInterval > 0
-  };
-
   void pushWaiting(const WaitEntry& e);
+  // Issues what it can of the instruction's uops at `now`; returns true while the entry stays in the ready list.
+  bool issueUops(Uop& u, const WaitEntry& e, Cycle now, std::uint32_t& issued);
+  void finish(Uop& uop, std::uint32_t t);
+  void releaseIq(Uop& u, std::uint32_t t);
   void parkLoad(const WaitEntry& e);
-  bool fuAvailable(FuKind fu, std::uint32_t thread, Cycle now) const;
-  void fuTake(FuKind fu, std::uint32_t thread, Cycle now);
-  void issueOne(Uop& uop, std::uint32_t t, Cycle now);
+  // Loads parked behind a store of thread t are asked again in this cycle (its address or data became known).
+  void wakeParked(std::uint32_t t);
   // Wakes the consumers of `producer`, which the scheduler expects at `scheduled` (its result, or the L1-hit time of
   // a missing load under replay).
   void wakeDependents(std::uint32_t t, Uop& producer, Cycle scheduled);
-  // A uop issued before its operands arrived (replay): it took its slot and unit and comes back after the loop.
-  void replayOne(const WaitEntry& e, Cycle now);
+  // An instruction sent before its operands arrived (replay): its first uop took its slot and port and the
+  // instruction comes back after the loop. false: no slot or port for that uop this cycle (it stays ready).
+  bool replayFirstUop(Uop& u, const WaitEntry& e, Cycle now, std::uint32_t& issued);
   enum class WrongPathIssue : std::uint8_t { Squashed, Issued, Waits };
   WrongPathIssue issueWrongPath(const WaitEntry& e, bool slotFree, Cycle now);
 
@@ -70,15 +65,16 @@ class Scheduler {
   CoreQueues& queues_;
   ILoadStorePort& loadStore_;
   IBranchResolutionPort& branches_;
-  std::array<FuState, kFuKinds> fus_;
+  std::array<std::uint32_t, kFuKinds> latency_{};
+  IssuePorts ports_;
   const ReplayLoop replay_;
   std::vector<WaitEntry> waiting_;  // min-heap by readyAt (operands known ready at that cycle)
   std::vector<WaitEntry> ready_;    // ready now, oldest first, waiting for a unit or issue slot
-  // Memory ordering (issue 10 §3): per thread, loads waiting for an older store's address; they go back to waiting_
-  // when a store of their thread issues (instead of being asked every cycle, which would stop event skipping).
+  // Memory ordering (issue 10 §3): per thread, loads waiting for an older store's address (or a forwarding store's
+  // data); they are asked again when a store uop of their thread issues (instead of every cycle, which would stop
+  // event skipping).
   std::vector<std::vector<WaitEntry>> parked_;
-  std::vector<WaitEntry> woken_, wokenNow_;  // parked loads whose thread issued a store in this cycle
-  Cycle fuCycle_ = Cycle::never();
+  std::vector<WaitEntry> woken_, wokenNow_;  // parked loads whose thread issued a store uop in this cycle
   std::array<std::uint64_t, kFuKinds + 1> issuedByUnit_{};
 };
 

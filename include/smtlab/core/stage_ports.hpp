@@ -35,9 +35,10 @@ class ILoadStorePort {
   // ask again (it waits for an older store: a partial overlap, a 4K alias), or Cycle::never() to ask again when a
   // store of the thread has issued (it waits for an older store's unknown address).
   virtual Cycle loadMayIssueAt(std::uint32_t /*thread*/, const Uop& /*load*/, Cycle now) { return now; }
-  // A store issued (its address is known from now on, its data at uop.doneAt): younger loads that read too early
-  // are flushed.
+  // A store's address uop issued (its address is known from now on): younger loads that read too early are flushed.
   virtual void executeStore(std::uint32_t /*thread*/, const Uop& /*store*/, Cycle /*now*/) {}
+  // A store's data uop issued (issue 10 §2): its data can be forwarded from `dataAt` on.
+  virtual void storeDataReady(std::uint32_t /*thread*/, const Uop& /*store*/, Cycle /*dataAt*/) {}
 };
 
 // The front end as the scheduler sees it: a mispredicted branch has executed (its result is ready at `done`).

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "smtlab/common/types.hpp"
+#include "smtlab/config/config.hpp"
 #include "smtlab/core/branch_predictor.hpp"
 #include "smtlab/core/core_stats.hpp"
 #include "smtlab/core/wrong_path.hpp"
@@ -40,6 +41,21 @@ struct Uop {
   bool btbMiss = false;
   bool hasLoad = false;
   bool hasStore = false;
+  // The instruction's uops (issue 10 §2, set at rename from the UopDecoder). Each issues through its own port at its
+  // own cycle; the instruction is `issued` (doneAt final) when its last uop has issued.
+  std::uint8_t iqHeld = 0;       // issue-queue entries still held (one per uop not yet issued)
+  std::uint8_t helpersLeft = 0;  // microcode uops still to issue
+  bool loadLeft = false;         // the load uop has not issued
+  bool opLeft = false;           // the op uop has not issued (it waits for the load's data)
+  bool staLeft = false;          // store-address uop
+  bool stdLeft = false;          // store-data uop (waits for the op's result, or the load's data)
+  bool hasOp = false;
+  bool opNeedsPort = true;
+  UnitClass opClass = UnitClass::IntAlu;
+  Cycle loadDataAt{0};  // the load uop's data is ready
+  Cycle opDoneAt{0};    // the op uop's result is ready
+  Cycle partsDoneAt{0}; // latest completion of the uops issued so far
+  Cycle loadIssuedAt{0};  // the load uop's issue cycle (replay schedules the dependents from it)
   // NetBurst replay (issue 10 §4, replay.hpp): when the scheduler expects the operands, assuming every load
   // producer hits the L1D (<= readyAt; equals it without replay), and, once issued, when it expects this uop's
   // result (the L1-hit time of a missing load; doneAt otherwise).
@@ -62,15 +78,31 @@ struct WaitEntry {
   std::uint64_t seq;
 };
 
+// An instruction's uops as the decoder makes them (issue 10 §2; uop_decode.hpp says how).
+struct UopPlan {
+  std::uint8_t total = 1;      // uops of the instruction (issue-queue entries, front-end slots)
+  std::uint8_t helpers = 0;    // microcode uops beyond the structural ones (issue on integer ALU ports)
+  bool microcoded = false;
+  bool load = false;           // a load uop
+  bool op = false;             // an op uop (after the load's data when there is a load)
+  bool storeAddress = false;   // STA
+  bool storeData = false;      // STD (after the op's result, else the load's data, else the sources)
+  bool opNeedsPort = true;     // false for nop / pause / mark: they take an issue slot but no port
+  bool valid = false;          // set by the decoder (a hand-filled front entry leaves it to rename)
+  UnitClass opClass = UnitClass::IntAlu;
+  FuKind opFu = FuKind::None;  // latency and energy class of the op uop
+};
+
 // Per instruction fetched but not yet renamed (the uop queue). Slot = seq & mask of the thread's uop ring.
 struct FrontEntry {
   Cycle availableAt{0};  // cycle it reaches the end of the front-end pipe and may enter the uop queue
   bool mispredicted = false;
   bool btbMiss = false;
+  UopPlan plan;          // decoded once at fetch, read by rename (issue 10 §2)
 };
 
 // Why a thread's fetch is held, for the CPI stack.
-enum class FetchBlock : std::uint8_t { None, Mispredict, BtbMiss, Pause, ICache };
+enum class FetchBlock : std::uint8_t { None, Mispredict, BtbMiss, Pause, ICache, Microcode /* issue 10 §2 */ };
 
 enum class ThreadState : std::uint8_t {
   Idle,      // nothing attached (halted)
@@ -120,6 +152,9 @@ struct ThreadContext {
   std::uint64_t retireLimit = ~std::uint64_t{0};
 
   bool retiredThisCycle = false;
+  // The per-thread watchdog: the last cycle the thread retired, or was not expected to (not running, at its retire
+  // limit, just attached). A sibling's retirement does not count, so a starved thread is stopped too.
+  Cycle lastRetire{0};
   ThreadStats stats;
   CpiCause lastCause = CpiCause::Base;
   bool lastGated = false;  // STALL/FLUSH held its fetch at the last tick (charged with the CPI stack)

@@ -203,6 +203,11 @@ def divider_interval(cfg: Any) -> int:
     return 1 if cfg.get("core.fu.int_div.pipelined") else max(1, int(cfg.get("core.fu.int_div.latency")))
 
 
+def divider_count(cfg: Any) -> int:
+    """Integer dividers per core: the issue ports that feed ``int_div`` (``core.ports``, one divider each)."""
+    return sum(1 for port in cfg.get("core.ports") if any(w.split(":")[0] == "int_div" for w in port.split()))
+
+
 def run_sysbench(threads: int, ht: bool, *, event: EventTrace, window_ms: float, seed: int = 1,
                  overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """Runs ``threads`` sysbench threads (0: the idle machine) for ``window_ms`` simulated ms and returns plain data:
@@ -237,7 +242,7 @@ def run_sysbench(threads: int, ht: bool, *, event: EventTrace, window_ms: float,
     task_events = [event.progress(x) for x in task_instr]
     events = sum(task_events)
     e = st["energy"]
-    div_count = cfg.get("core.fu.int_div.count")
+    div_count = divider_count(cfg)
     divisions = sum(event.divisions_done(x) for x in task_instr)
     # busy cycles of the dividers: each division holds a unit for its busy interval (docs/model.md)
     div_busy = divisions * divider_interval(cfg) / (div_count * cfg.get("system.cores") * cycles) if threads else 0.0

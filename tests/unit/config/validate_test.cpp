@@ -100,8 +100,8 @@ TEST(ConfigValidate, RangesAreCheckedForConfigsBuiltInCode) {
   c.system.cores = 0;
   EXPECT_TRUE(mentions(errorFor(c), {"'system.cores' = 0"}));
   c = Config{};
-  c.core.fu.int_alu.count = 0;
-  EXPECT_TRUE(mentions(errorFor(c), {"core.fu.int_alu.count"}));
+  setUnitCount(c.core, UnitClass::IntAlu, 0);  // no port feeds int_alu: its uops could never issue
+  EXPECT_TRUE(mentions(errorFor(c), {"core.ports", "'int_alu'"}));
   c = Config{};
   c.core.retire_width = 0;
   EXPECT_TRUE(mentions(errorFor(c), {"core.retire_width"}));

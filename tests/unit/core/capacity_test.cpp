@@ -71,3 +71,30 @@ TEST(Capacity, TakingPastTheShareIsCounted) {
 
 }  // namespace
 }  // namespace smtlab
+
+namespace smtlab {
+namespace {
+
+// guaranteed(t): what thread t can always get while every other sharer holds its whole limit. Derived on paper:
+// netburst's IQ (48 entries, capped at floor(48 x 0.75) = 36 per thread, 2 threads) leaves 48 - 36 = 12; a partitioned
+// 48 gives each its half, 24; a shared 48 guarantees nothing beyond one entry (the sibling may hold all 48); with one
+// active thread a recombining structure guarantees the whole of it.
+TEST(Capacity, GuaranteedIsWhatRemainsWhenEveryOtherSharerHoldsItsLimit) {
+  SharedCapacity capped("iq", queue(48, Sharing::Capped, 0.75), 2, true);
+  EXPECT_EQ(capped.limit(0), 36u);
+  EXPECT_EQ(capped.guaranteed(0), 12u);
+  SharedCapacity partitioned("iq", queue(48, Sharing::Partitioned), 2, true);
+  EXPECT_EQ(partitioned.guaranteed(1), 24u);
+  SharedCapacity shared("iq", queue(48, Sharing::Shared), 2, true);
+  EXPECT_EQ(shared.guaranteed(0), 1u);
+  capped.setActive(0b01);
+  EXPECT_EQ(capped.guaranteed(0), 48u);
+  // And the guarantee holds: with the sibling at its limit, thread 0 can still take exactly its guaranteed entries.
+  capped.setActive(0b11);
+  capped.take(1, 36);
+  EXPECT_EQ(capped.check(0, 12), CapacityVerdict::Ok);
+  EXPECT_NE(capped.check(0, 13), CapacityVerdict::Ok);
+}
+
+}  // namespace
+}  // namespace smtlab

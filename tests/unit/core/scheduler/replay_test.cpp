@@ -45,8 +45,10 @@ Config replayConfig(bool on) {
   Config c = stageConfig(1);
   c.core.rename_width = 32;
   c.core.issue_width = 6;
-  c.core.fu.int_alu = {3, 1, true};
-  c.core.fu.load = {1, 0, true};  // no AGU cycles: an L1D hit delivers mem.l1d.latency after issue
+  c.core.fu.int_alu = {1, true};
+  setUnitCount(c.core, UnitClass::IntAlu, 3);  // was core.fu.int_alu.count = 3
+  c.core.fu.load = {0, true};  // no AGU cycles: an L1D hit delivers mem.l1d.latency after issue
+  setUnitCount(c.core, UnitClass::Load, 1);  // was core.fu.load.count = 1
   c.mem.l1d.latency = 4;
   c.core.replay = on;
   c.core.replay_period = 7;
@@ -91,7 +93,8 @@ TEST(Replay, ReplaysTakeUnitsFromOtherWork) {
   // ints renamed after it are ready at 1 and younger, so at 5 the replaying dependent takes the ALU first: the ints
   // issue at 1, 2, 3, 4, then 6 and 7 (without replay the last would issue at 6).
   Config c = replayConfig(true);
-  c.core.fu.int_alu = {1, 1, true};
+  c.core.fu.int_alu = {1, true};
+  setUnitCount(c.core, UnitClass::IntAlu, 1);  // was core.fu.int_alu.count = 1
   std::vector<Instr> t{loadOf(0x1000, 1), instr(OpClass::Int, {2}, {1})};
   for (int i = 0; i < 6; ++i) t.push_back(instr(OpClass::Int, {10 + i}));
   ReplayPipe p(c, t, 120);

@@ -55,7 +55,8 @@ TEST(Scheduler, IndependentIntsIssueThreePerCycleOnThreeAlus) {
   // 7 independent ints, 3 ALUs, issue width 6, all ready at cycle 1 (renamed at 0): 3 at 1, 3 at 2, 1 at 3.
   Config c = stageConfig(1);
   c.core.issue_width = 6;
-  c.core.fu.int_alu = {3, 1, true};
+  c.core.fu.int_alu = {1, true};
+  setUnitCount(c.core, UnitClass::IntAlu, 3);
   std::vector<Instr> t;
   for (int i = 0; i < 7; ++i) t.push_back(instr(OpClass::Int, {1 + i}));
   Pipe p(c, t);
@@ -66,7 +67,8 @@ TEST(Scheduler, IssueWidthBoundsIssueAcrossUnits) {
   // issue_width 2 with plenty of units: 5 independent ints issue 2, 2, 1 over cycles 1..3.
   Config c = stageConfig(1);
   c.core.issue_width = 2;
-  c.core.fu.int_alu = {8, 1, true};
+  c.core.fu.int_alu = {1, true};
+  setUnitCount(c.core, UnitClass::IntAlu, 8);
   std::vector<Instr> t;
   for (int i = 0; i < 5; ++i) t.push_back(instr(OpClass::Int, {1 + i}));
   Pipe p(c, t);
@@ -76,7 +78,8 @@ TEST(Scheduler, IssueWidthBoundsIssueAcrossUnits) {
 TEST(Scheduler, ADependentIssuesWhenItsProducersLatencyHasPassed) {
   // imul (latency 3) issues at 1, done at 4; the add that reads it issues at 4; an add reading that one at 5.
   Config c = stageConfig(1);
-  c.core.fu.int_mul = {1, 3, true};
+  c.core.fu.int_mul = {3, true};
+  setUnitCount(c.core, UnitClass::IntMul, 1);
   Pipe p(c, {instr(OpClass::IMul, {1}), instr(OpClass::Int, {2}, {1}), instr(OpClass::Int, {3}, {2})});
   EXPECT_EQ(p.issueCycles(3), (std::vector<std::uint64_t>{1, 4, 5}));
   EXPECT_EQ(p.uop(0).doneAt, Cycle{4});
@@ -108,7 +111,8 @@ TEST(Scheduler, AnUnpipelinedDividerTakesOneOperationPerLatency) {
   // One divider, latency 10, not pipelined: independent divides issue at 1, 11, 21; the scheduler says it can next
   // do something at the divider's free cycle.
   Config c = stageConfig(1);
-  c.core.fu.int_div = {1, 10, false};
+  c.core.fu.int_div = {10, false};
+  setUnitCount(c.core, UnitClass::IntDiv, 1);
   Pipe p(c, {instr(OpClass::IDiv, {1}), instr(OpClass::IDiv, {2}), instr(OpClass::IDiv, {3})});
   p.scheduler.issue(Cycle{1});
   Cycle next = Cycle::never();

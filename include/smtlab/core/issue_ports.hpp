@@ -1,0 +1,71 @@
+// Issue ports (issue 10 §2): each port feeds the unit classes core.ports lists and accepts, per cycle, as many uops as
+// its rate for the class (a NetBurst double-speed ALU takes 2 simple integer uops per cycle; a single-speed class on
+// the same port takes the whole cycle). A uop goes to the first listed port that feeds its class and has room;
+// an unpipelined unit (a divider) stays busy for its interval on its port.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "smtlab/common/types.hpp"
+#include "smtlab/config/config.hpp"
+#include "smtlab/core/capacity.hpp"
+
+namespace smtlab {
+
+class IssuePorts {
+ public:
+  explicit IssuePorts(const CoreConfig& core);
+
+  // Takes a slot of a port feeding `cls` for one uop of `thread` at `now`; false if every such port is full or busy.
+  bool take(UnitClass cls, std::uint32_t thread, Cycle now) {
+    if (now != cycle_) startCycle(now);
+    const ClassState& c = classes_[static_cast<int>(cls)];
+    if (c.threadInterval > 0 && c.threadNext[thread] > now) return false;
+    for (std::uint32_t k = 0; k < c.portCount; ++k) {
+      Port& p = ports_[c.ports[k]];
+      const std::uint8_t cost = p.cost[static_cast<int>(cls)];
+      if (p.used + cost > p.slots) continue;
+      Cycle& busy = p.busyUntil[static_cast<int>(cls)];
+      if (c.interval > 1 && busy > now) continue;
+      p.used = static_cast<std::uint8_t>(p.used + cost);
+      if (c.interval > 1) busy = now + c.interval;
+      if (c.threadInterval > 0) classes_[static_cast<int>(cls)].threadNext[thread] = now + c.threadInterval;
+      ++p.issued;
+      return true;
+    }
+    return false;
+  }
+
+  std::uint32_t portCount() const { return static_cast<std::uint32_t>(ports_.size()); }
+  // Uops issued through port i since construction (tests, and a per-port view of utilisation).
+  std::uint64_t issuedOn(std::uint32_t port) const { return ports_[port].issued; }
+
+ private:
+  struct Port {
+    std::uint8_t slots = 1;                       // the port's fastest rate: slots per cycle
+    std::uint8_t used = 0;                        // slots taken this cycle
+    std::array<std::uint8_t, kUnitClasses> cost{};  // slots one uop of a class takes (slots / rate)
+    std::array<Cycle, kUnitClasses> busyUntil{};    // unpipelined units on this port
+    std::uint64_t issued = 0;
+  };
+  struct ClassState {
+    std::array<std::uint8_t, kMaxPorts> ports{};  // ports feeding the class, in listed order
+    std::uint32_t portCount = 0;
+    std::uint32_t interval = 1;        // cycles its unit is busy per uop
+    std::uint32_t threadInterval = 0;  // cycles between two uops of one thread (0 = no limit)
+    std::array<Cycle, kMaxThreads> threadNext{};
+  };
+
+  void startCycle(Cycle now) {
+    for (Port& p : ports_) p.used = 0;
+    cycle_ = now;
+  }
+
+  std::vector<Port> ports_;
+  std::array<ClassState, kUnitClasses> classes_{};
+  Cycle cycle_ = Cycle::never();
+};
+
+}  // namespace smtlab

@@ -1,0 +1,104 @@
+#include "smtlab/core/uop_decode.hpp"
+
+#include <algorithm>
+
+namespace smtlab {
+
+UnitClass unitClassFor(OpClass op) {
+  switch (op) {
+    case OpClass::IMul:
+      return UnitClass::IntMul;
+    case OpClass::IDiv:
+      return UnitClass::IntDiv;
+    case OpClass::FAdd:
+      return UnitClass::FpAdd;
+    case OpClass::FMul:
+      return UnitClass::FpMul;
+    case OpClass::FDiv:
+      return UnitClass::FpDiv;
+    case OpClass::Load:
+      return UnitClass::Load;
+    case OpClass::Store:
+      return UnitClass::StoreAddress;
+    case OpClass::Branch:
+    case OpClass::Jump:
+    case OpClass::IndirectJump:
+    case OpClass::Call:
+    case OpClass::Return:
+      return UnitClass::Branch;
+    default:
+      return UnitClass::IntAlu;
+  }
+}
+
+FuKind fuKindFor(OpClass op) {
+  switch (op) {
+    case OpClass::IMul:
+      return FuKind::IntMul;
+    case OpClass::IDiv:
+      return FuKind::IntDiv;
+    case OpClass::FAdd:
+      return FuKind::FpAdd;
+    case OpClass::FMul:
+      return FuKind::FpMul;
+    case OpClass::FDiv:
+      return FuKind::FpDiv;
+    case OpClass::Load:
+      return FuKind::Load;
+    case OpClass::Store:
+      return FuKind::Store;
+    case OpClass::Nop:
+    case OpClass::Mark:
+    case OpClass::Pause:
+      return FuKind::None;
+    default:
+      return FuKind::IntAlu;
+  }
+}
+
+UopDecoder::UopDecoder(const CoreConfig& core) {
+  for (int i = 0; i < kOpClassCount; ++i) {
+    const auto op = static_cast<OpClass>(i);
+    std::uint32_t n = 1;
+    switch (fuKindFor(op)) {
+      case FuKind::IntAlu: n = core.fu.int_alu.uops; break;
+      case FuKind::IntMul: n = core.fu.int_mul.uops; break;
+      case FuKind::IntDiv: n = core.fu.int_div.uops; break;
+      case FuKind::FpAdd: n = core.fu.fp_add.uops; break;
+      case FuKind::FpMul: n = core.fu.fp_mul.uops; break;
+      case FuKind::FpDiv: n = core.fu.fp_div.uops; break;
+      default: n = 1; break;  // pure loads and stores are their memory uops; nop/pause/mark one slot
+    }
+    opUops_[i] = static_cast<std::uint8_t>(std::clamp<std::uint32_t>(n, 1, 255));
+  }
+}
+
+UopPlan UopDecoder::decode(const Instr& in) const {
+  UopPlan p;
+  p.valid = true;
+  p.load = in.hasLoad();
+  p.storeAddress = p.storeData = in.hasStore();
+  const bool pureMemory = in.op == OpClass::Load || in.op == OpClass::Store;
+  p.op = !pureMemory || (!p.load && !p.storeAddress);  // a "store" record without an address still takes a slot
+  p.opClass = unitClassFor(in.op);
+  p.opFu = fuKindFor(in.op);
+  p.opNeedsPort = p.opFu != FuKind::None;
+  if (p.op && pureMemory) {
+    // A load/store op class without its memory operand: one plain integer uop (nothing to access).
+    p.opClass = UnitClass::IntAlu;
+    p.opFu = FuKind::IntAlu;
+  }
+  const std::uint32_t structural = p.load + p.op + p.storeAddress + p.storeData;
+  const std::uint32_t opUops = p.op ? opUops_[static_cast<int>(in.op)] : 0;
+  std::uint32_t total = structural + (opUops > 0 ? opUops - 1 : 0);
+  // The decoder's own count, when the trace recorded it, overrides the derivation (never fewer uops than the
+  // structural ones the scheduler needs: a fused count is unfused here).
+  if (in.uops != 0) total = std::max<std::uint32_t>(in.uops, structural);
+  total = std::min<std::uint32_t>(total, 255);
+  p.total = static_cast<std::uint8_t>(total);
+  p.helpers = static_cast<std::uint8_t>(total - structural);
+  p.microcoded = in.uops != 0 ? in.microcoded : total > kMaxDecoderUops;
+  return p;
+}
+
+}  // namespace smtlab
