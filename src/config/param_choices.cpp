@@ -1,0 +1,260 @@
+// The names of the config's choice values (sharing policies, fetch and thread-choice policies, miss levels, memory
+// dependence, unit classes), the port strings of core.ports, and the "did you mean" suggestions for a misspelled key
+// or value.
+
+#include <algorithm>
+#include <array>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "param_table.hpp"
+#include "smtlab/common/short_quote.hpp"
+#include "smtlab/config/loader.hpp"
+
+namespace smtlab {
+namespace config_detail {
+namespace {
+
+constexpr std::array<std::pair<Sharing, std::string_view>, 4> kSharingNames{{
+    {Sharing::Replicated, "replicated"},
+    {Sharing::Partitioned, "partitioned"},
+    {Sharing::Shared, "shared"},
+    {Sharing::Capped, "capped"},
+}};
+
+constexpr std::array<std::pair<FetchPolicy, std::string_view>, 6> kFetchPolicyNames{{
+    {FetchPolicy::RoundRobin, "round_robin"},
+    {FetchPolicy::ICount, "icount"},
+    {FetchPolicy::BrCount, "brcount"},
+    {FetchPolicy::MissCount, "misscount"},
+    {FetchPolicy::Stall, "stall"},
+    {FetchPolicy::Flush, "flush"},
+}};
+
+constexpr std::array<std::pair<ThreadChoice, std::string_view>, 3> kThreadChoiceNames{{
+    {ThreadChoice::RoundRobin, "round_robin"},
+    {ThreadChoice::ICount, "icount"},
+    {ThreadChoice::OldestFirst, "oldest_first"},
+}};
+
+constexpr std::array<std::pair<LongLatencyMiss, std::string_view>, 3> kLongLatencyMissNames{{
+    {LongLatencyMiss::L1, "l1"},
+    {LongLatencyMiss::L2, "l2"},
+    {LongLatencyMiss::Llc, "llc"},
+}};
+
+constexpr std::array<std::pair<UnitClass, std::string_view>, kUnitClasses> kUnitClassNames{{
+    {UnitClass::IntAlu, "int_alu"},
+    {UnitClass::Branch, "branch"},
+    {UnitClass::IntMul, "int_mul"},
+    {UnitClass::IntDiv, "int_div"},
+    {UnitClass::FpAdd, "fp_add"},
+    {UnitClass::FpMul, "fp_mul"},
+    {UnitClass::FpDiv, "fp_div"},
+    {UnitClass::Load, "load"},
+    {UnitClass::StoreAddress, "store_address"},
+    {UnitClass::StoreData, "store_data"},
+}};
+
+constexpr std::array<std::pair<MemDependence, std::string_view>, 4> kMemDependenceNames{{
+    {MemDependence::Off, "off"},
+    {MemDependence::Speculate, "speculate"},
+    {MemDependence::Wait, "wait"},
+    {MemDependence::Predictor, "predictor"},
+}};
+
+template <class E, std::size_t N>
+std::string_view enumName(const std::array<std::pair<E, std::string_view>, N>& names, E e) {
+  for (const auto& [value, name] : names) {
+    if (value == e) return name;
+  }
+  return "?";
+}
+
+}  // namespace
+
+// The edit distance of a and b when it is below `limit`, else `limit`. Suggestions only want a distance below the best
+// one found so far, and an unknown key is compared with every key (a fuzzed 50-byte key cost about 5 ms under the
+// sanitizers, issue 12 section 8), so three lower bounds end the work early: the difference in length; the letters
+// of one string that the other lacks (counted with repeats: one edit removes at most one such letter from each side);
+// and the smallest entry of a row of the dynamic programming, which never decreases from one row to the next.
+// `row` is reused between calls.
+std::size_t editDistanceBelow(std::string_view a, std::string_view b, std::size_t limit,
+                              std::vector<std::size_t>& row) {
+  const std::size_t lengthGap = a.size() > b.size() ? a.size() - b.size() : b.size() - a.size();
+  if (lengthGap >= limit) return limit;
+  std::array<std::size_t, 256> count{};
+  for (const char c : a) ++count[static_cast<unsigned char>(c)];
+  std::size_t onlyInB = 0;
+  for (const char c : b) {
+    std::size_t& n = count[static_cast<unsigned char>(c)];
+    if (n == 0) {
+      ++onlyInB;
+    } else {
+      --n;
+    }
+  }
+  const std::size_t onlyInA = a.size() - (b.size() - onlyInB);
+  if (std::max(onlyInA, onlyInB) >= limit) return limit;
+  row.resize(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    std::size_t rowMin = row[0];
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      rowMin = std::min(rowMin, row[j]);
+      diag = up;
+    }
+    if (rowMin >= limit) return limit;
+  }
+  return std::min(row[b.size()], limit);
+}
+
+std::vector<std::string_view> choicesOf(const Param& p) {
+  std::vector<std::string_view> out;
+  if (std::holds_alternative<Sharing*>(p.field)) {
+    for (const auto& entry : kSharingNames) out.push_back(entry.second);
+  } else if (std::holds_alternative<FetchPolicy*>(p.field)) {
+    for (const auto& entry : kFetchPolicyNames) out.push_back(entry.second);
+  } else if (std::holds_alternative<ThreadChoice*>(p.field)) {
+    for (const auto& entry : kThreadChoiceNames) out.push_back(entry.second);
+  } else if (std::holds_alternative<LongLatencyMiss*>(p.field)) {
+    for (const auto& entry : kLongLatencyMissNames) out.push_back(entry.second);
+  } else if (std::holds_alternative<MemDependence*>(p.field)) {
+    for (const auto& entry : kMemDependenceNames) out.push_back(entry.second);
+  }
+  return out;
+}
+
+std::string setChoice(const Param& p, std::string_view name) {
+  auto pick = [&](const auto& names, auto* field) -> std::string {
+    for (const auto& [value, n] : names) {
+      if (n == name) {
+        *field = value;
+        return {};
+      }
+    }
+    std::string best;
+    std::size_t bestDistance = 3;  // suggest only close misspellings
+    std::vector<std::size_t> row;
+    for (const auto& entry : names) {
+      const std::size_t d = editDistanceBelow(name, entry.second, bestDistance, row);
+      if (d < bestDistance) {
+        bestDistance = d;
+        best = entry.second;
+      }
+    }
+    return fmt::format("key '{}' must be one of {}, got \"{}\"{}", p.key, typeName(p), shortToken(name),
+                       best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best));
+  };
+  if (auto* s = std::get_if<Sharing*>(&p.field)) return pick(kSharingNames, *s);
+  if (auto* fp = std::get_if<FetchPolicy*>(&p.field)) return pick(kFetchPolicyNames, *fp);
+  if (auto* tc = std::get_if<ThreadChoice*>(&p.field)) return pick(kThreadChoiceNames, *tc);
+  if (auto* ll = std::get_if<LongLatencyMiss*>(&p.field)) return pick(kLongLatencyMissNames, *ll);
+  if (auto* md = std::get_if<MemDependence*>(&p.field)) return pick(kMemDependenceNames, *md);
+  return {};
+}
+
+std::string suggestKey(std::string_view wrong, std::span<const Param> params) {
+  // A key given without its section ("rob.entries") matches the end of exactly one real key.
+  std::string suffixMatch;
+  int suffixMatches = 0;
+  for (const Param& p : params) {
+    std::string_view k = p.key;
+    if (k.size() > wrong.size() && k.ends_with(wrong) && k[k.size() - wrong.size() - 1] == '.') {
+      suffixMatch = p.key;
+      ++suffixMatches;
+    }
+  }
+  if (suffixMatches == 1) return suffixMatch;
+
+  std::string best;
+  std::size_t bestDistance = std::max<std::size_t>(3, wrong.size() / 4 + 1);  // beyond this it is not a typo
+  std::vector<std::size_t> row;
+  for (const Param& p : params) {
+    // Bounded by the best so far: a megabyte-long mistake costs no dynamic programming at all.
+    const std::size_t d = editDistanceBelow(wrong, p.key, bestDistance, row);
+    if (d < bestDistance) {
+      bestDistance = d;
+      best = p.key;
+    }
+  }
+  return best;
+}
+
+}  // namespace config_detail
+
+std::string_view sharingName(Sharing s) { return config_detail::enumName(config_detail::kSharingNames, s); }
+std::string_view longLatencyMissName(LongLatencyMiss m) {
+  return config_detail::enumName(config_detail::kLongLatencyMissNames, m);
+}
+std::string_view memDependenceName(MemDependence m) {
+  return config_detail::enumName(config_detail::kMemDependenceNames, m);
+}
+std::string_view threadChoiceName(ThreadChoice c) {
+  return config_detail::enumName(config_detail::kThreadChoiceNames, c);
+}
+std::string_view fetchPolicyName(FetchPolicy p) {
+  return config_detail::enumName(config_detail::kFetchPolicyNames, p);
+}
+std::string_view unitClassName(UnitClass c) { return config_detail::enumName(config_detail::kUnitClassNames, c); }
+
+std::string portText(const PortConfig& port) {
+  std::vector<std::string> parts;
+  for (const auto& [cls, name] : config_detail::kUnitClassNames) {
+    const int rate = port.rate[static_cast<int>(cls)];
+    if (rate == 1) parts.emplace_back(name);
+    if (rate > 1) parts.push_back(fmt::format("{}:{}", name, rate));
+  }
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
+std::string parsePort(std::string_view text, PortConfig& out) {
+  out = PortConfig{};
+  bool any = false;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    if (text[pos] == ' ' || text[pos] == '\t' || text[pos] == ',') {
+      ++pos;
+      continue;
+    }
+    std::size_t end = pos;
+    while (end < text.size() && text[end] != ' ' && text[end] != '\t' && text[end] != ',') ++end;
+    const std::string_view word = text.substr(pos, end - pos);
+    pos = end;
+    const auto colon = word.find(':');
+    const std::string_view name = word.substr(0, colon);
+    int rate = 1;
+    if (colon != std::string_view::npos) {
+      const std::string_view digits = word.substr(colon + 1);
+      rate = 0;
+      for (char ch : digits) rate = (ch >= '0' && ch <= '9' && rate < 100) ? rate * 10 + (ch - '0') : 1000;
+      if (digits.empty() || rate < 1 || rate > 8) {
+        return fmt::format("{}: the rate after ':' must be a whole number of uops per cycle from 1 to 8",
+                           shortQuote(word));
+      }
+    }
+    const auto* found = std::find_if(config_detail::kUnitClassNames.begin(), config_detail::kUnitClassNames.end(),
+                                     [&](const auto& e) { return e.second == name; });
+    if (found == config_detail::kUnitClassNames.end()) {
+      std::vector<std::string_view> names;
+      for (const auto& e : config_detail::kUnitClassNames) names.push_back(e.second);
+      return fmt::format("unknown unit class {} (classes: {})", shortQuote(name), fmt::join(names, ", "));
+    }
+    std::uint8_t& slot = out.rate[static_cast<int>(found->first)];
+    if (slot != 0) return fmt::format("unit class '{}' is listed twice", name);
+    slot = static_cast<std::uint8_t>(rate);
+    any = true;
+  }
+  if (!any) return "a port must feed at least one unit class";
+  return {};
+}
+
+}  // namespace smtlab
