@@ -1,5 +1,5 @@
-// The names of the config's choice values (sharing policies, fetch and thread-choice policies, miss levels, memory
-// dependence, unit classes), the port strings of core.ports, and the "did you mean" suggestions for a misspelled key
+// The names of the config's choice values, read from each enum's one table (config.hpp; the policies' tables in
+// core/fetch_policy.hpp), the port strings of core.ports, and the "did you mean" suggestions for a misspelled key
 // or value.
 
 #include <algorithm>
@@ -14,69 +14,10 @@
 #include "param_table.hpp"
 #include "smtlab/common/short_quote.hpp"
 #include "smtlab/config/loader.hpp"
+#include "smtlab/core/fetch_policy.hpp"
 
 namespace smtlab {
 namespace config_detail {
-namespace {
-
-constexpr std::array<std::pair<Sharing, std::string_view>, 4> kSharingNames{{
-    {Sharing::Replicated, "replicated"},
-    {Sharing::Partitioned, "partitioned"},
-    {Sharing::Shared, "shared"},
-    {Sharing::Capped, "capped"},
-}};
-
-constexpr std::array<std::pair<FetchPolicy, std::string_view>, 6> kFetchPolicyNames{{
-    {FetchPolicy::RoundRobin, "round_robin"},
-    {FetchPolicy::ICount, "icount"},
-    {FetchPolicy::BrCount, "brcount"},
-    {FetchPolicy::MissCount, "misscount"},
-    {FetchPolicy::Stall, "stall"},
-    {FetchPolicy::Flush, "flush"},
-}};
-
-constexpr std::array<std::pair<ThreadChoice, std::string_view>, 3> kThreadChoiceNames{{
-    {ThreadChoice::RoundRobin, "round_robin"},
-    {ThreadChoice::ICount, "icount"},
-    {ThreadChoice::OldestFirst, "oldest_first"},
-}};
-
-constexpr std::array<std::pair<LongLatencyMiss, std::string_view>, 3> kLongLatencyMissNames{{
-    {LongLatencyMiss::L1, "l1"},
-    {LongLatencyMiss::L2, "l2"},
-    {LongLatencyMiss::Llc, "llc"},
-}};
-
-constexpr std::array<std::pair<UnitClass, std::string_view>, kUnitClasses> kUnitClassNames{{
-    {UnitClass::IntAlu, "int_alu"},
-    {UnitClass::Branch, "branch"},
-    {UnitClass::IntMul, "int_mul"},
-    {UnitClass::IntDiv, "int_div"},
-    {UnitClass::FpAdd, "fp_add"},
-    {UnitClass::FpMul, "fp_mul"},
-    {UnitClass::FpDiv, "fp_div"},
-    {UnitClass::Load, "load"},
-    {UnitClass::StoreAddress, "store_address"},
-    {UnitClass::StoreData, "store_data"},
-}};
-
-constexpr std::array<std::pair<MemDependence, std::string_view>, 4> kMemDependenceNames{{
-    {MemDependence::Off, "off"},
-    {MemDependence::Speculate, "speculate"},
-    {MemDependence::Wait, "wait"},
-    {MemDependence::Predictor, "predictor"},
-}};
-
-template <class E, std::size_t N>
-std::string_view enumName(const std::array<std::pair<E, std::string_view>, N>& names, E e) {
-  for (const auto& [value, name] : names) {
-    if (value == e) return name;
-  }
-  return "?";
-}
-
-}  // namespace
-
 // The edit distance of a and b when it is below `limit`, else `limit`. Suggestions only want a distance below the best
 // one found so far, and an unknown key is compared with every key (a fuzzed 50-byte key cost about 5 ms under the
 // sanitizers, issue 12 section 8), so three lower bounds end the work early: the difference in length; the letters
@@ -119,46 +60,47 @@ std::size_t editDistanceBelow(std::string_view a, std::string_view b, std::size_
 
 std::vector<std::string_view> choicesOf(const Param& p) {
   std::vector<std::string_view> out;
+  auto names = [&](const auto& table) {
+    for (const auto& row : table) out.push_back(row.name);
+  };
   if (std::holds_alternative<Sharing*>(p.field)) {
-    for (const auto& entry : kSharingNames) out.push_back(entry.second);
+    names(kSharingTable);
   } else if (std::holds_alternative<FetchPolicy*>(p.field)) {
-    for (const auto& entry : kFetchPolicyNames) out.push_back(entry.second);
+    names(fetchPolicyTable());
   } else if (std::holds_alternative<ThreadChoice*>(p.field)) {
-    for (const auto& entry : kThreadChoiceNames) out.push_back(entry.second);
+    names(threadChoiceTable());
   } else if (std::holds_alternative<LongLatencyMiss*>(p.field)) {
-    for (const auto& entry : kLongLatencyMissNames) out.push_back(entry.second);
+    names(kLongLatencyMissTable);
   } else if (std::holds_alternative<MemDependence*>(p.field)) {
-    for (const auto& entry : kMemDependenceNames) out.push_back(entry.second);
+    names(kMemDependenceTable);
   }
   return out;
 }
 
 std::string setChoice(const Param& p, std::string_view name) {
-  auto pick = [&](const auto& names, auto* field) -> std::string {
-    for (const auto& [value, n] : names) {
-      if (n == name) {
-        *field = value;
-        return {};
-      }
+  auto pick = [&](const auto& table, auto* field) -> std::string {
+    if (const auto value = enumFromName(table, name)) {
+      *field = *value;
+      return {};
     }
     std::string best;
     std::size_t bestDistance = 3;  // suggest only close misspellings
     std::vector<std::size_t> row;
-    for (const auto& entry : names) {
-      const std::size_t d = editDistanceBelow(name, entry.second, bestDistance, row);
+    for (const auto& entry : table) {
+      const std::size_t d = editDistanceBelow(name, entry.name, bestDistance, row);
       if (d < bestDistance) {
         bestDistance = d;
-        best = entry.second;
+        best = entry.name;
       }
     }
     return fmt::format("key '{}' must be one of {}, got \"{}\"{}", p.key, typeName(p), shortToken(name),
                        best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best));
   };
-  if (auto* s = std::get_if<Sharing*>(&p.field)) return pick(kSharingNames, *s);
-  if (auto* fp = std::get_if<FetchPolicy*>(&p.field)) return pick(kFetchPolicyNames, *fp);
-  if (auto* tc = std::get_if<ThreadChoice*>(&p.field)) return pick(kThreadChoiceNames, *tc);
-  if (auto* ll = std::get_if<LongLatencyMiss*>(&p.field)) return pick(kLongLatencyMissNames, *ll);
-  if (auto* md = std::get_if<MemDependence*>(&p.field)) return pick(kMemDependenceNames, *md);
+  if (auto* s = std::get_if<Sharing*>(&p.field)) return pick(kSharingTable, *s);
+  if (auto* fp = std::get_if<FetchPolicy*>(&p.field)) return pick(fetchPolicyTable(), *fp);
+  if (auto* tc = std::get_if<ThreadChoice*>(&p.field)) return pick(threadChoiceTable(), *tc);
+  if (auto* ll = std::get_if<LongLatencyMiss*>(&p.field)) return pick(kLongLatencyMissTable, *ll);
+  if (auto* md = std::get_if<MemDependence*>(&p.field)) return pick(kMemDependenceTable, *md);
   return {};
 }
 
@@ -191,24 +133,22 @@ std::string suggestKey(std::string_view wrong, std::span<const Param> params) {
 
 }  // namespace config_detail
 
-std::string_view sharingName(Sharing s) { return config_detail::enumName(config_detail::kSharingNames, s); }
-std::string_view longLatencyMissName(LongLatencyMiss m) {
-  return config_detail::enumName(config_detail::kLongLatencyMissNames, m);
+std::string_view sharingName(Sharing s) { return enumName(kSharingTable, s); }
+std::string_view longLatencyMissName(LongLatencyMiss m) { return enumName(kLongLatencyMissTable, m); }
+std::string_view memDependenceName(MemDependence m) { return enumName(kMemDependenceTable, m); }
+std::string_view threadChoiceName(ThreadChoice c) { return enumName(threadChoiceTable(), c); }
+std::string_view fetchPolicyName(FetchPolicy p) { return enumName(fetchPolicyTable(), p); }
+std::string_view unitClassName(UnitClass c) { return enumName(kUnitClassTable, c); }
+
+std::vector<std::string_view> unitClassNames() {
+  std::vector<std::string_view> out;
+  for (const auto& row : kUnitClassTable) out.push_back(row.name);
+  return out;
 }
-std::string_view memDependenceName(MemDependence m) {
-  return config_detail::enumName(config_detail::kMemDependenceNames, m);
-}
-std::string_view threadChoiceName(ThreadChoice c) {
-  return config_detail::enumName(config_detail::kThreadChoiceNames, c);
-}
-std::string_view fetchPolicyName(FetchPolicy p) {
-  return config_detail::enumName(config_detail::kFetchPolicyNames, p);
-}
-std::string_view unitClassName(UnitClass c) { return config_detail::enumName(config_detail::kUnitClassNames, c); }
 
 std::string portText(const PortConfig& port) {
   std::vector<std::string> parts;
-  for (const auto& [cls, name] : config_detail::kUnitClassNames) {
+  for (const auto& [cls, name, doc] : kUnitClassTable) {
     const int rate = port.rate[static_cast<int>(cls)];
     if (rate == 1) parts.emplace_back(name);
     if (rate > 1) parts.push_back(fmt::format("{}:{}", name, rate));
@@ -241,14 +181,11 @@ std::string parsePort(std::string_view text, PortConfig& out) {
                            shortQuote(word));
       }
     }
-    const auto* found = std::find_if(config_detail::kUnitClassNames.begin(), config_detail::kUnitClassNames.end(),
-                                     [&](const auto& e) { return e.second == name; });
-    if (found == config_detail::kUnitClassNames.end()) {
-      std::vector<std::string_view> names;
-      for (const auto& e : config_detail::kUnitClassNames) names.push_back(e.second);
-      return fmt::format("unknown unit class {} (classes: {})", shortQuote(name), fmt::join(names, ", "));
+    const auto found = enumFromName(kUnitClassTable, name);
+    if (!found) {
+      return fmt::format("unknown unit class {} (classes: {})", shortQuote(name), fmt::join(unitClassNames(), ", "));
     }
-    std::uint8_t& slot = out.rate[static_cast<int>(found->first)];
+    std::uint8_t& slot = out.rate[static_cast<int>(*found)];
     if (slot != 0) return fmt::format("unit class '{}' is listed twice", name);
     slot = static_cast<std::uint8_t>(rate);
     any = true;

@@ -7,15 +7,26 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "param_table.hpp"
 #include "smtlab/config/loader.hpp"
+#include "smtlab/core/fetch_policy.hpp"
+#include "smtlab/core/fu_kind.hpp"
 
 namespace smtlab {
 namespace config_detail {
 namespace {
 
 constexpr double kMaxInt = 1e12;  // a sane upper bound for counts of cycles
+
+// The doc of a policy key, from its table: what it chooses, the policy names, where each is described.
+template <class Table>
+std::string policyDoc(std::string_view what, const Table& table) {
+  std::vector<std::string_view> names;
+  for (const auto& row : table) names.push_back(row.name);
+  return fmt::format("{}: {} (each described in docs/model.md, \"Thread choice\")", what, fmt::join(names, ", "));
+}
 
 // Declares a queue guarded by a sharing policy (three keys).
 template <class V>
@@ -107,8 +118,7 @@ void visitParams(Config& c, V&& v) {
 
   CoreConfig& k = c.core;
   v("core.threads", k.threads, "hardware threads per core (1 = SMT off, 2 = Hyper-Threading)", 1, 8);
-  v("core.fetch_policy", k.fetch_policy,
-    "which thread fetches: round_robin (Pentium 4), icount, brcount, misscount, stall, flush (Tullsen et al.)");
+  v("core.fetch_policy", k.fetch_policy, policyDoc("which thread fetches", fetchPolicyTable()));
   v("core.fetch_width", k.fetch_width, "uops fetched per cycle, over all threads fetching that cycle", 1, 64);
   v("core.fetch_threads", k.fetch_threads, "threads that may fetch in the same cycle (Pentium 4: 1)", 1, 8);
   v("core.fetch_break_on_taken", k.fetch_break_on_taken,
@@ -120,12 +130,8 @@ void visitParams(Config& c, V&& v) {
   v("core.long_latency_miss", k.long_latency_miss,
     "stall / flush fetch policies: a load missing this cache (l1 | l2 | llc) gates its thread's fetch until the data "
     "returns (flush also squashes its younger instructions)");
-  v("core.rename_policy", k.rename_policy,
-    "which thread renames/allocates each cycle: round_robin (Pentium 4: alternate, a blocked thread yields), icount "
-    "(fewest in front end + issue queue), oldest_first (earliest-fetched next instruction)");
-  v("core.retire_policy", k.retire_policy,
-    "which thread retires each cycle: round_robin (Pentium 4: alternate, a thread with nothing done yields), icount, "
-    "oldest_first (earliest-renamed head)");
+  v("core.rename_policy", k.rename_policy, policyDoc("which thread renames/allocates each cycle", threadChoiceTable()));
+  v("core.retire_policy", k.retire_policy, policyDoc("which thread retires each cycle", threadChoiceTable()));
   v("core.retire_width", k.retire_width, "uops retired per cycle, all threads together", 1, 64);
   visitQueue(v, "core.uop_queue", k.uop_queue, "uop queue (decoded, awaiting rename)");
   visitQueue(v, "core.rob", k.rob, "reorder buffer");
@@ -133,20 +139,13 @@ void visitParams(Config& c, V&& v) {
   visitQueue(v, "core.lq", k.lq, "load buffer");
   visitQueue(v, "core.sq", k.sq, "store buffer");
 
-  visitFu(v, "core.fu.int_alu", k.fu.int_alu, "integer ALU", "integer ALU op latency, cycles from issue to result");
-  visitFu(v, "core.fu.int_mul", k.fu.int_mul, "integer multiply", "integer multiply latency, cycles");
-  visitFu(v, "core.fu.int_div", k.fu.int_div, "integer divide", "integer divide latency, cycles");
-  visitFu(v, "core.fu.fp_add", k.fu.fp_add, "FP add", "FP/SIMD add latency, cycles");
-  visitFu(v, "core.fu.fp_mul", k.fu.fp_mul, "FP multiply", "FP/SIMD multiply latency, cycles");
-  visitFu(v, "core.fu.fp_div", k.fu.fp_div, "FP divide", "FP divide/sqrt latency, cycles");
-  visitFu(v, "core.fu.load", k.fu.load, "load (AGU)",
-          "address-generation cycles before the L1D access (the cache latency comes on top)");
-  visitFu(v, "core.fu.store", k.fu.store, "store (AGU + data)", "cycles until a store's address and data are ready");
+  for (const FuKindInfo& fu : kFuKindTable) {
+    visitFu(v, fmt::format("core.fu.{}", fu.name), k.fu.*fu.config, fu.doc, fu.latencyDoc);
+  }
 
   v("core.ports", k.ports,
     "issue ports, one string each: the unit classes it feeds, class:rate for more than one uop of a class per cycle "
-    "(int_alu:2 = a double-speed ALU); classes: int_alu branch int_mul int_div fp_add fp_mul fp_div load "
-    "store_address store_data");
+    "(int_alu:2 = a double-speed ALU); classes: " + fmt::format("{}", fmt::join(unitClassNames(), " ")));
   // Load/store unit (issue 10 §3): the post-retire store buffer.
   LsuConfig& lsu = k.lsu;
   v("core.lsu.store_buffer", lsu.store_buffer,
@@ -244,13 +243,14 @@ void visitParams(Config& c, V&& v) {
   v("mem.page_walk.from_l2", m.page_walk.from_l2, "walk loads start at the L2 instead of the L1D");
 
   EnergyConfig& e = c.energy;
-  const std::pair<const char*, double*> events[] = {
-      {"fetch_nj", &e.fetch_nj},     {"rename_nj", &e.rename_nj},   {"retire_nj", &e.retire_nj},
-      {"int_alu_nj", &e.int_alu_nj}, {"int_mul_nj", &e.int_mul_nj}, {"int_div_nj", &e.int_div_nj},
-      {"fp_add_nj", &e.fp_add_nj},   {"fp_mul_nj", &e.fp_mul_nj},   {"fp_div_nj", &e.fp_div_nj},
-      {"load_nj", &e.load_nj},       {"store_nj", &e.store_nj},     {"l1i_nj", &e.l1i_nj},
-      {"l1d_nj", &e.l1d_nj},         {"l2_nj", &e.l2_nj},           {"llc_nj", &e.llc_nj},
-      {"dram_nj", &e.dram_nj}};
+  std::vector<std::pair<std::string, double*>> events = {
+      {"fetch_nj", &e.fetch_nj}, {"rename_nj", &e.rename_nj}, {"retire_nj", &e.retire_nj}};
+  for (const FuKindInfo& fu : kFuKindTable) events.emplace_back(fmt::format("{}_nj", fu.name), &(e.*fu.energyNj));
+  for (const auto& [name, field] : std::initializer_list<std::pair<const char*, double*>>{
+           {"l1i_nj", &e.l1i_nj}, {"l1d_nj", &e.l1d_nj}, {"l2_nj", &e.l2_nj}, {"llc_nj", &e.llc_nj},
+           {"dram_nj", &e.dram_nj}}) {
+    events.emplace_back(name, field);
+  }
   for (const auto& [name, field] : events) {
     const std::string n(name);
     const std::string what = n.substr(0, n.size() - 3);

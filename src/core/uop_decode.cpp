@@ -59,16 +59,10 @@ FuKind fuKindFor(OpClass op) {
 UopDecoder::UopDecoder(const CoreConfig& core) {
   for (int i = 0; i < kOpClassCount; ++i) {
     const auto op = static_cast<OpClass>(i);
-    std::uint32_t n = 1;
-    switch (fuKindFor(op)) {
-      case FuKind::IntAlu: n = core.fu.int_alu.uops; break;
-      case FuKind::IntMul: n = core.fu.int_mul.uops; break;
-      case FuKind::IntDiv: n = core.fu.int_div.uops; break;
-      case FuKind::FpAdd: n = core.fu.fp_add.uops; break;
-      case FuKind::FpMul: n = core.fu.fp_mul.uops; break;
-      case FuKind::FpDiv: n = core.fu.fp_div.uops; break;
-      default: n = 1; break;  // pure loads and stores are their memory uops; nop/pause/mark one slot
-    }
+    // Pure loads and stores are their memory uops (their core.fu.<kind>.uops is not read); nop/pause/mark one slot.
+    const FuKind kind = fuKindFor(op);
+    const bool fromConfig = kind != FuKind::None && kind != FuKind::Load && kind != FuKind::Store;
+    const std::uint32_t n = fromConfig ? fuConfig(core, kind).uops : 1;
     opUops_[i] = static_cast<std::uint8_t>(std::clamp<std::uint32_t>(n, 1, 255));
   }
 }

@@ -12,6 +12,7 @@
 #include "smtlab/config/config.hpp"
 #include "smtlab/core/branch_predictor.hpp"
 #include "smtlab/core/core_stats.hpp"
+#include "smtlab/core/fu_kind.hpp"
 #include "smtlab/core/wrong_path.hpp"
 #include "smtlab/mem/memory_system.hpp"
 #include "smtlab/trace/cursor.hpp"
@@ -20,9 +21,7 @@ namespace smtlab {
 
 inline constexpr std::uint32_t kNoDep = 0xffffffffu;
 
-// What functional unit an instruction needs.
-enum class FuKind : std::uint8_t { IntAlu, IntMul, IntDiv, FpAdd, FpMul, FpDiv, Load, Store, None };
-inline constexpr int kFuKinds = 8;  // None uses no unit
+// What functional unit an instruction needs: FuKind, kFuKinds (fu_kind.hpp).
 
 // One renamed instruction in the reorder buffer. Slot = seq & mask of the thread's ROB ring.
 struct Uop {
