@@ -181,7 +181,9 @@ TEST(EnumTables, FuKindsNameTheirConfigAndEnergyKeys) {
     EXPECT_EQ(fuConfig(c.core, row.value).uops, 2 + i) << row.name;
     EXPECT_EQ(c.energy.*row.energyNj, i + 0.5) << row.name;
     for (const auto& other : kFuKindTable) {
-      if (other.value != row.value) EXPECT_NE(fuConfig(c.core, other.value).latency, 100 + i) << other.name;
+      if (other.value != row.value) {
+        EXPECT_NE(fuConfig(c.core, other.value).latency, 100 + i) << other.name;
+      }
     }
   }
 }
