@@ -133,7 +133,8 @@ TEST(UopRename, AMicrocodeSequenceLongerThanTheShareClaimsWhatTheThreadIsGuarant
   // Cycle 7: the sequence's last 2 uops and then the next instruction, which finds the partition full (8 of 8).
   EXPECT_TRUE(rename.tick(Cycle{7}, false));
   EXPECT_EQ(h.threads[0].robTail, 1u);
-  EXPECT_EQ(rename.blockCause(0), CpiCause::RobPartition);
+  // A lone thread's partition is the whole ROB, so the verdict is a full structure.
+  EXPECT_EQ(rename.blockCause(0), CpiCause::RobFull);
   EXPECT_FALSE(rename.tick(Cycle{8}, false));
 }
 
