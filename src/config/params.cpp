@@ -146,6 +146,10 @@ void visitParams(Config& c, V&& v) {
   v("core.ports", k.ports,
     "issue ports, one string each: the unit classes it feeds, class:rate for more than one uop of a class per cycle "
     "(int_alu:2 = a double-speed ALU); classes: " + fmt::format("{}", fmt::join(unitClassNames(), " ")));
+  // The window counts uops (issue 10 §2; uop_decode.hpp): micro-fusion of the fused domain.
+  v("core.micro_fusion", k.micro_fusion,
+    "micro-fusion: a load-op's load + op and a store's store-address + store-data take one slot of the ROB, the uop "
+    "queue and the rename/retire widths (the fused domain), and still issue as separate uops");
   // Load/store unit (issue 10 §3): the post-retire store buffer.
   LsuConfig& lsu = k.lsu;
   v("core.lsu.store_buffer", lsu.store_buffer,

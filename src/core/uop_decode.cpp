@@ -56,7 +56,7 @@ FuKind fuKindFor(OpClass op) {
   }
 }
 
-UopDecoder::UopDecoder(const CoreConfig& core) {
+UopDecoder::UopDecoder(const CoreConfig& core) : microFusion_(core.micro_fusion) {
   for (int i = 0; i < kOpClassCount; ++i) {
     const auto op = static_cast<OpClass>(i);
     // Pure loads and stores are their memory uops (their core.fu.<kind>.uops is not read); nop/pause/mark one slot.
@@ -92,6 +92,12 @@ UopPlan UopDecoder::decode(const Instr& in) const {
   p.total = static_cast<std::uint8_t>(total);
   p.helpers = static_cast<std::uint8_t>(total - structural);
   p.microcoded = in.uops != 0 ? in.microcoded : total > kMaxDecoderUops;
+  // Micro-fusion (Intel optimization manual 248966, "Micro-fusion"; Agner Fog's microarchitecture guide, from the
+  // Pentium M on): a load-op's load + op and a store's STA + STD are one uop in the fused domain (decode, uop queue,
+  // rename, ROB, retire) and two in the unfused domain (scheduler, ports). A read-modify-write is then 2 fused uops.
+  std::uint32_t fusedPairs = 0;
+  if (microFusion_) fusedPairs = (p.load && p.op ? 1u : 0u) + (p.storeAddress && p.storeData ? 1u : 0u);
+  p.fused = static_cast<std::uint8_t>(std::max<std::uint32_t>(1, total - fusedPairs));
   return p;
 }
 

@@ -201,6 +201,9 @@ struct CoreConfig {
   RegisterFileConfig int_prf{0, Sharing::Shared, 1.0, 17};
   RegisterFileConfig fp_prf{0, Sharing::Shared, 1.0, 24};
   bool stack_engine = false;  // push/pop/call/ret update the stack pointer at decode (no dependent uop chain)
+  // The window counts uops (issue 10 §2, uopwindow): load + op and STA + STD fuse into one slot of the ROB, the uop
+  // queue and the rename/retire widths (they still issue as separate uops).
+  bool micro_fusion = false;
 };
 
 // Gives unit class `cls` exactly `n` ports of its own (one uop per cycle each), removing it from the ports that fed it
