@@ -204,7 +204,8 @@ void visitParams(Config& c, V&& v) {
     "push/pop/call/ret update the stack pointer at decode, without a uop on the stack-pointer chain; an explicit "
     "read of the stack pointer after them waits one cycle for a sync uop (r4 is the stack pointer in every format)");
   v("core.watchdog_cycles", k.watchdog_cycles,
-    "cycles without any retirement while work is in flight before stopping with a deadlock error", 1000, kMaxInt);
+    "cycles without any retirement while work is in flight (by the core, or by one running thread while a "
+    "sibling retires) before stopping with a deadlock error", 1000, kMaxInt);
   // Speculation (issue 10 §4).
   v("core.wrong_path", k.wrong_path,
     "after a mispredicted branch its thread fetches, renames and issues synthetic wrong-path uops (its recent op "
