@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,6 +59,22 @@ std::size_t editDistanceBelow(std::string_view a, std::string_view b, std::size_
   return std::min(row[b.size()], limit);
 }
 
+// The candidate closest to `wrong` by edit distance, if closer than `bound` (the first of equals wins); empty if none.
+// Each distance is bounded by the best so far: a megabyte-long mistake costs no dynamic programming at all.
+static std::string closestWithin(std::string_view wrong, std::span<const std::string_view> candidates,
+                                 std::size_t bound) {
+  std::string best;
+  std::vector<std::size_t> row;
+  for (const std::string_view c : candidates) {
+    const std::size_t d = editDistanceBelow(wrong, c, bound, row);
+    if (d < bound) {
+      bound = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
 std::vector<std::string_view> choicesOf(const Param& p) {
   std::vector<std::string_view> out;
   auto names = [&](const auto& table) {
@@ -83,16 +100,9 @@ std::string setChoice(const Param& p, std::string_view name) {
       *field = *value;
       return {};
     }
-    std::string best;
-    std::size_t bestDistance = 3;  // suggest only close misspellings
-    std::vector<std::size_t> row;
-    for (const auto& entry : table) {
-      const std::size_t d = editDistanceBelow(name, entry.name, bestDistance, row);
-      if (d < bestDistance) {
-        bestDistance = d;
-        best = entry.name;
-      }
-    }
+    std::vector<std::string_view> candidates;
+    for (const auto& entry : table) candidates.push_back(entry.name);
+    const std::string best = closestWithin(name, candidates, 3);  // suggest only close misspellings
     return fmt::format("key '{}' must be one of {}, got \"{}\"{}", p.key, typeName(p), shortToken(name),
                        best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best));
   };
@@ -117,18 +127,9 @@ std::string suggestKey(std::string_view wrong, std::span<const Param> params) {
   }
   if (suffixMatches == 1) return suffixMatch;
 
-  std::string best;
-  std::size_t bestDistance = std::max<std::size_t>(3, wrong.size() / 4 + 1);  // beyond this it is not a typo
-  std::vector<std::size_t> row;
-  for (const Param& p : params) {
-    // Bounded by the best so far: a megabyte-long mistake costs no dynamic programming at all.
-    const std::size_t d = editDistanceBelow(wrong, p.key, bestDistance, row);
-    if (d < bestDistance) {
-      bestDistance = d;
-      best = p.key;
-    }
-  }
-  return best;
+  std::vector<std::string_view> keys;
+  for (const Param& p : params) keys.push_back(p.key);
+  return closestWithin(wrong, keys, std::max<std::size_t>(3, wrong.size() / 4 + 1));  // beyond this not a typo
 }
 
 }  // namespace config_detail
