@@ -190,7 +190,9 @@ class Linux24(RunqueueScheduler):
         assert k is not None
         if not self.global_runqueue:
             return
-        idle = [c for c in range(len(k.cpus)) if task.allowed(c) and k.is_idle(c)]
+        # Not the CPU it was just taken off: that one is switching to its next task (2.4 calls reschedule_idle(prev)
+        # after the switch, when it is no longer idle).
+        idle = [c for c in range(len(k.cpus)) if c != task.last_cpu and task.allowed(c) and k.is_idle(c)]
         if idle:
             k.kick(k.rng.choice(idle) if len(idle) > 1 else idle[0])
 
