@@ -143,7 +143,14 @@ std::string ensureKernelTrace(const KernelInfo& k) {
   const fs::path dir = kernelCacheDir();
   const fs::path source = fs::path(SMTLAB_KERNEL_SOURCE_DIR) / k.source;
   const fs::path trace = dir / (k.name + ".trace");
-  if (fs::exists(trace) && !newer(source, trace) && (carriesUops(trace) || tracerUnavailableReason())) {
+  // The headers beside the source count as the source too (workloads/user/*.h: the marker, the load file).
+  bool headerNewer = false;
+  std::error_code dirError;
+  for (const auto& entry : fs::directory_iterator(source.parent_path(), dirError)) {
+    if (entry.path().extension() == ".h" && newer(entry.path(), trace)) headerNewer = true;
+  }
+  if (fs::exists(trace) && !newer(source, trace) && !headerNewer &&
+      (carriesUops(trace) || tracerUnavailableReason())) {
     return trace.string();
   }
   if (auto why = tracerUnavailableReason()) throw TraceError(fmt::format("kernel:{}: cannot trace: {}", k.name, *why));

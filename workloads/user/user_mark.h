@@ -1,4 +1,5 @@
-/* The instance marker of the study's user programs (the C files of workloads/user, python/smtlab/workloads/user_streams.py).
+/* The instance marker of the study's user programs (the C files of workloads/user; python/smtlab/workloads/
+ * user_streams.py cuts the instances out).
  * One instance (one chat message, one dbench operation, one tbench request) is the user-mode work between a begin
  * and an end marker; the program's system calls lie outside every instance, so an instance runs from a system call's
  * return to the next call. The marker is `pause` (f3 90): it is one record of op class pause in the recorded trace,
