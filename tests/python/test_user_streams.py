@@ -142,3 +142,12 @@ def test_the_report_names_the_workloads_whose_user_work_is_real(streams_on):
         assert f"{workload}: " in line
     for name in us.PROGRAMS:
         assert name in line
+
+
+def test_the_study_report_line_follows_the_switch(monkeypatch):
+    from smtlab.study.report import real_user_programs_note
+
+    monkeypatch.delenv(us.USER_STREAMS_ENV, raising=False)
+    assert real_user_programs_note(False).endswith("(--no-user-programs)") and not us.user_streams_on()
+    line = real_user_programs_note(True)
+    assert us.user_streams_on() and line == us.note() and "real user-mode work" in line
