@@ -30,7 +30,8 @@ from typing import Any, Iterator
 from ..os import IO, Block, Send, Task
 from .base import counters, machine_summary, make_kernel
 from .disk import Disk
-from .kpaths import WakeChannel, after_wake, kernel, mark_waker, syscall, task_spec, user
+from .kpaths import PATHS, WakeChannel, after_wake, kernel, mark_waker, syscall, task_spec
+from .user_streams import UserStream
 
 #: dbench's operation mix: (name, share, KiB moved, is a write).
 DBENCH_MIX = [("read", 0.30, 4, False), ("write", 0.22, 4, True), ("open", 0.10, 0, False),
@@ -57,14 +58,15 @@ def build_dbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
     tasks: list[Task] = []
     for c in range(clients):
         rng = random.Random(seed * 1000 + c)
+        work = UserStream("dbench_client", seed * 1000 + c, CLIENT_WORK)  # workloads/user/dbench.c when on
 
-        def client(c: int = c, rng: random.Random = rng) -> Iterator[Any]:
+        def client(c: int = c, rng: random.Random = rng, work: UserStream = work) -> Iterator[Any]:
             me = holder[c]
             writes = 0
             while True:
                 op = rng.choices(range(len(names)), weights)[0]
                 _, _, kib, is_write = DBENCH_MIX[op]
-                yield user(CLIENT_WORK)
+                yield from work.work()
                 yield from syscall("vfs_op")
                 if kib:
                     yield kernel("copy_kb", kib)
@@ -105,11 +107,15 @@ def build_tbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
     tasks: list[Task] = []
     for c in range(clients):
         req, rep = WakeChannel(f"req{c}"), WakeChannel(f"rep{c}")
+        # User-mode work from workloads/user/tbench.c when user streams are on (the server's: smb_op's estimate).
+        cwork = UserStream("tbench_client", seed * 1000 + c, CLIENT_WORK)
+        swork = UserStream("tbench_server", seed * 1000 + c, PATHS["smb_op"].instructions)
 
-        def client(c: int = c, req: WakeChannel = req, rep: WakeChannel = rep) -> Iterator[Any]:
+        def client(c: int = c, req: WakeChannel = req, rep: WakeChannel = rep,
+                   work: UserStream = cwork) -> Iterator[Any]:
             me = holder[("c", c)]
             while True:
-                yield user(CLIENT_WORK)
+                yield from work.work()
                 yield from syscall("tcp_send", task=me)
                 mark_waker(req, me)
                 yield Send(req)
@@ -120,13 +126,14 @@ def build_tbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
                 stats["bytes"] += 4096
                 stats["done"][c] += 1
 
-        def server(c: int = c, req: WakeChannel = req, rep: WakeChannel = rep) -> Iterator[Any]:
+        def server(c: int = c, req: WakeChannel = req, rep: WakeChannel = rep,
+                   work: UserStream = swork) -> Iterator[Any]:
             me = holder[("s", c)]
             while True:
                 yield Block(req)
                 yield from after_wake(req, me)
                 yield from syscall("tcp_recv", task=me)
-                yield kernel("smb_op")
+                yield from work.work()  # decode the request, build the reply (kpaths smb_op when off)
                 yield from syscall("tcp_send", task=me)
                 yield kernel("copy_kb", 4)
                 mark_waker(rep, me)
