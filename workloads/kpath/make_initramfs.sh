@@ -47,8 +47,11 @@ poweroff -f
 INIT
 chmod 755 "$root/init"
 # 16 MiB, 4 KiB blocks, everything initialised now (lazy init would write the disk from a kernel thread meanwhile).
+# No metadata checksums (^metadata_csum): the reference study's ext2/ext3 had none, and with them every metadata
+# block and journal commit runs a software crc32c over 4 KiB (a first recording: creat 43 k kernel instructions on
+# ext4 with checksums against 8.7 k in tmpfs).
 rm -f "$disk.tmp$$"
-"$mke2fs" -q -F -t ext4 -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 "$disk.tmp$$" 16M >"$root/mke2fs.log" 2>&1 \
+"$mke2fs" -q -F -t ext4 -O ^metadata_csum -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 "$disk.tmp$$" 16M >"$root/mke2fs.log" 2>&1 \
   || { rm -f "$disk.tmp$$"; fail "mke2fs failed: $(tail -1 "$root/mke2fs.log")"; }
 rm -f "$root/mke2fs.log"
 mv "$disk.tmp$$" "$disk"

@@ -413,7 +413,8 @@ static void resched_ipi_path(int n) {
  * stores in the manifest (kpath.cpp); the RESCHED_IPI kind is cut with two of them. */
 static void print_symbols(void) {
   static const char *const wanted[] = {"asm_sysvec_reschedule_ipi", "asm_sysvec_apic_timer_interrupt", "__schedule",
-                                       "blk_mq_submit_bio", "virtio_queue_rq", "ext4_sync_file"};
+                                       "blk_mq_submit_bio", "virtio_queue_rq", "virtio_queue_rqs",
+                                       "ext4_sync_file"};
   FILE *f = fopen("/proc/kallsyms", "r");
   if (!f) die("/proc/kallsyms");
   char line[512], name[256], type;
