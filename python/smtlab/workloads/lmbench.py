@@ -6,8 +6,9 @@ two points of the loop, after a warm-up of both iterations and simulated time, a
 preset's clock (``system.freq_ghz``). What is modelled: the instruction stream of each process (user loop, traps and
 kernel paths as documented instruction counts), context switches as kernel code (Kernel ``kernel_path``), blocking
 and wake-up through the OS layer, the placement decisions of the scheduler, and everything the core does with them
-(HT partitions, halt and recombination drains). What is not: the real kernel's code (counts in kpaths are documented
-estimates), inter-processor interrupt delivery and the exit from HLT (the model charges only the IPI handler's
+(HT partitions, halt and recombination drains). What is not: the real kernel's code where no recording
+exists (counts in kpaths are documented estimates; recorded kpath: instances where kpaths.REAL_PATHS has one and
+real paths are on), inter-processor interrupt delivery and the exit from HLT (the model charges only the IPI handler's
 path), TLB flushes on address-space switches, interrupts.
 
 Scaled down: LMbench repeats each operation until the timing is stable (~100 ms per test); here 40-400 iterations
