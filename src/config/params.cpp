@@ -119,7 +119,10 @@ void visitParams(Config& c, V&& v) {
   CoreConfig& k = c.core;
   v("core.threads", k.threads, "hardware threads per core (1 = SMT off, 2 = Hyper-Threading)", 1, 8);
   v("core.fetch_policy", k.fetch_policy, policyDoc("which thread fetches", fetchPolicyTable()));
-  v("core.fetch_width", k.fetch_width, "uops fetched per cycle, over all threads fetching that cycle", 1, 64);
+  v("core.fetch_width", k.fetch_width,
+    "instructions fetched per cycle, over all threads fetching that cycle (a microcoded one holds its thread's fetch "
+    "for ceil(uops / fetch_width) cycles)",
+    1, 64);
   v("core.fetch_threads", k.fetch_threads, "threads that may fetch in the same cycle (Pentium 4: 1)", 1, 8);
   v("core.fetch_break_on_taken", k.fetch_break_on_taken,
     "a taken branch ends its thread's fetch for the cycle (false for a trace cache)");
