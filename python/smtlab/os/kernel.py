@@ -29,6 +29,12 @@ Mechanics (the scheduler only decides placement and order, see scheduler.py):
 - **Topology.** ``kernel.cpus[i].package`` / ``.core`` / ``.siblings`` come from the machine (``Machine.cpus``,
   numbered as Linux does, see docs/model.md); ``kernel.cores`` and ``kernel.packages`` list the CPUs of each.
 
+Code. The Kernel is the one entry point; its methods are written in three files, one idea each: kernel.py
+(construction, services for schedulers, spawning, the run loop, switching, accounting), steps.py (the step
+interpreter: a task's program of steps on its CPU, and what a machine event means for it) and timer.py (the
+periodic tick, the charged timer interrupt, the deadlock check). The class binds the functions of steps.py and
+timer.py as its own methods (``self`` in them is the kernel), so every method is still ``Kernel._name``.
+
 Per-task state lives in the kernel's own records (record.py: pid, address space, state, accounting, the step in
 progress); a Task only links to its record and shows read-only views. Pids count from 1 per kernel.
 
@@ -44,38 +50,19 @@ import random
 import time
 from typing import Any, Iterable
 
-from .._core import Config, DeadlockError, EventKind, Machine, Source, TraceError, UsageError
-from . import results
-from .cpu import CpuState
+from .._core import Config, EventKind, Machine, Source, UsageError
+from . import results, steps, timer
+from .cpu import KERNEL_ASID, CpuState
 from .record import TaskRecord
 from .scheduler import Scheduler
-from .tasks import (
-    IO,
-    Block,
-    Compute,
-    Exit,
-    Send,
-    Sleep,
-    Spawn,
-    Task,
-    TaskState,
-    WakeAll,
-    Yield,
-    check_step,
-    steps_of,
-)
+from .tasks import Task, TaskState, steps_of
 
-_RETIRE_LIMIT = EventKind.RETIRE_LIMIT
-_MARK = EventKind.MARK
 _SOURCE_ENDED = EventKind.SOURCE_ENDED
 _CYCLE_BOUND = EventKind.CYCLE_BOUND
 
-# Timer kinds.
-_TICK, _WAKE, _SWITCH_DONE, _SPAWN = 0, 1, 2, 3
-_WOKEN, _IRQ_DONE = 4, 5  # OS costs: a halted CPU is awake; a charged timer interrupt is over
-_EXIT = Exit()
-# Address space of kernel-mode work (the context-switch path).
-KERNEL_ASID = 0
+# The kinds of the kernel's timed events (timer.py says what each is).
+_TICK, _WAKE, _SWITCH_DONE, _SPAWN = timer.TICK, timer.WAKE, timer.SWITCH_DONE, timer.SPAWN
+_WOKEN, _IRQ_DONE = timer.WOKEN, timer.IRQ_DONE
 
 
 class Kernel:
@@ -343,7 +330,7 @@ class Kernel:
                 if self._resched:
                     self._process_resched()
         finally:
-            self._flush_accounting()
+            self.flush_accounting()
             self.host_seconds += perf() - start
         return self
 
@@ -366,274 +353,18 @@ class Kernel:
         elif kind == _IRQ_DONE:
             self._irq_done(*obj)
 
-    def _tick(self) -> None:
-        self._next_tick += self.tick_cycles
-        self._push_timer(self._next_tick, _TICK, None)
-        now = self.now
-        sched = self.scheduler
-        order = self._tick_order
-        self.rng.shuffle(order)
-        for i in order:
-            c = self.cpus[i]
-            if c.current is not None and now - c.slice_start >= self.time_slice and sched.has_waiting(i):
-                self.kick(i)
-            sched.tick(i)
-        if self.timer_cycles:
-            for c in self.cpus:
-                self._timer_interrupt(c)
-        self._check_deadlock(now)
-
-    def _timer_interrupt(self, cpu: CpuState) -> None:
-        """Charges one timer interrupt to a CPU running a task: the task's source comes off (in-flight work
-        squashed, as an interrupt drains the pipeline) for ``timer_cycles``, then goes on again."""
-        if cpu.state != "busy" or cpu.current is None or cpu.source is None or cpu.irq_token:
-            return
-        m = self.machine
-        self._bank(cpu, cpu.current)
-        m.detach(cpu.id)
-        cpu.source = None
-        cpu.timer_interrupts += 1
-        self._timer_seq += 1
-        cpu.irq_token = self._timer_seq
-        self._set_cpu_state(cpu, "switch")
-        src = cpu.timer_src
-        if src is not None and self.timer_instructions:
-            # The interrupt as kernel code: the recorded handler runs on the CPU until its retire limit.
-            if src.retired and src.ended():
-                src.restart()
-            m.attach(cpu.id, src, KERNEL_ASID)
-            cpu.source = src
-            cpu.irq_kpath = True
-            cpu.attach_retired = m.retired(cpu.id)
-            m.set_retire_limit(cpu.id, cpu.attach_retired + self.timer_instructions)
-            return
-        self._push_timer(self.now + self.timer_cycles, _IRQ_DONE, (cpu, cpu.irq_token))
-
-    def _end_irq_kpath(self, cpu: CpuState) -> None:
-        """Takes the timer path off the CPU (its instructions count as kernel work, not the task's)."""
-        m = self.machine
-        r = m.retired(cpu.id)
-        cpu.kernel_instructions += r - cpu.attach_retired
-        cpu.attach_retired = r
-        m.detach(cpu.id)
-        cpu.source = None
-        cpu.irq_kpath = False
-
-    def _irq_done(self, cpu: CpuState, token: int) -> None:
-        if cpu.irq_token != token:
-            return  # the task left the CPU during the interrupt; whatever runs there now is not interrupted
-        cpu.irq_token = 0
-        task = cpu.current
-        self._set_cpu_state(cpu, "busy")
-        if task is not None and task._record.step is not None:
-            self._start_compute(cpu, task)
-        if cpu.need_resched and cpu.id not in self._resched:
-            self._resched.append(cpu.id)  # a reschedule was asked for during the interrupt
-
-    def _check_deadlock(self, now: int) -> None:
-        """At a tick: raise DeadlockError when nobody is left to wake the blocked non-daemon tasks."""
-        if not self._live or self._pending_spawns or self._blocked_live < self._live:
-            self._stalled_since = None
-            return
-        waiting = ", ".join(f"{r.task.name!r}" for r in self.records
-                            if r.state is TaskState.BLOCKED and not r.task.daemon)
-        if self._blocked == self._live_all:
-            raise DeadlockError(f"cycle {now}: every live task waits on a channel nobody will send to: {waiting}")
-        if self._stalled_since is None:
-            self._stalled_since = now
-        elif now - self._stalled_since >= self.stall_cycles:
-            busy = ", ".join(f"{r.task.name!r}" for r in self.records if r.task.daemon and
-                             r.state in (TaskState.RUNNING, TaskState.RUNNABLE, TaskState.SLEEPING))
-            raise DeadlockError(
-                f"cycle {now}: every task that is not a daemon has waited on a channel for "
-                f"{(now - self._stalled_since) / self.cycles_per_us / 1000.0:.1f} ms ({waiting}) while only daemons "
-                f"ran ({busy}); nothing woke them. If a daemon really computes that long before it sends, raise "
-                "Kernel(stall_ms=...)")
-
-    def _on_event(self, e: Any) -> None:
-        m = self.machine
-        cpu = self.cpus[e.cpu]
-        kind = e.kind
-        if cpu.irq_kpath:
-            if kind == _RETIRE_LIMIT:
-                self._end_irq_kpath(cpu)
-                self._irq_done(cpu, cpu.irq_token)
-            elif kind == _SOURCE_ENDED:
-                m.restart_trace(cpu.id)
-            return
-        if cpu.kpath_active:
-            if kind == _RETIRE_LIMIT:
-                self._dispatch(cpu)
-            elif kind == _SOURCE_ENDED:
-                m.restart_trace(cpu.id)
-            return
-        task = cpu.current
-        if task is None:
-            return
-        rec = task._record
-        step = rec.step
-        if step is None:
-            return
-        if kind == _RETIRE_LIMIT:
-            remaining = rec.remaining
-            if remaining is not None and m.retired(cpu.id) - cpu.attach_retired >= remaining:
-                self._step_done(cpu, task)
-        elif kind == _MARK:
-            want = step.until_mark
-            if want is True or (want is not None and want is not False and e.mark_id == want):
-                self._step_done(cpu, task)
-        elif kind == _SOURCE_ENDED:
-            if not cpu.source_ended:
-                return  # a later compute step already started the source again
-            if step.loop:
-                cpu.source_ended = False
-                retired = m.retired(cpu.id)
-                if retired == cpu.loop_base:  # nothing retired since the last restart: an empty source
-                    raise TraceError(f"task {task.name!r}: source '{rec.source.name}' has no instructions to loop")
-                cpu.loop_base = retired
-                m.restart_trace(cpu.id)
-            else:
-                self._step_done(cpu, task)
-
-    # --- steps -------------------------------------------------------------------------------------------------------
-    def _bank(self, cpu: CpuState, task: Task) -> None:
-        """Credits the instructions retired since the last bank to the task (and to its step)."""
-        r = self.machine.retired(cpu.id)
-        d = r - cpu.attach_retired
-        cpu.attach_retired = r
-        rec = task._record
-        rec.stats.instructions += d
-        if rec.remaining is not None:
-            rec.remaining -= d
-
-    def _step_done(self, cpu: CpuState, task: Task) -> None:
-        self._bank(cpu, task)
-        rec = task._record
-        rec.step = None
-        rec.remaining = None
-        self._advance(cpu, task)
-
-    def _resolve_source(self, task: Task, spec: Any) -> Source:
-        if spec is None:
-            spec = task.source
-            if spec is None:
-                raise UsageError(f"task {task.name!r}: a Compute step names no source and the task has none")
-        if isinstance(spec, Source):
-            return spec
-        if not isinstance(spec, str):
-            raise TypeError(f"task {task.name!r}: a source is a spec string or a Source, not {type(spec).__name__}")
-        sources = task._record.sources
-        src = sources.get(spec)
-        if src is None:
-            src = sources[spec] = Source(spec)
-        return src
-
-    def _advance(self, cpu: CpuState, task: Task) -> None:
-        """Runs the task's steps from its current position until one that computes (the CPU keeps the task) or one
-        that leaves the CPU (sleep, block, exit, yield: the CPU reschedules)."""
-        rec = task._record
-        steps = rec.steps
-        assert steps is not None
-        while True:
-            try:
-                step = next(steps)
-            except StopIteration:
-                step = _EXIT
-            check_step(task, step)
-            if isinstance(step, Compute):
-                if step.instructions == 0:
-                    continue
-                rec.step = step
-                rec.remaining = step.instructions
-                rec.source = self._resolve_source(task, step.source)
-                self._start_compute(cpu, task)
-                return
-            if isinstance(step, Sleep):  # and IO
-                cycles = step.to_cycles(self.cycles_per_us)
-                self._take_off(cpu, task, "io" if isinstance(step, IO) else "sleep")
-                self._set_task_state(task, TaskState.SLEEPING, "io_wait" if isinstance(step, IO) else "sleeping")
-                self._push_timer(self.now + cycles, _WAKE, task)
-                break
-            if isinstance(step, Block):
-                ch = step.channel
-                if ch.pending > 0:
-                    ch.pending -= 1
-                    ch.received += 1
-                    continue
-                ch.waiters.append(task)
-                self._take_off(cpu, task, "block")
-                self._set_task_state(task, TaskState.BLOCKED, "blocked")
-                self._blocked += 1
-                if not task.daemon:
-                    self._blocked_live += 1
-                self.log_decision(cpu.id, "block", task, ch.name)
-                break
-            if isinstance(step, Send):
-                ch = step.channel
-                for _ in range(step.count):
-                    ch.sent += 1
-                    if ch.waiters:
-                        ch.received += 1
-                        self._unblock(ch.waiters.popleft(), ch, task)
-                    else:
-                        ch.pending += 1
-                continue
-            if isinstance(step, WakeAll):
-                ch = step.channel
-                while ch.waiters:
-                    self._unblock(ch.waiters.popleft(), ch, task)
-                continue
-            if isinstance(step, Spawn):
-                child = step.task
-                if child._record is not None:
-                    raise UsageError(f"task {task.name!r}: Spawn of task {child.name!r}, which was spawned already")
-                self._admit(child)
-                self._start_task(child, task)
-                continue
-            if isinstance(step, Yield):
-                if self.scheduler.has_waiting(cpu.id):
-                    self._take_off(cpu, task, "yield")
-                    self._set_task_state(task, TaskState.RUNNABLE, "runnable")
-                    self.scheduler.enqueue(task, "yield")
-                    break
-                continue
-            # Exit
-            self._take_off(cpu, task, "exit")
-            self._set_task_state(task, TaskState.EXITED, "")
-            rec.stats.finished = self.now
-            self._live_all -= 1
-            if not task.daemon:
-                self._live -= 1
-            self.log_decision(cpu.id, "exit", task)
-            break
-        self.kick(cpu.id)
-
-    def _start_compute(self, cpu: CpuState, task: Task) -> None:
-        """Attaches the step's source (if another is attached) and sets the retire limit for what is left."""
-        m = self.machine
-        rec = task._record
-        src = rec.source
-        if cpu.source is not src:
-            if cpu.source is not None:
-                self._bank(cpu, task)
-                m.detach(cpu.id)
-            if src.attached:
-                raise UsageError(f"task {task.name!r}: source '{src.name}' is attached to another CPU "
-                                 "(tasks running at the same time need sources of their own)")
-            if src.retired and src.ended():
-                src.restart()
-            m.attach(cpu.id, src, rec.asid)
-            cpu.source = src
-            cpu.source_ended = False
-            cpu.loop_base = -1
-            cpu.attach_retired = m.retired(cpu.id)
-        elif cpu.source_ended:
-            m.restart_trace(cpu.id)
-            cpu.source_ended = False
-        if rec.remaining is not None:
-            m.set_retire_limit(cpu.id, cpu.attach_retired + rec.remaining)
-        else:
-            m.clear_retire_limit(cpu.id)
+    # --- the timer (timer.py) and the step interpreter (steps.py): kernel methods written there, one idea a file ----
+    _tick = timer.tick
+    _timer_interrupt = timer.timer_interrupt
+    _end_irq_kpath = timer.end_irq_kpath
+    _irq_done = timer.irq_done
+    _check_deadlock = timer.check_deadlock
+    _on_event = steps.on_event
+    _bank = steps.bank
+    _step_done = steps.step_done
+    _resolve_source = steps.resolve_source
+    _advance = steps.advance
+    _start_compute = steps.start_compute
 
     def _take_off(self, cpu: CpuState, task: Task, why: str) -> None:
         """Detaches the task's source from its CPU and ends its run segment; the CPU is then free."""
@@ -799,7 +530,9 @@ class Kernel:
         cpu.since = now
         cpu.state = state
 
-    def _flush_accounting(self) -> None:
+    def flush_accounting(self) -> None:
+        """Brings every CPU's and task's time accounting (and the tasks' instruction counts) up to the machine's
+        current cycle. run() does it when it returns; call it to read consistent counters between runs."""
         self.now = self.machine.now
         for c in self.cpus:
             self._set_cpu_state(c, c.state)
