@@ -221,3 +221,28 @@ def test_flush_accounting_is_public_and_brings_the_counters_to_now():
     assert st.running + st.runnable + st.switching == k.now  # created at 0, never slept or blocked
     assert st.instructions == k.machine.retired(t.cpu)
     k.machine.close()
+
+
+def test_spec_py_is_pure_data():
+    """spec.py describes a sweep and expands it; running it is execute.py's (Sweep = SweepSpec + run())."""
+    from smtlab.sweep import Sweep, SweepSpec
+    from smtlab.sweep import execute, spec
+
+    tree = ast.parse((SWEEP_DIR / "spec.py").read_text())
+    lazy = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level > 0]
+    assert lazy == []  # not even inside a function (the old Sweep.run imported the driver lazily)
+    assert not hasattr(SweepSpec, "run") and not hasattr(spec, "run_sweep")
+    assert Sweep is execute.Sweep and issubclass(Sweep, SweepSpec)
+    sw = Sweep(None, workloads=[("gen:alu",)], max_instructions=1000, baseline="none")
+    assert sw.result is None and not hasattr(SweepSpec(None, workloads=[("gen:alu",)]), "result")
+    assert repr(sw).startswith("Sweep('sweep'")
+
+
+def test_cpu_bound_scenario_takes_scheduler_parameters():
+    from smtlab.sweep.scenarios import cpu_bound
+
+    cfg = smtlab.load_config(None, {"core.threads": 2})
+    r = cpu_bound(cfg, seed=1, max_instructions=2000, scheduler="linux24", scheduler_params={"wake_idle": False})
+    assert len(r["ipc"]) == 2 and r["makespan_cycles"] > 0
+    with pytest.raises(ValueError, match="linux25ht: does not use the parameter 'wake_idle'"):
+        cpu_bound(cfg, seed=1, max_instructions=2000, scheduler="linux25ht", scheduler_params={"wake_idle": False})
