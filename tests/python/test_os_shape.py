@@ -163,19 +163,24 @@ def test_no_os_module_is_two_ideas():
         assert len(path.read_text().splitlines()) <= 600, f"{path.name} is past 600 lines"
 
 
-def test_kernel_is_one_class_whose_methods_live_in_three_modules():
-    from smtlab.os import kernel, steps, timer
+def test_kernel_is_one_class_whose_methods_live_by_idea():
+    from smtlab.os import accounting, kernel, steps, timer
 
-    for name, home in (("_tick", timer), ("_timer_interrupt", timer), ("_end_irq_kpath", timer), ("_irq_done", timer),
-                       ("_check_deadlock", timer), ("_on_event", steps), ("_advance", steps),
-                       ("_start_compute", steps), ("_resolve_source", steps), ("_bank", steps), ("_step_done", steps)):
-        method = getattr(Kernel, name)
-        assert method.__module__ == home.__name__, name
-        assert method is getattr(home, name[1:])  # bound into the class, not a copy
+    homes = {timer: ("_tick", "_timer_interrupt", "_end_irq_kpath", "_irq_done", "_check_deadlock"),
+             steps: ("_advance", "_start_compute", "_resolve_source", "_step_done"),
+             accounting: ("_bank", "_set_task_state", "_set_record_state", "_set_cpu_state", "flush_accounting"),
+             results: ("task_records", "cpu_records", "timeline_records", "decision_records", "task_frame",
+                       "cpu_frame", "timeline_frame", "decision_frame", "overhead")}
+    for home, names in homes.items():
+        for name in names:
+            method = getattr(Kernel, name)
+            assert method is getattr(home, name.lstrip("_")), name  # bound into the class, not a copy
+    assert Kernel._on_event.__module__ == Kernel._switch_to.__module__ == "smtlab.os.kernel"
     assert Kernel.__mro__ == (Kernel, object) and kernel.Kernel is Kernel
-    # No cycle: kernel -> steps -> timer (the kinds of timed events); neither imports the kernel but for annotations.
-    assert not {"kernel", "steps"} & _runtime_imports(OS_DIR / "timer.py")
-    assert "kernel" not in _runtime_imports(OS_DIR / "steps.py")
+    # No cycle: kernel -> steps -> timer (the kinds of timed events); none of them imports the kernel at run time.
+    for name in ("timer.py", "steps.py", "accounting.py"):
+        assert "kernel" not in _runtime_imports(OS_DIR / name), name
+    assert not {"steps", "accounting"} & _runtime_imports(OS_DIR / "timer.py")
 
 
 def _private_uses(paths):
@@ -195,10 +200,10 @@ def _private_uses(paths):
 
 
 def test_no_private_name_crosses_a_module_outside_the_kernel():
-    """Issue 11 §4: modules talk through public names. The kernel's own files (kernel.py, steps.py, timer.py) and
+    """Issue 11 §4: modules talk through public names. The kernel's own files (kernel, steps, timer, accounting) and
     tasks.py (which defines it) read ``task._record``, the task's link to the kernel's record; nothing else reaches
     into another object's private members (workloads.base used to call ``k._flush_accounting()``)."""
-    own = {"kernel.py", "steps.py", "timer.py", "tasks.py"}
+    own = {"kernel.py", "steps.py", "timer.py", "accounting.py", "tasks.py"}
     paths = [p for p in PY_DIR.rglob("*.py") if not (p.parent == OS_DIR and p.name in own)]
     assert _private_uses(paths) == []
     kernel_files = [OS_DIR / n for n in sorted(own)]

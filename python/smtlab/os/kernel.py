@@ -29,11 +29,12 @@ Mechanics (the scheduler only decides placement and order, see scheduler.py):
 - **Topology.** ``kernel.cpus[i].package`` / ``.core`` / ``.siblings`` come from the machine (``Machine.cpus``,
   numbered as Linux does, see docs/model.md); ``kernel.cores`` and ``kernel.packages`` list the CPUs of each.
 
-Code. The Kernel is the one entry point; its methods are written in three files, one idea each: kernel.py
-(construction, services for schedulers, spawning, the run loop, switching, accounting), steps.py (the step
-interpreter: a task's program of steps on its CPU, and what a machine event means for it) and timer.py (the
-periodic tick, the charged timer interrupt, the deadlock check). The class binds the functions of steps.py and
-timer.py as its own methods (``self`` in them is the kernel), so every method is still ``Kernel._name``.
+Code. The Kernel is the one entry point; its methods are written in four files, one idea each: kernel.py
+(construction, services for schedulers, spawning, the run loop and machine events, switching), steps.py (the step
+interpreter: a task's program of steps on its CPU), timer.py (the periodic tick, the charged timer interrupt, the
+deadlock check) and accounting.py (where each cycle and instruction goes). The class binds the functions of those
+three as its own methods (``self`` in them is the kernel), so every method is still ``Kernel._name``; the results
+(results.py) are bound the same way.
 
 Per-task state lives in the kernel's own records (record.py: pid, address space, state, accounting, the step in
 progress); a Task only links to its record and shows read-only views. Pids count from 1 per kernel.
@@ -50,13 +51,19 @@ import random
 import time
 from typing import Any, Iterable
 
-from .._core import Config, EventKind, Machine, Source, UsageError
-from . import results, steps, timer
+from .._core import Config, EventKind, Machine, Source, TraceError, UsageError
+from . import accounting, results, steps, timer
 from .cpu import KERNEL_ASID, CpuState
 from .record import TaskRecord
 from .scheduler import Scheduler
-from .tasks import Task, TaskState, steps_of
+from .tasks import (
+    Task,
+    TaskState,
+    steps_of,
+)
 
+_RETIRE_LIMIT = EventKind.RETIRE_LIMIT
+_MARK = EventKind.MARK
 _SOURCE_ENDED = EventKind.SOURCE_ENDED
 _CYCLE_BOUND = EventKind.CYCLE_BOUND
 
@@ -353,14 +360,59 @@ class Kernel:
         elif kind == _IRQ_DONE:
             self._irq_done(*obj)
 
-    # --- the timer (timer.py) and the step interpreter (steps.py): kernel methods written there, one idea a file ----
+    # --- the timer (timer.py: kernel methods written there) ----------------------------------------------------------
     _tick = timer.tick
     _timer_interrupt = timer.timer_interrupt
     _end_irq_kpath = timer.end_irq_kpath
     _irq_done = timer.irq_done
     _check_deadlock = timer.check_deadlock
-    _on_event = steps.on_event
-    _bank = steps.bank
+
+    def _on_event(self, e: Any) -> None:
+        m = self.machine
+        cpu = self.cpus[e.cpu]
+        kind = e.kind
+        if cpu.irq_kpath:
+            if kind == _RETIRE_LIMIT:
+                self._end_irq_kpath(cpu)
+                self._irq_done(cpu, cpu.irq_token)
+            elif kind == _SOURCE_ENDED:
+                m.restart_trace(cpu.id)
+            return
+        if cpu.kpath_active:
+            if kind == _RETIRE_LIMIT:
+                self._dispatch(cpu)
+            elif kind == _SOURCE_ENDED:
+                m.restart_trace(cpu.id)
+            return
+        task = cpu.current
+        if task is None:
+            return
+        rec = task._record
+        step = rec.step
+        if step is None:
+            return
+        if kind == _RETIRE_LIMIT:
+            remaining = rec.remaining
+            if remaining is not None and m.retired(cpu.id) - cpu.attach_retired >= remaining:
+                self._step_done(cpu, task)
+        elif kind == _MARK:
+            want = step.until_mark
+            if want is True or (want is not None and want is not False and e.mark_id == want):
+                self._step_done(cpu, task)
+        elif kind == _SOURCE_ENDED:
+            if not cpu.source_ended:
+                return  # a later compute step already started the source again
+            if step.loop:
+                cpu.source_ended = False
+                retired = m.retired(cpu.id)
+                if retired == cpu.loop_base:  # nothing retired since the last restart: an empty source
+                    raise TraceError(f"task {task.name!r}: source '{rec.source.name}' has no instructions to loop")
+                cpu.loop_base = retired
+                m.restart_trace(cpu.id)
+            else:
+                self._step_done(cpu, task)
+
+    # --- steps (steps.py: kernel methods written there) -------------------------------------------------------------
     _step_done = steps.step_done
     _resolve_source = steps.resolve_source
     _advance = steps.advance
@@ -505,78 +557,20 @@ class Kernel:
         if cpu.need_resched and cpu.id not in self._resched:
             self._resched.append(cpu.id)  # a reschedule was asked for during the switch
 
-    # --- accounting --------------------------------------------------------------------------------------------------
-    def _set_task_state(self, task: Task, state: TaskState, bucket: str) -> None:
-        self._set_record_state(task._record, state, bucket)
+    # --- accounting (accounting.py: kernel methods written there) ---------------------------------------------------
+    _bank = accounting.bank
+    _set_task_state = accounting.set_task_state
+    _set_record_state = accounting.set_record_state
+    _set_cpu_state = accounting.set_cpu_state
+    flush_accounting = accounting.flush_accounting
 
-    def _set_record_state(self, rec: TaskRecord, state: TaskState, bucket: str) -> None:
-        now = self.now
-        if rec.bucket:
-            st = rec.stats
-            setattr(st, rec.bucket, getattr(st, rec.bucket) + now - rec.since)
-        rec.since = now
-        rec.bucket = bucket
-        rec.state = state
-
-    def _set_cpu_state(self, cpu: CpuState, state: str) -> None:
-        now = self.now
-        d = now - cpu.since
-        if cpu.state == "busy":
-            cpu.busy_cycles += d
-        elif cpu.state == "switch":
-            cpu.switch_cycles += d
-        else:
-            cpu.idle_cycles += d
-        cpu.since = now
-        cpu.state = state
-
-    def flush_accounting(self) -> None:
-        """Brings every CPU's and task's time accounting (and the tasks' instruction counts) up to the machine's
-        current cycle. run() does it when it returns; call it to read consistent counters between runs."""
-        self.now = self.machine.now
-        for c in self.cpus:
-            self._set_cpu_state(c, c.state)
-            if c.current is not None and c.source is not None and not c.irq_kpath:
-                self._bank(c, c.current)
-        for rec in self.records:
-            if rec.bucket:
-                self._set_record_state(rec, rec.state, rec.bucket)
-        # Kept so that the results can be read after the machine is closed.
-        self.cpu_snapshot = [self.machine.cpu_stats(c.id) for c in self.cpus]
-
-    # --- results (results.py: functions over the kernel) ------------------------------------------------------------
-    def task_records(self) -> list[dict[str, Any]]:
-        """See :func:`smtlab.os.results.task_records`."""
-        return results.task_records(self)
-
-    def cpu_records(self) -> list[dict[str, Any]]:
-        """See :func:`smtlab.os.results.cpu_records`."""
-        return results.cpu_records(self)
-
-    def timeline_records(self) -> list[dict[str, Any]]:
-        """See :func:`smtlab.os.results.timeline_records`."""
-        return results.timeline_records(self)
-
-    def decision_records(self) -> list[dict[str, Any]]:
-        """See :func:`smtlab.os.results.decision_records`."""
-        return results.decision_records(self)
-
-    def task_frame(self) -> Any:
-        """See :func:`smtlab.os.results.task_frame` (a pandas DataFrame indexed by pid)."""
-        return results.task_frame(self)
-
-    def cpu_frame(self) -> Any:
-        """See :func:`smtlab.os.results.cpu_frame`."""
-        return results.cpu_frame(self)
-
-    def timeline_frame(self) -> Any:
-        """See :func:`smtlab.os.results.timeline_frame`."""
-        return results.timeline_frame(self)
-
-    def decision_frame(self) -> Any:
-        """See :func:`smtlab.os.results.decision_frame`."""
-        return results.decision_frame(self)
-
-    def overhead(self) -> dict[str, float]:
-        """See :func:`smtlab.os.results.overhead`."""
-        return results.overhead(self)
+    # --- results (results.py: functions over the kernel, bound as its methods) --------------------------------------
+    task_records = results.task_records
+    cpu_records = results.cpu_records
+    timeline_records = results.timeline_records
+    decision_records = results.decision_records
+    task_frame = results.task_frame
+    cpu_frame = results.cpu_frame
+    timeline_frame = results.timeline_frame
+    decision_frame = results.decision_frame
+    overhead = results.overhead

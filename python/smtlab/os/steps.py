@@ -1,7 +1,7 @@
 """The step interpreter: how a task's program of steps runs on its logical CPU. ``Compute(n)`` attaches the step's
-source and sets a retire limit so that the machine stops at exactly n instructions; the other steps (sleep, I/O,
-block, send, wake-all, spawn, yield, exit) are carried out between machine runs; ``on_event`` says what a machine
-event (retire limit, mark, end of source) means for the step in progress, for the switch path or for the timer path.
+source and sets a retire limit so that the machine stops at exactly n instructions (the kernel's ``_on_event`` ends
+the step at that limit, at a mark or at the source's end); the other steps (sleep, I/O, block, send, wake-all, spawn,
+yield, exit) are carried out between machine runs.
 
 The functions here are :class:`~smtlab.os.kernel.Kernel` methods written in their own file (kernel.py binds them
 into the class, ``self`` is the kernel); they are not an API of their own. Call them as the kernel's methods.
@@ -11,75 +11,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .._core import EventKind, Source, TraceError, UsageError
-from .cpu import CpuState
-from .tasks import IO, Block, Compute, Exit, Send, Sleep, Spawn, Task, TaskState, WakeAll, Yield, check_step
+from .._core import Source, UsageError
+from .tasks import IO, Block, Compute, Exit, Send, Sleep, Spawn, TaskState, WakeAll, Yield, check_step
 from .timer import WAKE
 
 if TYPE_CHECKING:
+    from .cpu import CpuState
     from .kernel import Kernel
+    from .tasks import Task
 
-_RETIRE_LIMIT = EventKind.RETIRE_LIMIT
-_MARK = EventKind.MARK
-_SOURCE_ENDED = EventKind.SOURCE_ENDED
 _EXIT = Exit()
-
-
-def on_event(self: "Kernel", e: Any) -> None:
-    m = self.machine
-    cpu = self.cpus[e.cpu]
-    kind = e.kind
-    if cpu.irq_kpath:
-        if kind == _RETIRE_LIMIT:
-            self._end_irq_kpath(cpu)
-            self._irq_done(cpu, cpu.irq_token)
-        elif kind == _SOURCE_ENDED:
-            m.restart_trace(cpu.id)
-        return
-    if cpu.kpath_active:
-        if kind == _RETIRE_LIMIT:
-            self._dispatch(cpu)
-        elif kind == _SOURCE_ENDED:
-            m.restart_trace(cpu.id)
-        return
-    task = cpu.current
-    if task is None:
-        return
-    rec = task._record
-    step = rec.step
-    if step is None:
-        return
-    if kind == _RETIRE_LIMIT:
-        remaining = rec.remaining
-        if remaining is not None and m.retired(cpu.id) - cpu.attach_retired >= remaining:
-            self._step_done(cpu, task)
-    elif kind == _MARK:
-        want = step.until_mark
-        if want is True or (want is not None and want is not False and e.mark_id == want):
-            self._step_done(cpu, task)
-    elif kind == _SOURCE_ENDED:
-        if not cpu.source_ended:
-            return  # a later compute step already started the source again
-        if step.loop:
-            cpu.source_ended = False
-            retired = m.retired(cpu.id)
-            if retired == cpu.loop_base:  # nothing retired since the last restart: an empty source
-                raise TraceError(f"task {task.name!r}: source '{rec.source.name}' has no instructions to loop")
-            cpu.loop_base = retired
-            m.restart_trace(cpu.id)
-        else:
-            self._step_done(cpu, task)
-
-
-def bank(self: "Kernel", cpu: CpuState, task: Task) -> None:
-    """Credits the instructions retired since the last bank to the task (and to its step)."""
-    r = self.machine.retired(cpu.id)
-    d = r - cpu.attach_retired
-    cpu.attach_retired = r
-    rec = task._record
-    rec.stats.instructions += d
-    if rec.remaining is not None:
-        rec.remaining -= d
 
 
 def step_done(self: "Kernel", cpu: CpuState, task: Task) -> None:

@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._core import DeadlockError
-from .cpu import KERNEL_ASID, CpuState
+from .cpu import KERNEL_ASID
 from .tasks import TaskState
 
 if TYPE_CHECKING:
+    from .cpu import CpuState
     from .kernel import Kernel
 
 # The kinds of the kernel's timed events (Kernel._push_timer; its run loop pops them in cycle order).
