@@ -40,8 +40,8 @@ Per-task state lives in the kernel's own records (record.py: pid, address space,
 progress); a Task only links to its record and shows read-only views. Pids count from 1 per kernel.
 
 Results are functions over the kernel (results.py); :meth:`Kernel.task_frame`, :meth:`Kernel.cpu_frame`,
-:meth:`Kernel.timeline_frame`, :meth:`Kernel.decision_frame` call them (pandas DataFrames; the ``*_records`` methods
-give plain dicts).
+:meth:`Kernel.timeline_frame`, :meth:`Kernel.decision_frame` are those functions bound as methods (pandas
+DataFrames; the ``*_records`` methods give plain dicts).
 """
 
 from __future__ import annotations

@@ -25,9 +25,9 @@ def cpu_bound(
     scheduler_params: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``tasks`` CPU-bound tasks of ``max_instructions`` each (``source`` with seeds seed, seed+1, ...) under the
-    named scheduler (linux24, linux25ht, idle_core_first) with ``scheduler_params`` (smtlab.os.SchedulerParams names,
-    e.g. ``{"cache_hot_ms": 1.0}``; one the scheduler does not use is a ValueError). Results: makespan (cycles and ms), mean turnaround,
-    migrations, per-task IPC while running."""
+    named scheduler (linux24, linux25ht, idle_core_first) with ``scheduler_params`` (smtlab.os.SchedulerParams
+    names, e.g. ``{"cache_hot_ms": 1.0}``; one the scheduler does not use is a ValueError). Results: makespan (cycles
+    and ms), mean turnaround, migrations, per-task IPC while running."""
     from smtlab.os import Compute, Kernel, Task, make_scheduler
 
     if max_instructions <= 0:
