@@ -1,6 +1,7 @@
 """The OS layer's shape (issue 11 §4): the kernel keeps its own per-task records, pids belong to a kernel, results are
 functions over a finished kernel, CpuState has its own module, the schedulers share one parameter set, make_kernel
-takes scheduler parameters, and task_frame says where each task ran."""
+takes scheduler parameters, and task_frame says where each task ran; no module past ~600 lines (the kernel split by
+idea), no private name used across modules, spec.py pure data, the overhead benchmark in bench/."""
 
 from __future__ import annotations
 
@@ -251,3 +252,9 @@ def test_cpu_bound_scenario_takes_scheduler_parameters():
     assert len(r["ipc"]) == 2 and r["makespan_cycles"] > 0
     with pytest.raises(ValueError, match="linux25ht: does not use the parameter 'wake_idle'"):
         cpu_bound(cfg, seed=1, max_instructions=2000, scheduler="linux25ht", scheduler_params={"wake_idle": False})
+
+
+def test_the_overhead_benchmark_lives_in_bench():
+    """Issue 11 §4: os/overhead.py is a benchmark, so it belongs in bench/ (never run as a test)."""
+    assert not (OS_DIR / "overhead.py").exists()
+    assert (PY_DIR.parents[1] / "bench" / "os_overhead.py").is_file()
