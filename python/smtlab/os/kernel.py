@@ -31,10 +31,10 @@ Mechanics (the scheduler only decides placement and order, see scheduler.py):
 
 Code. The Kernel is the one entry point; its methods are written in four files, one idea each: kernel.py
 (construction, services for schedulers, spawning, the run loop and machine events, switching), steps.py (the step
-interpreter: a task's program of steps on its CPU), timer.py (the periodic tick, the charged timer interrupt, the
-deadlock check) and accounting.py (where each cycle and instruction goes). The class binds the functions of those
-three as its own methods (``self`` in them is the kernel), so every method is still ``Kernel._name``; the results
-(results.py) are bound the same way.
+interpreter: a task's program of steps on its CPU), timer.py (timed events, the periodic tick, the charged timer
+interrupt, the deadlock check) and accounting.py (where each cycle and instruction goes). The class binds the
+functions of those three as its own methods (``self`` in them is the kernel), so every method is still
+``Kernel._name``; the results (results.py) are bound the same way.
 
 Per-task state lives in the kernel's own records (record.py: pid, address space, state, accounting, the step in
 progress); a Task only links to its record and shows read-only views. Pids count from 1 per kernel.
@@ -68,8 +68,7 @@ _SOURCE_ENDED = EventKind.SOURCE_ENDED
 _CYCLE_BOUND = EventKind.CYCLE_BOUND
 
 # The kinds of the kernel's timed events (timer.py says what each is).
-_TICK, _WAKE, _SWITCH_DONE, _SPAWN = timer.TICK, timer.WAKE, timer.SWITCH_DONE, timer.SPAWN
-_WOKEN, _IRQ_DONE = timer.WOKEN, timer.IRQ_DONE
+_TICK, _SWITCH_DONE, _SPAWN, _WOKEN = timer.TICK, timer.SWITCH_DONE, timer.SPAWN, timer.WOKEN
 
 
 class Kernel:
@@ -341,26 +340,9 @@ class Kernel:
             self.host_seconds += perf() - start
         return self
 
-    def _push_timer(self, cycle: int, kind: int, obj: Any) -> None:
-        self._timer_seq += 1
-        heapq.heappush(self._timers, (cycle, self._timer_seq, kind, obj))
-
-    def _on_timer(self, kind: int, obj: Any) -> None:
-        if kind == _TICK:
-            self._tick()
-        elif kind == _WAKE:
-            self._wake(obj)
-        elif kind == _SWITCH_DONE:
-            self._dispatch(obj)
-        elif kind == _SPAWN:
-            self._pending_spawns -= 1
-            self._start_task(obj, None)
-        elif kind == _WOKEN:
-            self._switch_in(obj)
-        elif kind == _IRQ_DONE:
-            self._irq_done(*obj)
-
     # --- the timer (timer.py: kernel methods written there) ----------------------------------------------------------
+    _push_timer = timer.push_timer
+    _on_timer = timer.on_timer
     _tick = timer.tick
     _timer_interrupt = timer.timer_interrupt
     _end_irq_kpath = timer.end_irq_kpath

@@ -1,6 +1,7 @@
-"""The kernel's timer: the kinds of its timed events, the periodic tick (time slices, the scheduler's ticks, the
-deadlock check) and the timer interrupt charged as an OS cost (``Kernel(charge_os_costs=True)``: ``os.timer_cycles``
-idle cycles, or ``timer_instructions`` of ``timer_path`` run as kernel code).
+"""The kernel's timer: its timed events (their kinds, the queue, what each does when due), the periodic tick (time
+slices, the scheduler's ticks, the deadlock check) and the timer interrupt charged as an OS cost
+(``Kernel(charge_os_costs=True)``: ``os.timer_cycles`` idle cycles, or ``timer_instructions`` of ``timer_path`` run as
+kernel code).
 
 The functions here are :class:`~smtlab.os.kernel.Kernel` methods written in their own file (kernel.py binds them
 into the class, ``self`` is the kernel); they are not an API of their own. Call them as the kernel's methods.
@@ -8,7 +9,8 @@ into the class, ``self`` is the kernel); they are not an API of their own. Call 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import heapq
+from typing import TYPE_CHECKING, Any
 
 from .._core import DeadlockError
 from .cpu import KERNEL_ASID
@@ -25,6 +27,27 @@ SWITCH_DONE = 2  # a context switch's idle cycles are over: the incoming task st
 SPAWN = 3  # a task spawned with Kernel.spawn(at=...) starts
 WOKEN = 4  # OS costs: a halted CPU is awake (IPI delivery + HLT exit), the switch path can run
 IRQ_DONE = 5  # OS costs: a charged timer interrupt is over
+
+
+def push_timer(self: "Kernel", cycle: int, kind: int, obj: Any) -> None:
+    self._timer_seq += 1
+    heapq.heappush(self._timers, (cycle, self._timer_seq, kind, obj))
+
+
+def on_timer(self: "Kernel", kind: int, obj: Any) -> None:
+    if kind == TICK:
+        self._tick()
+    elif kind == WAKE:
+        self._wake(obj)
+    elif kind == SWITCH_DONE:
+        self._dispatch(obj)
+    elif kind == SPAWN:
+        self._pending_spawns -= 1
+        self._start_task(obj, None)
+    elif kind == WOKEN:
+        self._switch_in(obj)
+    elif kind == IRQ_DONE:
+        self._irq_done(*obj)
 
 
 def tick(self: "Kernel") -> None:
