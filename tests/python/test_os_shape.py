@@ -1,6 +1,7 @@
 """The OS layer's shape (issue 11 §4): the kernel keeps its own per-task records, pids belong to a kernel, results are
 functions over a finished kernel, CpuState has its own module, the schedulers share one parameter set, make_kernel
-takes scheduler parameters, and task_frame says where each task ran."""
+takes scheduler parameters, and task_frame says where each task ran; no module past ~600 lines (the kernel split by
+idea), no private name used across modules, spec.py pure data, the overhead benchmark in bench/."""
 
 from __future__ import annotations
 
@@ -149,3 +150,112 @@ def test_channel_and_task_fields_unchanged_by_a_blocking_run():
     b = k.spawn(Task("b", [Compute(100), Send(ch)], source="gen:alu,count=0"))
     k.run()
     assert a.done and b.done and set(vars(a)) == PUBLIC_TASK_FIELDS
+
+
+# --- session 16: the kernel split along its ideas, and the audit's gaps -------------------------------------------
+PY_DIR = OS_DIR.parent
+SWEEP_DIR = PY_DIR / "sweep"
+
+
+def test_no_os_module_is_two_ideas():
+    """A file past ~600 lines is usually two ideas (style.md); kernel.py was 849 before the timer and the step
+    interpreter got their own modules."""
+    for path in sorted(OS_DIR.glob("*.py")):
+        assert len(path.read_text().splitlines()) <= 600, f"{path.name} is past 600 lines"
+
+
+def test_kernel_is_one_class_whose_methods_live_by_idea():
+    from smtlab.os import accounting, kernel, steps, timer
+
+    homes = {timer: ("_push_timer", "_on_timer", "_tick", "_timer_interrupt", "_end_irq_kpath", "_irq_done",
+                     "_check_deadlock"),
+             steps: ("_advance", "_start_compute", "_resolve_source", "_step_done"),
+             accounting: ("_bank", "_set_task_state", "_set_record_state", "_set_cpu_state", "flush_accounting"),
+             results: ("task_records", "cpu_records", "timeline_records", "decision_records", "task_frame",
+                       "cpu_frame", "timeline_frame", "decision_frame", "overhead")}
+    for home, names in homes.items():
+        for name in names:
+            method = getattr(Kernel, name)
+            assert method is getattr(home, name.lstrip("_")), name  # bound into the class, not a copy
+    assert Kernel._on_event.__module__ == Kernel._switch_to.__module__ == "smtlab.os.kernel"
+    assert Kernel.__mro__ == (Kernel, object) and kernel.Kernel is Kernel
+    # No cycle: kernel -> steps -> timer (the kinds of timed events); none of them imports the kernel at run time.
+    for name in ("timer.py", "steps.py", "accounting.py"):
+        assert "kernel" not in _runtime_imports(OS_DIR / name), name
+    assert not {"steps", "accounting"} & _runtime_imports(OS_DIR / "timer.py")
+
+
+def _private_uses(paths):
+    """Imports of a leading-underscore name from another module, and attribute reads of ``x._name`` where x is not
+    self/cls (a private member of an object from elsewhere), per file."""
+    out = []
+    for path in paths:
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+                out += [f"{path.name}: from {node.module} import {a.name}" for a in node.names
+                        if a.name.startswith("_") and not a.name.startswith("__") and a.name != "_core"]
+            if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+                    and isinstance(node.value, ast.Name) and node.value.id not in ("self", "cls")):
+                out.append(f"{path.name}:{node.lineno}: {node.value.id}.{node.attr}")
+    return out
+
+
+def test_no_private_name_crosses_a_module_outside_the_kernel():
+    """Issue 11 §4: modules talk through public names. The kernel's own files (kernel, steps, timer, accounting) and
+    tasks.py (which defines it) read ``task._record``, the task's link to the kernel's record; nothing else reaches
+    into another object's private members (workloads.base used to call ``k._flush_accounting()``)."""
+    own = {"kernel.py", "steps.py", "timer.py", "accounting.py", "tasks.py"}
+    paths = [p for p in PY_DIR.rglob("*.py") if not (p.parent == OS_DIR and p.name in own)]
+    assert _private_uses(paths) == []
+    kernel_files = [OS_DIR / n for n in sorted(own)]
+    assert {u.split(": ")[1] for u in _private_uses(kernel_files)} <= {
+        "task._record", "child._record", "prev._record"}
+
+
+def test_flush_accounting_is_public_and_brings_the_counters_to_now():
+    cfg = smtlab.load_config(None, {"core.threads": 2})
+    k = Kernel(cfg, IdleCoreFirst(), tick_cycles=20_000, switch_cycles=500)
+    t = k.spawn(Task("t", [Compute(500_000)], source="gen:mix,count=0,seed=1"))
+    k.run(until=10_000)
+    k.machine.run(k.machine.now + 3_000)  # the machine ran on without the kernel looking
+    k.flush_accounting()
+    assert k.now == k.machine.now
+    # Every CPU's busy + switch + idle cycles cover the run exactly, and the task's buckets cover its life.
+    for c in k.cpus:
+        assert c.busy_cycles + c.switch_cycles + c.idle_cycles == k.now
+    st = t.stats
+    assert st.running + st.runnable + st.switching == k.now  # created at 0, never slept or blocked
+    assert st.instructions == k.machine.retired(t.cpu)
+    k.machine.close()
+
+
+def test_spec_py_is_pure_data():
+    """spec.py describes a sweep and expands it; running it is execute.py's (Sweep = SweepSpec + run())."""
+    from smtlab.sweep import Sweep, SweepSpec
+    from smtlab.sweep import execute, spec
+
+    tree = ast.parse((SWEEP_DIR / "spec.py").read_text())
+    lazy = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level > 0]
+    assert lazy == []  # not even inside a function (the old Sweep.run imported the driver lazily)
+    assert not hasattr(SweepSpec, "run") and not hasattr(spec, "run_sweep")
+    assert Sweep is execute.Sweep and issubclass(Sweep, SweepSpec)
+    sw = Sweep(None, workloads=[("gen:alu",)], max_instructions=1000, baseline="none")
+    assert sw.result is None and not hasattr(SweepSpec(None, workloads=[("gen:alu",)]), "result")
+    assert repr(sw).startswith("Sweep('sweep'")
+
+
+def test_cpu_bound_scenario_takes_scheduler_parameters():
+    from smtlab.sweep.scenarios import cpu_bound
+
+    cfg = smtlab.load_config(None, {"core.threads": 2})
+    r = cpu_bound(cfg, seed=1, max_instructions=2000, scheduler="linux24", scheduler_params={"wake_idle": False})
+    assert len(r["ipc"]) == 2 and r["makespan_cycles"] > 0
+    with pytest.raises(ValueError, match="linux25ht: does not use the parameter 'wake_idle'"):
+        cpu_bound(cfg, seed=1, max_instructions=2000, scheduler="linux25ht", scheduler_params={"wake_idle": False})
+
+
+def test_the_overhead_benchmark_lives_in_bench():
+    """Issue 11 §4: os/overhead.py is a benchmark, so it belongs in bench/ (never run as a test)."""
+    assert not (OS_DIR / "overhead.py").exists()
+    assert (PY_DIR.parents[1] / "bench" / "os_overhead.py").is_file()

@@ -9,6 +9,10 @@ if TYPE_CHECKING:
     from .._core import Source
     from .tasks import Task
 
+# The address space of kernel-mode work run on a CPU (the context-switch path, the timer interrupt's path): kernel
+# addresses are one region shared by every process, as on real hardware.
+KERNEL_ASID = 0
+
 
 class CpuState:
     """The kernel's view of one logical CPU."""

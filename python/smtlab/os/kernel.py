@@ -29,12 +29,19 @@ Mechanics (the scheduler only decides placement and order, see scheduler.py):
 - **Topology.** ``kernel.cpus[i].package`` / ``.core`` / ``.siblings`` come from the machine (``Machine.cpus``,
   numbered as Linux does, see docs/model.md); ``kernel.cores`` and ``kernel.packages`` list the CPUs of each.
 
+Code. The Kernel is the one entry point; its methods are written in four files, one idea each: kernel.py
+(construction, services for schedulers, spawning, the run loop and machine events, switching), steps.py (the step
+interpreter: a task's program of steps on its CPU), timer.py (timed events, the periodic tick, the charged timer
+interrupt, the deadlock check) and accounting.py (where each cycle and instruction goes). The class binds the
+functions of those three as its own methods (``self`` in them is the kernel), so every method is still
+``Kernel._name``; the results (results.py) are bound the same way.
+
 Per-task state lives in the kernel's own records (record.py: pid, address space, state, accounting, the step in
 progress); a Task only links to its record and shows read-only views. Pids count from 1 per kernel.
 
 Results are functions over the kernel (results.py); :meth:`Kernel.task_frame`, :meth:`Kernel.cpu_frame`,
-:meth:`Kernel.timeline_frame`, :meth:`Kernel.decision_frame` call them (pandas DataFrames; the ``*_records`` methods
-give plain dicts).
+:meth:`Kernel.timeline_frame`, :meth:`Kernel.decision_frame` are those functions bound as methods (pandas
+DataFrames; the ``*_records`` methods give plain dicts).
 """
 
 from __future__ import annotations
@@ -44,24 +51,14 @@ import random
 import time
 from typing import Any, Iterable
 
-from .._core import Config, DeadlockError, EventKind, Machine, Source, TraceError, UsageError
-from . import results
-from .cpu import CpuState
+from .._core import Config, EventKind, Machine, Source, TraceError, UsageError
+from . import accounting, results, steps, timer
+from .cpu import KERNEL_ASID, CpuState
 from .record import TaskRecord
 from .scheduler import Scheduler
 from .tasks import (
-    IO,
-    Block,
-    Compute,
-    Exit,
-    Send,
-    Sleep,
-    Spawn,
     Task,
     TaskState,
-    WakeAll,
-    Yield,
-    check_step,
     steps_of,
 )
 
@@ -70,12 +67,8 @@ _MARK = EventKind.MARK
 _SOURCE_ENDED = EventKind.SOURCE_ENDED
 _CYCLE_BOUND = EventKind.CYCLE_BOUND
 
-# Timer kinds.
-_TICK, _WAKE, _SWITCH_DONE, _SPAWN = 0, 1, 2, 3
-_WOKEN, _IRQ_DONE = 4, 5  # OS costs: a halted CPU is awake; a charged timer interrupt is over
-_EXIT = Exit()
-# Address space of kernel-mode work (the context-switch path).
-KERNEL_ASID = 0
+# The kinds of the kernel's timed events (timer.py says what each is).
+_TICK, _SWITCH_DONE, _SPAWN, _WOKEN = timer.TICK, timer.SWITCH_DONE, timer.SPAWN, timer.WOKEN
 
 
 class Kernel:
@@ -343,112 +336,18 @@ class Kernel:
                 if self._resched:
                     self._process_resched()
         finally:
-            self._flush_accounting()
+            self.flush_accounting()
             self.host_seconds += perf() - start
         return self
 
-    def _push_timer(self, cycle: int, kind: int, obj: Any) -> None:
-        self._timer_seq += 1
-        heapq.heappush(self._timers, (cycle, self._timer_seq, kind, obj))
-
-    def _on_timer(self, kind: int, obj: Any) -> None:
-        if kind == _TICK:
-            self._tick()
-        elif kind == _WAKE:
-            self._wake(obj)
-        elif kind == _SWITCH_DONE:
-            self._dispatch(obj)
-        elif kind == _SPAWN:
-            self._pending_spawns -= 1
-            self._start_task(obj, None)
-        elif kind == _WOKEN:
-            self._switch_in(obj)
-        elif kind == _IRQ_DONE:
-            self._irq_done(*obj)
-
-    def _tick(self) -> None:
-        self._next_tick += self.tick_cycles
-        self._push_timer(self._next_tick, _TICK, None)
-        now = self.now
-        sched = self.scheduler
-        order = self._tick_order
-        self.rng.shuffle(order)
-        for i in order:
-            c = self.cpus[i]
-            if c.current is not None and now - c.slice_start >= self.time_slice and sched.has_waiting(i):
-                self.kick(i)
-            sched.tick(i)
-        if self.timer_cycles:
-            for c in self.cpus:
-                self._timer_interrupt(c)
-        self._check_deadlock(now)
-
-    def _timer_interrupt(self, cpu: CpuState) -> None:
-        """Charges one timer interrupt to a CPU running a task: the task's source comes off (in-flight work
-        squashed, as an interrupt drains the pipeline) for ``timer_cycles``, then goes on again."""
-        if cpu.state != "busy" or cpu.current is None or cpu.source is None or cpu.irq_token:
-            return
-        m = self.machine
-        self._bank(cpu, cpu.current)
-        m.detach(cpu.id)
-        cpu.source = None
-        cpu.timer_interrupts += 1
-        self._timer_seq += 1
-        cpu.irq_token = self._timer_seq
-        self._set_cpu_state(cpu, "switch")
-        src = cpu.timer_src
-        if src is not None and self.timer_instructions:
-            # The interrupt as kernel code: the recorded handler runs on the CPU until its retire limit.
-            if src.retired and src.ended():
-                src.restart()
-            m.attach(cpu.id, src, KERNEL_ASID)
-            cpu.source = src
-            cpu.irq_kpath = True
-            cpu.attach_retired = m.retired(cpu.id)
-            m.set_retire_limit(cpu.id, cpu.attach_retired + self.timer_instructions)
-            return
-        self._push_timer(self.now + self.timer_cycles, _IRQ_DONE, (cpu, cpu.irq_token))
-
-    def _end_irq_kpath(self, cpu: CpuState) -> None:
-        """Takes the timer path off the CPU (its instructions count as kernel work, not the task's)."""
-        m = self.machine
-        r = m.retired(cpu.id)
-        cpu.kernel_instructions += r - cpu.attach_retired
-        cpu.attach_retired = r
-        m.detach(cpu.id)
-        cpu.source = None
-        cpu.irq_kpath = False
-
-    def _irq_done(self, cpu: CpuState, token: int) -> None:
-        if cpu.irq_token != token:
-            return  # the task left the CPU during the interrupt; whatever runs there now is not interrupted
-        cpu.irq_token = 0
-        task = cpu.current
-        self._set_cpu_state(cpu, "busy")
-        if task is not None and task._record.step is not None:
-            self._start_compute(cpu, task)
-        if cpu.need_resched and cpu.id not in self._resched:
-            self._resched.append(cpu.id)  # a reschedule was asked for during the interrupt
-
-    def _check_deadlock(self, now: int) -> None:
-        """At a tick: raise DeadlockError when nobody is left to wake the blocked non-daemon tasks."""
-        if not self._live or self._pending_spawns or self._blocked_live < self._live:
-            self._stalled_since = None
-            return
-        waiting = ", ".join(f"{r.task.name!r}" for r in self.records
-                            if r.state is TaskState.BLOCKED and not r.task.daemon)
-        if self._blocked == self._live_all:
-            raise DeadlockError(f"cycle {now}: every live task waits on a channel nobody will send to: {waiting}")
-        if self._stalled_since is None:
-            self._stalled_since = now
-        elif now - self._stalled_since >= self.stall_cycles:
-            busy = ", ".join(f"{r.task.name!r}" for r in self.records if r.task.daemon and
-                             r.state in (TaskState.RUNNING, TaskState.RUNNABLE, TaskState.SLEEPING))
-            raise DeadlockError(
-                f"cycle {now}: every task that is not a daemon has waited on a channel for "
-                f"{(now - self._stalled_since) / self.cycles_per_us / 1000.0:.1f} ms ({waiting}) while only daemons "
-                f"ran ({busy}); nothing woke them. If a daemon really computes that long before it sends, raise "
-                "Kernel(stall_ms=...)")
+    # --- the timer (timer.py: kernel methods written there) ----------------------------------------------------------
+    _push_timer = timer.push_timer
+    _on_timer = timer.on_timer
+    _tick = timer.tick
+    _timer_interrupt = timer.timer_interrupt
+    _end_irq_kpath = timer.end_irq_kpath
+    _irq_done = timer.irq_done
+    _check_deadlock = timer.check_deadlock
 
     def _on_event(self, e: Any) -> None:
         m = self.machine
@@ -495,145 +394,11 @@ class Kernel:
             else:
                 self._step_done(cpu, task)
 
-    # --- steps -------------------------------------------------------------------------------------------------------
-    def _bank(self, cpu: CpuState, task: Task) -> None:
-        """Credits the instructions retired since the last bank to the task (and to its step)."""
-        r = self.machine.retired(cpu.id)
-        d = r - cpu.attach_retired
-        cpu.attach_retired = r
-        rec = task._record
-        rec.stats.instructions += d
-        if rec.remaining is not None:
-            rec.remaining -= d
-
-    def _step_done(self, cpu: CpuState, task: Task) -> None:
-        self._bank(cpu, task)
-        rec = task._record
-        rec.step = None
-        rec.remaining = None
-        self._advance(cpu, task)
-
-    def _resolve_source(self, task: Task, spec: Any) -> Source:
-        if spec is None:
-            spec = task.source
-            if spec is None:
-                raise UsageError(f"task {task.name!r}: a Compute step names no source and the task has none")
-        if isinstance(spec, Source):
-            return spec
-        if not isinstance(spec, str):
-            raise TypeError(f"task {task.name!r}: a source is a spec string or a Source, not {type(spec).__name__}")
-        sources = task._record.sources
-        src = sources.get(spec)
-        if src is None:
-            src = sources[spec] = Source(spec)
-        return src
-
-    def _advance(self, cpu: CpuState, task: Task) -> None:
-        """Runs the task's steps from its current position until one that computes (the CPU keeps the task) or one
-        that leaves the CPU (sleep, block, exit, yield: the CPU reschedules)."""
-        rec = task._record
-        steps = rec.steps
-        assert steps is not None
-        while True:
-            try:
-                step = next(steps)
-            except StopIteration:
-                step = _EXIT
-            check_step(task, step)
-            if isinstance(step, Compute):
-                if step.instructions == 0:
-                    continue
-                rec.step = step
-                rec.remaining = step.instructions
-                rec.source = self._resolve_source(task, step.source)
-                self._start_compute(cpu, task)
-                return
-            if isinstance(step, Sleep):  # and IO
-                cycles = step.to_cycles(self.cycles_per_us)
-                self._take_off(cpu, task, "io" if isinstance(step, IO) else "sleep")
-                self._set_task_state(task, TaskState.SLEEPING, "io_wait" if isinstance(step, IO) else "sleeping")
-                self._push_timer(self.now + cycles, _WAKE, task)
-                break
-            if isinstance(step, Block):
-                ch = step.channel
-                if ch.pending > 0:
-                    ch.pending -= 1
-                    ch.received += 1
-                    continue
-                ch.waiters.append(task)
-                self._take_off(cpu, task, "block")
-                self._set_task_state(task, TaskState.BLOCKED, "blocked")
-                self._blocked += 1
-                if not task.daemon:
-                    self._blocked_live += 1
-                self.log_decision(cpu.id, "block", task, ch.name)
-                break
-            if isinstance(step, Send):
-                ch = step.channel
-                for _ in range(step.count):
-                    ch.sent += 1
-                    if ch.waiters:
-                        ch.received += 1
-                        self._unblock(ch.waiters.popleft(), ch, task)
-                    else:
-                        ch.pending += 1
-                continue
-            if isinstance(step, WakeAll):
-                ch = step.channel
-                while ch.waiters:
-                    self._unblock(ch.waiters.popleft(), ch, task)
-                continue
-            if isinstance(step, Spawn):
-                child = step.task
-                if child._record is not None:
-                    raise UsageError(f"task {task.name!r}: Spawn of task {child.name!r}, which was spawned already")
-                self._admit(child)
-                self._start_task(child, task)
-                continue
-            if isinstance(step, Yield):
-                if self.scheduler.has_waiting(cpu.id):
-                    self._take_off(cpu, task, "yield")
-                    self._set_task_state(task, TaskState.RUNNABLE, "runnable")
-                    self.scheduler.enqueue(task, "yield")
-                    break
-                continue
-            # Exit
-            self._take_off(cpu, task, "exit")
-            self._set_task_state(task, TaskState.EXITED, "")
-            rec.stats.finished = self.now
-            self._live_all -= 1
-            if not task.daemon:
-                self._live -= 1
-            self.log_decision(cpu.id, "exit", task)
-            break
-        self.kick(cpu.id)
-
-    def _start_compute(self, cpu: CpuState, task: Task) -> None:
-        """Attaches the step's source (if another is attached) and sets the retire limit for what is left."""
-        m = self.machine
-        rec = task._record
-        src = rec.source
-        if cpu.source is not src:
-            if cpu.source is not None:
-                self._bank(cpu, task)
-                m.detach(cpu.id)
-            if src.attached:
-                raise UsageError(f"task {task.name!r}: source '{src.name}' is attached to another CPU "
-                                 "(tasks running at the same time need sources of their own)")
-            if src.retired and src.ended():
-                src.restart()
-            m.attach(cpu.id, src, rec.asid)
-            cpu.source = src
-            cpu.source_ended = False
-            cpu.loop_base = -1
-            cpu.attach_retired = m.retired(cpu.id)
-        elif cpu.source_ended:
-            m.restart_trace(cpu.id)
-            cpu.source_ended = False
-        if rec.remaining is not None:
-            m.set_retire_limit(cpu.id, cpu.attach_retired + rec.remaining)
-        else:
-            m.clear_retire_limit(cpu.id)
+    # --- steps (steps.py: kernel methods written there) -------------------------------------------------------------
+    _step_done = steps.step_done
+    _resolve_source = steps.resolve_source
+    _advance = steps.advance
+    _start_compute = steps.start_compute
 
     def _take_off(self, cpu: CpuState, task: Task, why: str) -> None:
         """Detaches the task's source from its CPU and ends its run segment; the CPU is then free."""
@@ -774,76 +539,20 @@ class Kernel:
         if cpu.need_resched and cpu.id not in self._resched:
             self._resched.append(cpu.id)  # a reschedule was asked for during the switch
 
-    # --- accounting --------------------------------------------------------------------------------------------------
-    def _set_task_state(self, task: Task, state: TaskState, bucket: str) -> None:
-        self._set_record_state(task._record, state, bucket)
+    # --- accounting (accounting.py: kernel methods written there) ---------------------------------------------------
+    _bank = accounting.bank
+    _set_task_state = accounting.set_task_state
+    _set_record_state = accounting.set_record_state
+    _set_cpu_state = accounting.set_cpu_state
+    flush_accounting = accounting.flush_accounting
 
-    def _set_record_state(self, rec: TaskRecord, state: TaskState, bucket: str) -> None:
-        now = self.now
-        if rec.bucket:
-            st = rec.stats
-            setattr(st, rec.bucket, getattr(st, rec.bucket) + now - rec.since)
-        rec.since = now
-        rec.bucket = bucket
-        rec.state = state
-
-    def _set_cpu_state(self, cpu: CpuState, state: str) -> None:
-        now = self.now
-        d = now - cpu.since
-        if cpu.state == "busy":
-            cpu.busy_cycles += d
-        elif cpu.state == "switch":
-            cpu.switch_cycles += d
-        else:
-            cpu.idle_cycles += d
-        cpu.since = now
-        cpu.state = state
-
-    def _flush_accounting(self) -> None:
-        self.now = self.machine.now
-        for c in self.cpus:
-            self._set_cpu_state(c, c.state)
-            if c.current is not None and c.source is not None and not c.irq_kpath:
-                self._bank(c, c.current)
-        for rec in self.records:
-            if rec.bucket:
-                self._set_record_state(rec, rec.state, rec.bucket)
-        # Kept so that the results can be read after the machine is closed.
-        self.cpu_snapshot = [self.machine.cpu_stats(c.id) for c in self.cpus]
-
-    # --- results (results.py: functions over the kernel) ------------------------------------------------------------
-    def task_records(self) -> list[dict[str, Any]]:
-        """See :func:`smtlab.os.results.task_records`."""
-        return results.task_records(self)
-
-    def cpu_records(self) -> list[dict[str, Any]]:
-        """See :func:`smtlab.os.results.cpu_records`."""
-        return results.cpu_records(self)
-
-    def timeline_records(self) -> list[dict[str, Any]]:
-        """See :func:`smtlab.os.results.timeline_records`."""
-        return results.timeline_records(self)
-
-    def decision_records(self) -> list[dict[str, Any]]:
-        """See :func:`smtlab.os.results.decision_records`."""
-        return results.decision_records(self)
-
-    def task_frame(self) -> Any:
-        """See :func:`smtlab.os.results.task_frame` (a pandas DataFrame indexed by pid)."""
-        return results.task_frame(self)
-
-    def cpu_frame(self) -> Any:
-        """See :func:`smtlab.os.results.cpu_frame`."""
-        return results.cpu_frame(self)
-
-    def timeline_frame(self) -> Any:
-        """See :func:`smtlab.os.results.timeline_frame`."""
-        return results.timeline_frame(self)
-
-    def decision_frame(self) -> Any:
-        """See :func:`smtlab.os.results.decision_frame`."""
-        return results.decision_frame(self)
-
-    def overhead(self) -> dict[str, float]:
-        """See :func:`smtlab.os.results.overhead`."""
-        return results.overhead(self)
+    # --- results (results.py: functions over the kernel, bound as its methods) --------------------------------------
+    task_records = results.task_records
+    cpu_records = results.cpu_records
+    timeline_records = results.timeline_records
+    decision_records = results.decision_records
+    task_frame = results.task_frame
+    cpu_frame = results.cpu_frame
+    timeline_frame = results.timeline_frame
+    decision_frame = results.decision_frame
+    overhead = results.overhead

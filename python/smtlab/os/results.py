@@ -1,7 +1,7 @@
 """Results of a Kernel run, as functions over the kernel: per task, per logical CPU, the run timeline and the decision
 log, as plain records or pandas DataFrames (pandas is imported only when a frame is asked for). They read the
 kernel's public state (``tasks``, ``records``, ``cpus``, ``segments``, ``decisions``) and change nothing; the
-Kernel's methods of the same names call them."""
+Kernel binds them as its methods of the same names (``k.task_frame()`` is ``results.task_frame(k)``)."""
 
 from __future__ import annotations
 

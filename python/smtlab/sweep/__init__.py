@@ -19,11 +19,11 @@ Example::
     print(df[["core.fetch_policy", "core.rob.entries", "workload", "stp", "antt"]])
 """
 
-from .execute import execute_run, run_sweep
+from .execute import Sweep, execute_run, run_sweep
 from .store import MemoryStore, ResultStore
 from .tables import SweepResult, build_result, load_cpi_stacks, load_results, write_result
 from .file import load_sweep_file
-from .spec import Run, RunSpec, Sweep, SweepError, Workload, expand_points, seeded_spec
+from .spec import Run, RunSpec, SweepError, SweepSpec, Workload, expand_points, seeded_spec
 
 __all__ = [
     "MemoryStore",
@@ -33,6 +33,7 @@ __all__ = [
     "Sweep",
     "SweepError",
     "SweepResult",
+    "SweepSpec",
     "Workload",
     "build_result",
     "execute_run",

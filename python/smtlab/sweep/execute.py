@@ -1,4 +1,5 @@
-"""Running a sweep: the per-run function and the driver that resumes from the store, dispatches, and writes tables.
+"""Running a sweep: the per-run function, the driver that resumes from the store, dispatches, and writes tables, and
+:class:`Sweep` (a :class:`~.spec.SweepSpec` that runs itself).
 
 Runs and single-thread baselines are independent tasks, submitted together (:mod:`.backend`); the driver alone writes
 the store (:mod:`.store`, one JSON file per run, written atomically), so a worker that dies leaves nothing
@@ -19,11 +20,11 @@ import smtlab
 
 from .backend import execute_all
 from .progress import Progress
-from .spec import RunSpec, Sweep, json_default, resolve_scenario
+from .spec import RunSpec, SweepSpec, json_default, resolve_scenario
 from .store import MemoryStore, Record, ResultStore
 from .tables import SweepResult, build_result, load_cpi_stacks, load_results, write_result
 
-__all__ = ["execute_run", "load_cpi_stacks", "load_results", "run_sweep", "write_result"]
+__all__ = ["Sweep", "execute_run", "load_cpi_stacks", "load_results", "run_sweep", "write_result"]
 
 
 def execute_run(spec: RunSpec) -> Record:
@@ -48,7 +49,7 @@ def execute_run(spec: RunSpec) -> Record:
 
 
 def run_sweep(
-    sweep: Sweep,
+    sweep: SweepSpec,
     out: str | os.PathLike[str] | None = None,
     *,
     executor: Any = None,
@@ -112,3 +113,21 @@ def run_sweep(
     if out is not None:
         write_result(result, out, fmt=fmt)
     return result
+
+
+class Sweep(SweepSpec):
+    """A parameter sweep (see :class:`~smtlab.sweep.spec.SweepSpec` for its arguments) that runs itself.
+
+    >>> sw = Sweep("netburst", axes={"core.fetch_policy": ["round_robin", "icount"]},
+    ...            workloads=[("gen:mix", "gen:branchy")], max_instructions=20_000)
+    >>> df = sw.run("out/fetch", workers=2)                      # doctest: +SKIP
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.result: SweepResult | None = None  # the SweepResult of the last self.run() (set by run() only)
+
+    def run(self, out: str | os.PathLike[str] | None = None, **kwargs: Any) -> Any:
+        """Executes the sweep; see :func:`run_sweep` for the arguments. Returns the table (``self.result.table``)."""
+        self.result = run_sweep(self, out, **kwargs)
+        return self.result.table

@@ -7,7 +7,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from .spec import Sweep, SweepError, Workload
+from .execute import Sweep
+from .spec import SweepError, Workload
 
 _KEYS = ("name", "config", "max_instructions", "warmup", "seeds", "baseline", "format", "output", "set", "axes",
          "points", "workloads", "scenarios")

@@ -7,7 +7,7 @@ Write your own the same way, in an importable module, and name it ``"package.mod
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 import smtlab
 
@@ -22,16 +22,19 @@ def cpu_bound(
     source: str = "gen:mix",
     time_slice_ms: float = 1.0,
     hz: float = 1000.0,
+    scheduler_params: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``tasks`` CPU-bound tasks of ``max_instructions`` each (``source`` with seeds seed, seed+1, ...) under the
-    named scheduler (linux24, linux25ht, idle_core_first). Results: makespan (cycles and ms), mean turnaround,
-    migrations, per-task IPC while running."""
+    named scheduler (linux24, linux25ht, idle_core_first) with ``scheduler_params`` (smtlab.os.SchedulerParams
+    names, e.g. ``{"cache_hot_ms": 1.0}``; one the scheduler does not use is a ValueError). Results: makespan (cycles
+    and ms), mean turnaround, migrations, per-task IPC while running."""
     from smtlab.os import Compute, Kernel, Task, make_scheduler
 
     if max_instructions <= 0:
         raise ValueError("cpu_bound needs max_instructions > 0 (the work of each task)")
     base = 1 if seed is None else seed
-    k = Kernel(config, make_scheduler(scheduler), hz=hz, time_slice_ms=time_slice_ms, seed=base)
+    sched = make_scheduler(scheduler, **(scheduler_params or {}))
+    k = Kernel(config, sched, hz=hz, time_slice_ms=time_slice_ms, seed=base)
     for i in range(tasks):
         k.spawn(Task(f"t{i}", [Compute(max_instructions)], source=f"{source},count=0,seed={base + i}"))
     k.run()

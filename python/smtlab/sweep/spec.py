@@ -194,12 +194,9 @@ def expand_points(
     return [{**p, **g} for p in explicit for g in grid]
 
 
-class Sweep:
-    """A parameter sweep: base config x axes x workloads x seeds.
-
-    >>> sw = Sweep("netburst", axes={"core.fetch_policy": ["round_robin", "icount"]},
-    ...            workloads=[("gen:mix", "gen:branchy")], max_instructions=20_000)
-    >>> df = sw.run("out/fetch", workers=2)                      # doctest: +SKIP
+class SweepSpec:
+    """What a parameter sweep is: base config x axes x workloads x seeds (data only: nothing here runs;
+    :class:`smtlab.sweep.Sweep` is this with ``run()``).
 
     ``axes`` is a dict key -> values (cross product) or a list of explicit points (dicts); ``points`` adds explicit
     points that the axes grid is crossed with. ``overrides`` apply to every point first. ``seeds``: each seed sets the
@@ -246,7 +243,6 @@ class Sweep:
         self.warmup = warmup
         self.baseline = baseline
         self.name = name
-        self.result: Any = None  # the SweepResult of the last self.run() (set by run() itself, nobody else)
 
     @property
     def axis_keys(self) -> list[str]:
@@ -322,13 +318,6 @@ class Sweep:
         """Checks every point, baseline config and trace spec; returns the number of runs."""
         return len(self.expand()[0])
 
-    def run(self, out: str | None = None, **kwargs: Any) -> "Any":
-        """Executes the sweep; see :func:`smtlab.sweep.execute.run_sweep` for the arguments. Returns the table."""
-        from .execute import run_sweep
-
-        self.result = run_sweep(self, out, **kwargs)
-        return self.result.table
-
     def __repr__(self) -> str:
-        return (f"Sweep({self.name!r}, config={self.config!r}, {len(self.points)} points x {len(self.workloads)} "
-                f"workloads x {len(self.seeds)} seeds)")
+        return (f"{type(self).__name__}({self.name!r}, config={self.config!r}, {len(self.points)} points x "
+                f"{len(self.workloads)} workloads x {len(self.seeds)} seeds)")

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from smtlab import fileio, metrics
 
-from .spec import Run, RunSpec, Sweep
+from .spec import Run, RunSpec, SweepSpec
 from .store import Record
 
 
@@ -52,7 +52,7 @@ def _speedup_metrics(row: dict[str, Any], shared: list[float], alone: list[float
             row[k] = math.nan
 
 
-def build_result(sweep: Sweep, runs: list[Run], baselines: Mapping[str, RunSpec],
+def build_result(sweep: SweepSpec, runs: list[Run], baselines: Mapping[str, RunSpec],
                  records: Mapping[str, Record]) -> SweepResult:
     """The table from the stored records: axes, status, per-thread IPC, metrics against the baselines, energy."""
     import pandas as pd

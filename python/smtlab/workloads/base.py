@@ -79,7 +79,7 @@ def counters(k: Kernel) -> dict[str, float]:
     """A flat snapshot of the machine's cumulative counters (instructions, cycles with work, CPI-stack cycles by
     group, partition drains, L1D / L2 misses) and the kernel's busy / idle CPU cycles, for differences between two
     points of a run (Machine.reset_stats would also reset the retire counts the kernel's accounting relies on)."""
-    k._flush_accounting()
+    k.flush_accounting()
     st = k.machine.stats()
     out: dict[str, float] = {g: 0.0 for g in _STACK_GROUPS}
     out.update(instructions=0, work_cycles=0, cycles=st["cycles"])
