@@ -14,6 +14,7 @@
 #include "smtlab/trace/generators.hpp"
 #include "smtlab/trace/native_format.hpp"
 #include "smtlab/tracer/recorder.hpp"
+#include "smtlab/tracer/tracer_revision.hpp"
 
 namespace smtlab {
 namespace fs = std::filesystem;
@@ -149,8 +150,9 @@ std::string ensureKernelTrace(const KernelInfo& k) {
   for (const auto& entry : fs::directory_iterator(source.parent_path(), dirError)) {
     if (entry.path().extension() == ".h" && newer(entry.path(), trace)) headerNewer = true;
   }
+  // A trace recorded by an older tracer revision (tracer_revision.hpp; revision 1 held phantom records) is stale.
   if (fs::exists(trace) && !newer(source, trace) && !headerNewer &&
-      (carriesUops(trace) || tracerUnavailableReason())) {
+      ((carriesUops(trace) && tracerStampCurrent(trace.string())) || tracerUnavailableReason())) {
     return trace.string();
   }
   if (auto why = tracerUnavailableReason()) throw TraceError(fmt::format("kernel:{}: cannot trace: {}", k.name, *why));
@@ -187,6 +189,7 @@ std::string ensureKernelTrace(const KernelInfo& k) {
                                  k.thread));
   }
   fs::rename(r.threads[static_cast<std::size_t>(k.thread)].path, trace);
+  writeTracerStamp(trace.string());
   for (const auto& t : r.threads) fs::remove(t.path, ec);
   fs::remove(r.manifest, ec);
   return trace.string();

@@ -30,6 +30,7 @@
 #include "smtlab/trace/vector_source.hpp"
 #include "smtlab/tracer/kernel_stack.hpp"
 #include "smtlab/tracer/recorder.hpp"
+#include "smtlab/tracer/tracer_revision.hpp"
 #include "smtlab/tracer/x86_decoder.hpp"
 
 namespace smtlab {
@@ -253,7 +254,7 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
   auto current = [&] {
     return fs::exists(manifest) && !newer(kProbeDir / "probe.c", manifest) &&
            !newer(kProbeDir / "kpath_paths.h", manifest) && !newer(kProbeDir / "make_initramfs.sh", manifest) &&
-           (kpathCacheCarriesUops(dir) || systemTracerUnavailableReason());
+           ((kpathCacheCarriesUops(dir) && tracerStampCurrent(manifest.string())) || systemTracerUnavailableReason());
   };
   if (current()) return manifest.string();
   if (auto why = systemTracerUnavailableReason()) throw TraceError("kpath: cannot record kernel paths: " + *why);
@@ -368,6 +369,7 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
   const fs::path tmp = dir / (std::string(kManifest) + "." + tag);
   std::ofstream(tmp) << boost::json::serialize(m) << "\n";
   fs::rename(tmp, manifest);
+  writeTracerStamp(manifest.string());  // the recording's tracer revision (tracer_revision.hpp)
   if (!o.quiet) {
     std::fprintf(stderr, "smtlab: kpath: recorded %llu instructions in %.1f s (boot, probe, power-off), split in "
                          "%.1f s into %s\n", static_cast<unsigned long long>(stats.instructions), bootSeconds,

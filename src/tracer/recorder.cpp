@@ -26,6 +26,7 @@
 #include "smtlab/common/output_file.hpp"
 #include "smtlab/trace/native_format.hpp"
 #include "smtlab/tracer/program_file.hpp"
+#include "smtlab/tracer/tracer_revision.hpp"
 
 namespace smtlab {
 namespace fs = std::filesystem;
@@ -394,6 +395,7 @@ RecordResult recordProgram(const RecordOptions& o) {
   m["skip"] = o.skip;
   m["max_instructions"] = o.maxInstructions;
   m["collapse_rep"] = o.collapseRep;
+  m["tracer_revision"] = kTracerRevision;  // what the recording holds (tracer_revision.hpp)
   switch (result.end) {
     case RecordEnd::Exit:
       m["end"] = "exit";

@@ -1,0 +1,22 @@
+// What a cached recording was made with: the tracer revision, bumped whenever the plugins or the raw-stream decoder
+// change what a recording of the same program holds. The kernel: and kpath: caches keep a stamp beside each cached
+// recording and record again when it is missing or older, so a fix reaches traces recorded before it.
+#pragma once
+
+#include <string>
+
+namespace smtlab {
+
+// 1 (no stamp): up to 2026-11-24, QEMU 7.2's abandoned page-crossing instruction was recorded as a phantom record
+//    (tools/qemu-tracer/abandoned_insn.h).
+// 2: the plugins leave it out.
+inline constexpr int kTracerRevision = 2;
+
+// The stamp of a cached file is "<file>.tracer", one line "tracer-revision N". True when it says kTracerRevision;
+// false when it is missing, unreadable, malformed or names another revision.
+bool tracerStampCurrent(const std::string& cachedFile);
+// Writes the stamp under a private name and renames it, so a reader never sees half a stamp. Throws TraceError
+// naming the file when it cannot be written.
+void writeTracerStamp(const std::string& cachedFile);
+
+}  // namespace smtlab
