@@ -684,6 +684,10 @@ class Kernel:
         if nxt is prev:
             if prev is not None:
                 cpu.slice_start = self.now
+            else:
+                # Left with nothing (its task blocked, slept or exited): the machine idles a CPU without a source,
+                # which is HLT, so the next switch-in pays the wake-up (os.wake_cycles).
+                cpu.halted = True
             return
         if prev is not None:
             self._take_off(cpu, prev, "preempted")
