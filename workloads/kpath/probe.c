@@ -461,7 +461,8 @@ static void print_symbols(void) {
                                        "ext4_sync_file",
                                        /* the halted-CPU wake-up: its vector, the receiver's and sender's sides */
                                        "asm_sysvec_call_function_single", "sched_ttwu_pending",
-                                       "send_call_function_single_ipi", "native_send_call_func_single_ipi"};
+                                       "send_call_function_single_ipi", "native_send_call_func_single_ipi",
+                                       "tick_nohz_idle_exit", "schedule_idle"};
   FILE *f = fopen("/proc/kallsyms", "r");
   if (!f) die("/proc/kallsyms");
   char line[512], name[256], type;
