@@ -740,6 +740,7 @@ class Kernel:
     def _switch_in(self, cpu: CpuState) -> None:
         """The switch path proper (after any wake-up): kernel code, idle cycles, or nothing."""
         if self.wake_ipi is not None and self.wake_ipi.start(cpu):
+            self._set_cpu_state(cpu, "switch")
             return  # the wake-up IPI's handler runs first; its end calls _switch_in again (a _WOKEN timer)
         if self.switch_instructions and cpu.kpath is not None:
             m = self.machine

@@ -63,8 +63,9 @@ class WakeIpi:
             self.pending[target] = task
 
     def start(self, cpu: CpuState) -> bool:
-        """At a switch-in: if an IPI was sent to this CPU for the task switching in, attach the path (True; its end
-        continues the switch). Any pending IPI of the CPU is consumed: it is received before this switch-in."""
+        """At a switch-in: if an IPI was sent to this CPU for the task switching in, attach the path (True: the
+        kernel accounts the CPU as switching, and the path's end continues the switch). Any pending IPI of the CPU
+        is consumed: it is received before this switch-in."""
         task, self.pending[cpu.id] = self.pending[cpu.id], None
         if task is None or task is not cpu.incoming:
             return False
@@ -72,7 +73,6 @@ class WakeIpi:
         src = self.sources[cpu.id]
         if src.retired and src.ended():
             src.restart()
-        self.kernel._set_cpu_state(cpu, "switch")
         m.attach(cpu.id, src, self.asid)
         cpu.source = src
         cpu.attach_retired = m.retired(cpu.id)
