@@ -56,9 +56,11 @@ std::vector<KpathInfo> makeTable() {
 #define REGION false, "", ""
 #define EXCURSION true, "", ""
 #define RESCHED_IPI true, "asm_sysvec_reschedule_ipi", "__schedule"
+#define WAKE_IPI false, "asm_sysvec_call_function_single", "__schedule"
 #define KPATH(name, kind, what) t.push_back(KpathInfo{#name, kind, what});
 #include "../../workloads/kpath/kpath_paths.h"
 #undef KPATH
+#undef WAKE_IPI
 #undef RESCHED_IPI
 #undef EXCURSION
 #undef REGION
@@ -204,11 +206,11 @@ std::vector<std::vector<KpathInstance>> splitKpathRecording(const std::string& r
   for (const std::string& cpu : cpus) {
     const SplitStats s = splitSystemStream(blocks, cpu, [&](SystemRegion&& r) {
       if (r.id >= table.size()) throw TraceError(fmt::format("{}: region id {} is not a kpath", cpu, r.id));
-      if (!table[r.id].excursion) {
+      const KpathInfo& path = table[r.id];
+      if (!path.excursion && path.entrySymbol.empty()) {
         if (!r.instrs.empty()) add(r);
         return;
       }
-      const KpathInfo& path = table[r.id];
       if (path.entrySymbol.empty()) {
         for (const SystemRegion& e : kernelExcursions(r)) add(e);
         return;
@@ -222,6 +224,21 @@ std::vector<std::vector<KpathInstance>> splitKpathRecording(const std::string& r
         return it->second;
       };
       const std::uint64_t entry = address(path.entrySymbol), stop = address(path.stopSymbol);
+      if (!path.excursion) {
+        // WAKE_IPI: the region also holds the task's way into its sleep (an earlier __schedule, the idle loop);
+        // the instance is what the CPU ran from the vector's entry to the next __schedule. A region without the
+        // vector (the wake-up found the idle loop polling and sent no IPI) holds no instance.
+        const auto from = std::find_if(r.instrs.begin(), r.instrs.end(), [&](const Instr& i) { return i.pc == entry; });
+        if (from == r.instrs.end()) return;
+        const auto to = std::find_if(from, r.instrs.end(), [&](const Instr& i) { return i.pc == stop; });
+        const auto first = from - r.instrs.begin(), last = to - r.instrs.begin();
+        r.kernel.erase(r.kernel.begin() + last, r.kernel.end());
+        r.kernel.erase(r.kernel.begin(), r.kernel.begin() + first);
+        r.instrs.erase(to, r.instrs.end());
+        r.instrs.erase(r.instrs.begin(), r.instrs.begin() + first);
+        add(r);
+        return;
+      }
       for (SystemRegion& e : kernelExcursions(r)) {
         if (e.instrs.front().pc != entry) continue;  // another interrupt (a tick) in the same region
         const auto cut = std::find_if(e.instrs.begin(), e.instrs.end(), [&](const Instr& i) { return i.pc == stop; });

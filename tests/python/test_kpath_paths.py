@@ -1,6 +1,6 @@
 """Every recorded kernel path used where the study's workloads make that call (issue 11 §1): with real paths on, the
 workloads' open+close, creat+close, signal, select, page faults, execve, exit+wait, pipe write and read, file write
-and fsync run kpath: instances (the IPI keeps its estimate: the recorded one is the busy-target case); with them off, each keeps exactly its estimated instruction count.
+and fsync run kpath: instances (the IPI of a wake-up onto a halted CPU is the kernel's, kpath:wake_ipi; after_wake keeps the estimate otherwise); with them off, each keeps exactly its estimated instruction count.
 The new paths (fsync on ext4, the cross-CPU pipe wake-up, the reschedule IPI) are checked against the recording's
 manifest and the guest's kernel symbols (kpaths.json "symbols", from /proc/kallsyms), not against model output."""
 
@@ -78,8 +78,8 @@ def test_workload_calls_run_recorded_paths(real_paths):
     assert [_kpath_of(s) for s in faults] == ["page_fault"] * 3 and len({s.source for s in faults}) == 3
     # The sleeping call's entry is in its recorded instance: nothing before the Block.
     assert kpaths.sleep_entry() == []
-    # A wake-up from another logical CPU keeps the IPI estimate: the recording is the busy-target reschedule vector,
-    # the study's wake-ups mostly reach a halted CPU (the wake-list IPI, not recorded).
+    # A wake-up from another logical CPU keeps the IPI estimate unless the task's kernel ran the recorded wake-up
+    # IPI of a halted CPU for it (tests/python/test_os_wake_ipi.py); a task outside any kernel gets the estimate.
     ch, woken = kpaths.WakeChannel("c"), SimpleNamespace(pid=t.pid, cpu=0)
     ch.waker_cpu = 1
     (ipi,) = kpaths.after_wake(ch, woken)

@@ -3,7 +3,10 @@
  * the begin and end markers (user and kernel); EXCURSION: each run of kernel instructions inside a marked user region
  * is one instance (for interrupts, which the probe cannot call); RESCHED_IPI: of those runs, each that begins at the
  * reschedule vector (asm_sysvec_reschedule_ipi), cut where the preemption it asks for starts (__schedule), so the
- * instance is the IPI's own handling and a context switch stays the model's separate cost. A path's id is its
+ * instance is the IPI's own handling and a context switch stays the model's separate cost; WAKE_IPI: of the whole
+ * region (a task that sleeps on a CPU which then halts), the instructions from the first at the call-function-single
+ * vector (asm_sysvec_call_function_single) up to the first __schedule after it: the halted CPU's wake-up as it runs
+ * it, the switch to the woken task again the model's own cost. A path's id is its
  * position here (0, 1, ...); the probe marks each instance with that id, so appending keeps old ids, and a change
  * here rebuilds the kpath cache. */
 KPATH(getppid, REGION, "null system call: getppid() from user mode and back")
@@ -33,3 +36,4 @@ KPATH(timer, EXCURSION, "a timer interrupt taken in user mode (the kernel part o
 KPATH(disk_write, REGION, "write() of 1 KiB appended to a file on the guest's ext4 disk (virtio-blk): into the page cache")
 KPATH(fsync, REGION, "fsync() of that file: its data block and the journal commit go to the virtio disk, and wait")
 KPATH(resched_ipi, RESCHED_IPI, "reschedule IPI on the receiving CPU (-smp 2): interrupt entry up to __schedule")
+KPATH(wake_ipi, WAKE_IPI, "wake-up IPI to a halted CPU (-smp 2): from the call-function-single vector through the wake list to __schedule")

@@ -408,13 +408,61 @@ static void resched_ipi_path(int n) {
   munmap((void *)shared, 4096);
 }
 
+/* A wake-up of a task on a halted CPU as the receiving CPU handles it (-smp 2 guest; the WAKE_IPI kind). A reader
+ * pinned to CPU 1 begins a region and sleeps in read() on a pipe; CPU 1 has nothing else to run and halts (the guest
+ * has no MONITOR/MWAIT, so its idle loop clears TIF_POLLING_NRFLAG and executes HLT). The parent on CPU 0 waits
+ * 2 ms (unrecorded: CPU 1 is in HLT by then) and writes a byte. Linux 6.1's try_to_wake_up finds no task running on
+ * CPU 1 (ttwu_queue_cond: nr_running == 0), queues the reader on CPU 1's wake list (__ttwu_queue_wakelist), and
+ * send_call_function_single_ipi, finding the idle task not polling, sends CALL_FUNCTION_SINGLE_VECTOR. CPU 1 leaves
+ * HLT at asm_sysvec_call_function_single, runs sched_ttwu_pending (the enqueue and the preemption check that sets
+ * need_resched on the idle task), returns to the idle loop, which leaves (tick_nohz_idle_exit) and calls
+ * schedule_idle -> __schedule: the splitter keeps the records from the vector to that __schedule. The reader's
+ * read() returns and it ends the region. Had the idle loop been polling, no IPI is sent and the region holds no
+ * instance. The end of the pipe (parent's close) wakes the reader once more: that region ends as KP_NONE (dropped). */
+static void wake_ipi_path(int n) {
+  int p[2], q[2];
+  char c = 'i';
+  if (pipe(p) != 0 || pipe(q) != 0) die("pipe");
+  pid_t child = fork();
+  if (child < 0) die("fork");
+  if (child == 0) {
+    pin_to_cpu(1);
+    close(p[1]); /* else its own write end keeps read() from ever seeing the end of the pipe */
+    close(q[0]);
+    for (;;) {
+      BEGIN(KP_wake_ipi);
+      const ssize_t got = read(p[0], &c, 1);
+      if (got != 1) {
+        END(KP_NONE);
+        _exit(0);
+      }
+      END(KP_wake_ipi);
+      if (write(q[1], &c, 1) != 1) _exit(1);
+    }
+  }
+  close(p[0]);
+  close(q[1]);
+  for (int i = 0; i < n; ++i) {
+    usleep(2000); /* unrecorded: the reader is back in read() and CPU 1 halted */
+    if (write(p[1], &c, 1) != 1) die("pipe write");
+    if (read(q[0], &c, 1) != 1) die("pipe read");
+  }
+  close(p[1]);
+  waitpid(child, NULL, 0);
+  close(q[0]);
+}
+
 /* The kernel symbols the tests check the recording against (the IPI's vector, the block layer's entry, virtio-blk's
  * submission, the scheduler): their addresses in this boot, from /proc/kallsyms, one console line each, which smtlab
  * stores in the manifest (kpath.cpp); the RESCHED_IPI kind is cut with two of them. */
 static void print_symbols(void) {
   static const char *const wanted[] = {"asm_sysvec_reschedule_ipi", "asm_sysvec_apic_timer_interrupt", "__schedule",
                                        "blk_mq_submit_bio", "virtio_queue_rq", "virtio_queue_rqs",
-                                       "ext4_sync_file"};
+                                       "ext4_sync_file",
+                                       /* the halted-CPU wake-up: its vector, the receiver's and sender's sides */
+                                       "asm_sysvec_call_function_single", "sched_ttwu_pending",
+                                       "send_call_function_single_ipi", "native_send_call_func_single_ipi",
+                                       "tick_nohz_idle_exit", "schedule_idle"};
   FILE *f = fopen("/proc/kallsyms", "r");
   if (!f) die("/proc/kallsyms");
   char line[512], name[256], type;
@@ -463,7 +511,8 @@ int main(int argc, char **argv) {
       {"system calls", simple_syscalls}, {"pipes", pipe_paths}, {"context switch", ctxsw_path},
       {"processes", process_paths},
       {"files", file_paths},             {"tcp", tcp_paths},    {"timer", timer_path},
-      {"disk", disk_paths},              {"reschedule IPI", resched_ipi_path}};
+      {"disk", disk_paths},              {"reschedule IPI", resched_ipi_path},
+      {"wake-up IPI", wake_ipi_path}};
   for (size_t k = 0; k < sizeof phases / sizeof phases[0]; ++k) {
     printf("kpath probe: %s\n", phases[k].name);
     fflush(stdout);

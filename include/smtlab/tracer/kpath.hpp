@@ -20,6 +20,8 @@ struct KpathInfo {
   bool excursion = false;  // instances are the kernel runs inside the marked user region (interrupts)
   // Interrupt paths of one vector (RESCHED_IPI kind): only the kernel runs whose first instruction is entrySymbol
   // are instances, each cut before its first instruction at stopSymbol (addresses from the guest's /proc/kallsyms).
+  // With excursion false (WAKE_IPI kind): the instance is the region's records from the first at entrySymbol up to
+  // the first at stopSymbol after it; a region without entrySymbol holds none.
   std::string entrySymbol;
   std::string stopSymbol;
   std::string what;        // one line for listings

@@ -25,7 +25,9 @@ Mechanics (the scheduler only decides placement and order, see scheduler.py):
   the refills cost page walks; each timer tick takes ``os.timer_cycles`` from every CPU running a task (the task's
   in-flight work is squashed and refetched, as an interrupt does), or, with ``timer_path`` (a trace spec such as a
   recorded ``kpath:timer``), runs ``timer_instructions`` of that kernel code on the CPU in address space 0, so the
-  interrupt contends for the core like the switch path does. These cycles count as ``switch`` time.
+  interrupt contends for the core like the switch path does. These cycles count as ``switch`` time. With
+  ``wake_path`` (a recorded ``kpath:wake_ipi``), a halted CPU that a task on another CPU woke a task onto runs that
+  path (the wake-up IPI's handler, wake_ipi.py) after the HLT exit and before the switch path.
 - **Topology.** ``kernel.cpus[i].package`` / ``.core`` / ``.siblings`` come from the machine (``Machine.cpus``,
   numbered as Linux does, see docs/model.md); ``kernel.cores`` and ``kernel.packages`` list the CPUs of each.
 
@@ -56,6 +58,7 @@ from . import accounting, results, steps, timer
 from .cpu import KERNEL_ASID, CpuState
 from .record import TaskRecord
 from .scheduler import Scheduler
+from .wake_ipi import WakeIpi
 from .tasks import (
     Task,
     TaskState,
@@ -84,7 +87,9 @@ class Kernel:
     DeadlockError (see :meth:`run`). ``charge_os_costs``: charge the machine's OS costs (wake-up, TLB flush on an
     address-space switch, timer interrupt; see the module doc). ``timer_path`` (with ``charge_os_costs``): the timer
     interrupt runs this trace (``timer_instructions`` of it per tick, default its whole length) instead of
-    ``os.timer_cycles`` idle cycles.
+    ``os.timer_cycles`` idle cycles. ``wake_path`` (with ``charge_os_costs``): a halted CPU woken by a task on
+    another CPU runs this trace (``wake_instructions`` of it, default its whole length) as the wake-up IPI's
+    handler (wake_ipi.py).
     """
 
     def __init__(
@@ -106,6 +111,8 @@ class Kernel:
         charge_os_costs: bool = False,
         timer_path: str | None = None,
         timer_instructions: int | None = None,
+        wake_path: str | None = None,
+        wake_instructions: int | None = None,
     ) -> None:
         if isinstance(machine, Config):
             machine = Machine(machine)
@@ -166,6 +173,10 @@ class Kernel:
         if kernel_path:
             for c in self.cpus:
                 c.kpath = Source(kernel_path)
+        # The wake-up IPI to a halted CPU as kernel code (wake_ipi.py).
+        self.wake_ipi = (WakeIpi(self, wake_path, wake_instructions, KERNEL_ASID,
+                                 lambda cpu: self._push_timer(self.now, _WOKEN, cpu))
+                         if wake_path is not None and charge_os_costs else None)
         self.now = machine.now
         for c in self.cpus:
             c.since = self.now
@@ -353,6 +364,9 @@ class Kernel:
         m = self.machine
         cpu = self.cpus[e.cpu]
         kind = e.kind
+        if self.wake_ipi is not None and self.wake_ipi.active[cpu.id]:
+            self.wake_ipi.on_event(cpu, kind)
+            return
         if cpu.irq_kpath:
             if kind == _RETIRE_LIMIT:
                 self._end_irq_kpath(cpu)
@@ -422,13 +436,16 @@ class Kernel:
             self._blocked_live -= 1
             self._stalled_since = None
         self.log_decision(by.cpu if by.cpu is not None else -1, "wake", task, f"{ch.name} by {by.name}")
-        self._wake(task)
+        target = self._wake(task)
+        if self.wake_ipi is not None:
+            self.wake_ipi.woken(by.cpu, target, task)
 
-    def _wake(self, task: Task) -> None:
+    def _wake(self, task: Task) -> int | None:
         self._set_task_state(task, TaskState.RUNNABLE, "runnable")
         target = self.scheduler.enqueue(task, "wakeup")
         if target is not None:
             self.kick(target)
+        return target
 
     # --- switching ---------------------------------------------------------------------------------------------------
     def _process_resched(self) -> None:
@@ -449,6 +466,10 @@ class Kernel:
         if nxt is prev:
             if prev is not None:
                 cpu.slice_start = self.now
+            else:
+                # Left with nothing (its task blocked, slept or exited): the machine idles a CPU without a source,
+                # which is HLT, so the next switch-in pays the wake-up (os.wake_cycles).
+                cpu.halted = True
             return
         if prev is not None:
             self._take_off(cpu, prev, "preempted")
@@ -483,6 +504,9 @@ class Kernel:
 
     def _switch_in(self, cpu: CpuState) -> None:
         """The switch path proper (after any wake-up): kernel code, idle cycles, or nothing."""
+        if self.wake_ipi is not None and self.wake_ipi.start(cpu):
+            self._set_cpu_state(cpu, "switch")
+            return  # the wake-up IPI's handler runs first; its end calls _switch_in again (a _WOKEN timer)
         if self.switch_instructions and cpu.kpath is not None:
             m = self.machine
             cpu.kpath_active = True

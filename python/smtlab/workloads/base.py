@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import load_config
 from ..os import Kernel, make_scheduler
-from .kpaths import real_paths_on, switch_path
+from .kpaths import real_paths_on, switch_path, wake_path
 
 #: Scheduler names of the two kernels of the reference study.
 KERNELS = {"2.4.19": "linux24", "2.5.32": "linux25ht"}
@@ -52,13 +52,15 @@ def make_kernel(ht: bool, scheduler: str, *, cores: int = 1, seed: int = 0, pres
     ``charge_os_costs`` (default on for every study experiment): the preset's OS costs (smtlab.os.Kernel): waking a
     halted logical CPU (``os.wake_cycles``), the TLB flush of an address-space switch (untagged TLBs), and the timer
     interrupt at every tick, run as the recorded ``kpath:timer`` when real kernel paths are on (:func:`timer_path`),
-    else ``os.timer_cycles``."""
+    else ``os.timer_cycles``; with real paths, a halted CPU woken from another CPU also runs the recorded wake-up
+    IPI (``kpath:wake_ipi``, kpaths.wake_path)."""
     cfg = load_config(preset, {"core.threads": 2 if ht else 1, "system.packages": cores, **(overrides or {})})
     sched = make_scheduler(scheduler, **(scheduler_params or {}))
     kernel_path, switch_instructions = switch_path()  # the recorded switch when real kernel paths are on
     return Kernel(cfg, sched, hz=hz, time_slice_ms=time_slice_ms, kernel_path=kernel_path,
                   switch_instructions=switch_instructions, seed=seed, log=log, charge_os_costs=charge_os_costs,
-                  timer_path=timer_path() if charge_os_costs else None)
+                  timer_path=timer_path() if charge_os_costs else None,
+                  wake_path=wake_path() if charge_os_costs else None)
 
 
 _STACK_GROUPS = {

@@ -152,9 +152,11 @@ REAL_PATHS = {
     "fs_write": "disk_write",  # 1 KiB appended to an ext4 file (AIM9 sync disk tests)
     "fsync": "fsync",  # the data block and the journal commit to the virtio disk, and the wait
 }
-# Not "ipi": kpath:resched_ipi is the busy-target case (RESCHEDULE_VECTOR into a running task). The study's cross-CPU
-# wake-ups mostly land on a halted logical CPU, where Linux 6.1 queues the task on the wake list and sends the
-# call-function IPI instead (ttwu_queue_cond), a path not recorded; so after_wake keeps its estimate.
+# Not "ipi": the wake-up IPI is no system call of the woken task. The study's cross-CPU wake-ups mostly land on a
+# halted logical CPU, where Linux 6.1 queues the task on the wake list and sends the call-function IPI
+# (ttwu_queue_cond): recorded as kpath:wake_ipi, which the kernel runs on the halted target (Kernel(wake_path=...),
+# :func:`wake_path`), and after_wake then adds nothing. A wake-up of a busy CPU (RESCHEDULE_VECTOR into a running
+# task, kpath:resched_ipi) keeps after_wake's estimate.
 
 #: The environment variable that switches real paths on ("1") in this process and the study's worker processes
 #: (set by :func:`enable_real_paths`, read by :func:`real_paths_on`).
@@ -214,6 +216,22 @@ SWITCH_INSTRUCTIONS = 1500
 REAL_SWITCH_SPEC = "kpath:ctxsw,seed=0"
 
 
+#: The recorded wake-up IPI on a halted CPU (call-function-single vector, sched_ttwu_pending, the idle loop's exit, up
+#: to __schedule). Every logical CPU runs the same instance (seed 0), whole, for the reason REAL_SWITCH_SPEC gives.
+REAL_WAKE_SPEC = "kpath:wake_ipi,seed=0"
+
+
+def wake_path() -> str | None:
+    """The halted CPU's wake-up path of the study's kernels (Kernel(wake_path=...)) when real kernel paths are on,
+    else None (the wake-up costs the HLT exit alone, and after_wake's estimate gives the handler)."""
+    if real_paths_on():
+        from .._core import Source
+
+        if Source(REAL_WAKE_SPEC).length:
+            return REAL_WAKE_SPEC
+    return None
+
+
 def switch_path() -> tuple[str, int]:
     """(kernel_path, switch_instructions) of the study's kernels: the recorded switch when real paths are on, else
     the estimate (SWITCH_SPEC, SWITCH_INSTRUCTIONS)."""
@@ -261,8 +279,12 @@ def mark_waker(channel: Any, me: Any) -> None:
 
 def after_wake(channel: Any, me: Any) -> list[Compute]:
     """Steps to run right after ``Block(channel)`` returns: the reschedule IPI's path if the waker ran on another
-    logical CPU than the one ``me`` was woken on (an estimate even with real paths: see REAL_PATHS)."""
+    logical CPU than the one ``me`` was woken on (an estimate), unless ``me``'s kernel ran the recorded wake-up IPI
+    on that CPU for this switch-in (a halted target, Kernel(wake_path=...)): its handler is counted there."""
     waker = getattr(channel, "waker_cpu", None)
     if waker is not None and me.cpu is not None and waker != me.cpu:
+        wake = getattr(getattr(me, "kernel", None), "wake_ipi", None)
+        if wake is not None and wake.ran_for(me):
+            return []
         return [Compute(TRAP_INSTRUCTIONS + PATHS["ipi"].instructions)]
     return []

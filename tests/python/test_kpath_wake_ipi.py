@@ -1,0 +1,92 @@
+"""The recorded wake-up IPI (kpath:wake_ipi) in the study's kernels (issue 11 §1): with real kernel paths on,
+``make_kernel`` gives every kernel the recorded path, and a halted CPU woken from another CPU runs it whole. The
+expected counts come from the recording's manifest (the instance seed 0 picks) and from counting switch-ins and
+ticks, not from model output."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+
+import pytest
+
+from smtlab import Source
+from smtlab.os import Block, Compute, Send, Task
+from smtlab.workloads import kpaths
+from smtlab.workloads.base import REAL_TIMER_SPEC, make_kernel
+
+ROOT = pathlib.Path(__file__).parents[2]
+ROUNDS = 3
+
+
+@pytest.fixture
+def real_paths(monkeypatch):
+    monkeypatch.delenv(kpaths.REAL_PATHS_ENV, raising=False)
+    assert kpaths.enable_real_paths() is None
+    yield
+    monkeypatch.delenv(kpaths.REAL_PATHS_ENV, raising=False)
+
+
+def _manifest() -> dict:
+    if os.environ.get("SMTLAB_KPATH_CACHE"):
+        path = pathlib.Path(os.environ["SMTLAB_KPATH_CACHE"]) / "kpaths.json"
+    else:
+        found = sorted(ROOT.glob("build*/kpath/kpaths.json"), key=lambda p: p.stat().st_mtime)
+        assert found, "no kpath cache in a build tree, though enable_real_paths() opened one"
+        path = found[-1]
+    return json.loads(path.read_text())
+
+
+def _splitmix64(x: int) -> int:  # src/tracer/kpath.cpp: instance splitmix64(seed) mod instances
+    mask = (1 << 64) - 1
+    x = (x + 0x9E3779B97F4A7C15) & mask
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & mask
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & mask
+    return x ^ (x >> 31)
+
+
+def test_study_kernels_run_the_recorded_instance_whole(real_paths):
+    inst = _manifest()["paths"]["wake_ipi"]["instances"]
+    assert inst, "the recording holds no wake_ipi instance"
+    _, length, kernel = inst[_splitmix64(0) % len(inst)]
+    assert length == kernel > 0  # kernel mode only
+    k = make_kernel(True, "linux24")
+    assert k.wake_ipi is not None and k.wake_ipi.spec == kpaths.REAL_WAKE_SPEC
+    assert k.wake_ipi.instructions == length
+    k.machine.close()
+
+
+def test_a_halted_cpu_woken_from_its_sibling_runs_the_path(real_paths):
+    # One HT core: a waiter on CPU 1 blocks ROUNDS times, a waker on CPU 0 sends after 200 k instructions each time
+    # (the waiter's 10 k of work are long done, so CPU 1 is halted at every send). CPU 1's kernel instructions are
+    # then the ROUNDS wake paths, its ROUNDS + 1 switch-ins (spawn and wake-ups) and the ticks it took running the
+    # waiter, each whole.
+    k = make_kernel(True, "linux24")
+    wake, switch = k.wake_ipi.instructions, k.switch_instructions
+    timer = Source(REAL_TIMER_SPEC).length
+    ch = kpaths.WakeChannel("pipe")
+    me: list[Task] = []
+
+    def waiter():
+        for _ in range(ROUNDS):
+            yield Block(ch)
+            yield from kpaths.after_wake(ch, me[0])  # nothing: the recorded handler ran
+            yield Compute(10_000)
+
+    def waker():
+        for _ in range(ROUNDS):
+            yield Compute(200_000)
+            kpaths.mark_waker(ch, w)
+            yield Send(ch)
+
+    me.append(k.spawn(Task("waiter", waiter, source=kpaths.task_spec(3), affinity=[1])))
+    w = k.spawn(Task("waker", waker, source=kpaths.task_spec(5), affinity=[0]))
+    k.run()
+    assert me[0].done and w.done
+    cpu = k.cpus[1]
+    assert k.wake_ipi.runs == [0, ROUNDS]
+    assert cpu.wakes == ROUNDS + 1 and cpu.dispatches == ROUNDS + 1
+    assert cpu.kernel_instructions == ROUNDS * wake + (ROUNDS + 1) * switch + cpu.timer_interrupts * timer
+    assert me[0].stats.instructions == ROUNDS * 10_000
+    k.machine.close()
