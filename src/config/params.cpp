@@ -115,6 +115,9 @@ void visitParams(Config& c, V&& v) {
   v("sim.skip", c.sim.skip,
     "event skipping: jump over cycles in which no core can change anything (false = tick every cycle; the "
     "statistics are identical, only slower)");
+  v("sim.replay_deferred", c.sim.replay_deferred,
+    "NetBurst replay: count the replay attempts booked when a uop is first sent when the core next wakes (false = "
+    "wake the core at every attempt; the statistics are identical, only slower)");
 
   CoreConfig& k = c.core;
   v("core.threads", k.threads, "hardware threads per core (1 = SMT off, 2 = Hyper-Threading)", 1, 8);

@@ -288,6 +288,8 @@ void Core::resetStats() {
 }
 
 void Core::flushAccounting(Cycle now) {
+  // NetBurst replay attempts of skipped cycles are counted before anyone reads or squashes what they touch.
+  scheduler_.catchUpReplays(now);
   if (now <= accountedUpTo_) return;
   const std::uint64_t n = now - accountedUpTo_;
   accountedUpTo_ = now;

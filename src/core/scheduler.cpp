@@ -16,6 +16,13 @@ struct LaterReady {
 bool olderFirst(const WaitEntry& a, const WaitEntry& b) { return a.age < b.age; }
 }  // namespace
 
+// The heap order of trains_: the earliest next attempt on top, the oldest first within a cycle.
+struct Scheduler::LaterTrain {
+  bool operator()(const ReplayTrain& a, const ReplayTrain& b) const {
+    return a.next != b.next ? a.next > b.next : a.age > b.age;
+  }
+};
+
 Scheduler::Scheduler(const Config& config, std::span<ThreadContext> threads, CoreQueues& queues,
                      ILoadStorePort& loadStore, IBranchResolutionPort& branches)
     : threadCount_(config.core.threads),
@@ -25,7 +32,8 @@ Scheduler::Scheduler(const Config& config, std::span<ThreadContext> threads, Cor
       loadStore_(loadStore),
       branches_(branches),
       ports_(config.core),
-      replay_(config) {
+      replay_(config),
+      deferReplays_(config.sim.replay_deferred) {
   const auto& c = config.core;
   const FuConfig* fu[kFuKinds] = {&c.fu.int_alu, &c.fu.int_mul, &c.fu.int_div, &c.fu.fp_add,
                                   &c.fu.fp_mul,  &c.fu.fp_div,  &c.fu.load,    &c.fu.store};
@@ -40,6 +48,7 @@ Scheduler::Scheduler(const Config& config, std::span<ThreadContext> threads, Cor
   for (auto& p : parked_) p.reserve(window / threadCount_);
   woken_.reserve(window);
   wokenNow_.reserve(window);
+  if (replay_.enabled()) trains_.reserve(window);
 }
 
 void Scheduler::pushWaiting(const WaitEntry& e) {
@@ -48,6 +57,13 @@ void Scheduler::pushWaiting(const WaitEntry& e) {
 }
 
 bool Scheduler::issue(Cycle now) {
+  // NetBurst replay: the attempts booked for cycles skipped over, then this cycle's, which take their port slots
+  // before anything the scheduler sends now (replay.hpp).
+  catchUpReplays(now);
+  std::uint32_t issued = 0;
+  while (!trains_.empty() && trains_.front().next == now) replayAgain(&issued);
+  // Booked attempts are progress only when they are wake-up points (the reference mode).
+  const std::uint32_t booked = deferReplays_ ? issued : 0;
   // Move everything whose operands are ready by now into the age-ordered ready list.
   while (!waiting_.empty() && waiting_.front().readyAt <= now) {
     std::pop_heap(waiting_.begin(), waiting_.end(), LaterReady{});
@@ -55,9 +71,8 @@ bool Scheduler::issue(Cycle now) {
     waiting_.pop_back();
     ready_.insert(std::upper_bound(ready_.begin(), ready_.end(), e, olderFirst), e);
   }
-  if (ready_.empty()) return false;
+  if (ready_.empty()) return issued > booked;
 
-  std::uint32_t issued = 0;
   // Issues what it can of e: false = gone (squashed, parked, held by memory ordering, replaying, or every uop issued
   // or waiting for data), true = stays ready (a uop lacks a port or an issue slot).
   auto tryIssue = [&](const WaitEntry& e) -> bool {
@@ -101,7 +116,7 @@ bool Scheduler::issue(Cycle now) {
     }
     wokenNow_.clear();
   }
-  return issued > 0;
+  return issued > booked;
 }
 
 void Scheduler::releaseIq(Uop& u, std::uint32_t t) {
@@ -222,27 +237,59 @@ void Scheduler::wakeDependents(std::uint32_t t, Uop& producer, Cycle scheduled) 
 bool Scheduler::replayFirstUop(Uop& u, const WaitEntry& e, Cycle now, std::uint32_t& issued) {
   // The uop that goes first in program order (issueUops) is the one sent too early; it takes its port each time.
   FuKind fu = FuKind::None;
-  bool taken = false;
+  UnitClass cls = UnitClass::StoreData;
+  bool needsPort = true;
   if (u.loadLeft) {
     fu = FuKind::Load;
-    taken = ports_.take(UnitClass::Load, e.thread, now);
+    cls = UnitClass::Load;
   } else if (u.staLeft) {
     fu = FuKind::Store;
-    taken = ports_.take(UnitClass::StoreAddress, e.thread, now);
+    cls = UnitClass::StoreAddress;
   } else if (u.helpersLeft > 0) {
-    taken = ports_.take(UnitClass::IntAlu, e.thread, now);
+    cls = UnitClass::IntAlu;
   } else if (u.opLeft) {
     fu = u.fu;
-    taken = !u.opNeedsPort || ports_.take(u.opClass, e.thread, now);
-  } else {
-    taken = ports_.take(UnitClass::StoreData, e.thread, now);
+    cls = u.opClass;
+    needsPort = u.opNeedsPort;
   }
-  if (!taken) return true;
+  if (needsPort && !ports_.take(cls, e.thread, now)) return true;
+  const std::uint32_t port = needsPort ? ports_.lastPort() : kNoReplayPort;
+  const auto unit = static_cast<std::uint8_t>(fu == FuKind::None ? kFuKinds : static_cast<int>(fu));
   ++issued;
-  ++issuedByUnit_[fu == FuKind::None ? kFuKinds : static_cast<int>(fu)];
+  ++issuedByUnit_[unit];
   ++threads_[e.thread].stats.replayed;
-  pushWaiting({replay_.nextAttempt(now), e.age, e.thread, e.seq});
+  // Every attempt before the operands arrive fails; the loop brings the uop back each period, so they are all known
+  // now: book the ones after this (replayAgain counts each in its cycle) and send the uop again at the first
+  // attempt that finds its data (there it competes as any uop does, and the memory-ordering check is asked again).
+  const std::uint64_t attempts = replay_.failingAttempts(now, u.readyAt);
+  const Cycle last = now + (attempts - 1) * replay_.period();
+  if (attempts > 1) {
+    trains_.push_back({now + replay_.period(), last, e.age, e.seq, e.thread, port, cls, unit});
+    std::push_heap(trains_.begin(), trains_.end(), LaterTrain{});
+  }
+  pushWaiting({last + replay_.period(), e.age, e.thread, e.seq});
   return false;
+}
+
+void Scheduler::replayAgain(std::uint32_t* issued) {
+  std::pop_heap(trains_.begin(), trains_.end(), LaterTrain{});
+  ReplayTrain& r = trains_.back();
+  ThreadContext& th = threads_[r.thread];
+  const Uop* u = th.cursor != nullptr ? &th.robSlot(r.seq) : nullptr;
+  if (u == nullptr || !u->valid || u->age != r.age || u->issued) {  // squashed: its loop is emptied
+    trains_.pop_back();
+    return;
+  }
+  if (r.port != kNoReplayPort) ports_.reserve(r.port, r.cls, r.thread, r.next);
+  if (issued != nullptr) ++*issued;
+  ++issuedByUnit_[r.unit];
+  ++th.stats.replayed;
+  if (r.next >= r.last) {
+    trains_.pop_back();
+    return;
+  }
+  r.next = r.next + replay_.period();
+  std::push_heap(trains_.begin(), trains_.end(), LaterTrain{});
 }
 
 Scheduler::WrongPathIssue Scheduler::issueWrongPath(const WaitEntry& e, bool slotFree, Cycle now) {
@@ -271,6 +318,8 @@ void Scheduler::earliestWake(Cycle now, Cycle& next) const {
     if (c > now && c < next) next = c;
   };
   if (!waiting_.empty()) consider(waiting_.front().readyAt);
+  // Booked replay attempts wake the core only in the reference mode (sim.replay_deferred = false).
+  if (!deferReplays_ && !trains_.empty()) consider(trains_.front().next);
   if (!ready_.empty()) {
     // Ready uops wait for a port (a busy divider, a full port) or an issue slot: try again next cycle.
     consider(now + 1);

@@ -311,6 +311,9 @@ struct OsCostConfig {
 // How the run loop advances time. Not part of the model: every choice here gives the same statistics.
 struct SimConfig {
   bool skip = true;  // jump over cycles in which no core can change anything (event skipping)
+  // NetBurst replay (core.replay): a replay attempt booked when its uop was first sent is not a wake-up point; it is
+  // counted when the core next wakes (false = the core wakes at every attempt, the reference this is checked against).
+  bool replay_deferred = true;
 };
 
 struct Config {

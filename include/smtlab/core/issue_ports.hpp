@@ -33,9 +33,24 @@ class IssuePorts {
       if (c.interval > 1) busy = now + c.interval;
       if (c.threadInterval > 0) classes_[static_cast<int>(cls)].threadNext[thread] = now + c.threadInterval;
       ++p.issued;
+      lastPort_ = c.ports[k];
       return true;
     }
     return false;
+  }
+  // The port the last successful take() used (NetBurst replay books its later attempts on that port).
+  std::uint32_t lastPort() const { return lastPort_; }
+  // NetBurst replay (replay.hpp): a uop coming round the replay loop re-enters `port` at `now` whatever the port holds
+  // (the loop cannot stall; the scheduler is stopped for that slot), so it is taken without the room and busy checks
+  // of take(); it is booked first in its cycle, so the slots it takes are the ones it held a period earlier.
+  void reserve(std::uint32_t port, UnitClass cls, std::uint32_t thread, Cycle now) {
+    if (now != cycle_) startCycle(now);
+    Port& p = ports_[port];
+    ClassState& c = classes_[static_cast<int>(cls)];
+    p.used = static_cast<std::uint8_t>(p.used + p.cost[static_cast<int>(cls)]);
+    if (c.interval > 1) p.busyUntil[static_cast<int>(cls)] = now + c.interval;
+    if (c.threadInterval > 0) c.threadNext[thread] = now + c.threadInterval;
+    ++p.issued;
   }
 
   std::uint32_t portCount() const { return static_cast<std::uint32_t>(ports_.size()); }
@@ -66,6 +81,7 @@ class IssuePorts {
   std::vector<Port> ports_;
   std::array<ClassState, kUnitClasses> classes_{};
   Cycle cycle_ = Cycle::never();
+  std::uint32_t lastPort_ = 0;  // replay (reserve)
 };
 
 }  // namespace smtlab

@@ -4,6 +4,11 @@
 // ITJ Q1 2001; Boggs et al., ITJ 8(1) 2004). Off (core.replay = false), a dependent waits for the data instead.
 // Modelled: the load's direct dependents woken when it issues; a dependent of a replaying uop waits for the data
 // (chosen: the real loop replays the whole speculatively scheduled chain, so the counts are a lower bound).
+// The loop is a fixed-length pipe that cannot stall: a uop sent at s without its data comes back to the same port at
+// s + period, s + 2 period, ... ahead of anything the scheduler would send there ("the replay system signals the
+// scheduler to stop": Kartunov et al., xbitlabs 2005), so all of its attempts are known when it is first sent. The
+// scheduler books them then (a calendar of port reservations, scheduler.cpp) and, with sim.replay_deferred, counts
+// them when the core next wakes instead of waking it every period.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +32,13 @@ class ReplayLoop {
   }
   // A dependent that issued before its operands were there comes back to issue this many cycles later.
   Cycle nextAttempt(Cycle now) const { return now + period_; }
+  std::uint32_t period() const { return period_; }
+  // Attempts of a uop first sent at `sentAt` that find no data when its operands come at `readyAt` > sentAt: the
+  // ones at sentAt + k period < readyAt, that is ceil((readyAt - sentAt) / period) (docs/model.md: with the attempt
+  // that succeeds, 1 + ceil(D / period) issues for a load delivering D cycles after the hit time).
+  std::uint64_t failingAttempts(Cycle sentAt, Cycle readyAt) const {
+    return (readyAt - sentAt + period_ - 1) / period_;
+  }
 
  private:
   const bool enabled_;

@@ -34,6 +34,11 @@ class Scheduler {
   bool issue(Cycle now);
   // Lowers `next` to the earliest cycle after `now` at which something waiting here can issue.
   void earliestWake(Cycle now, Cycle& next) const;
+  // NetBurst replay: counts the booked replay attempts of the cycles before `now` (with sim.replay_deferred they are
+  // not wake-up points; the core calls this before anything reads or squashes what they touch).
+  void catchUpReplays(Cycle now) {
+    while (!trains_.empty() && trains_.front().next < now) replayAgain(nullptr);
+  }
 
   std::uint32_t latency(FuKind fu) const { return latency_[static_cast<int>(fu)]; }
   const IssuePorts& ports() const { return ports_; }
@@ -56,6 +61,23 @@ class Scheduler {
   // An instruction sent before its operands arrived (replay): its first uop took its slot and port and the
   // instruction comes back after the loop. false: no slot or port for that uop this cycle (it stays ready).
   bool replayFirstUop(Uop& u, const WaitEntry& e, Cycle now, std::uint32_t& issued);
+  // NetBurst replay: the failing attempts still to come of one uop sent before its data (replay.hpp), one heap entry
+  // per uop: at `next`, next + period, ... up to `last`, on `port` (kNoReplayPort: an issue slot only).
+  struct ReplayTrain {
+    Cycle next;
+    Cycle last;
+    std::uint64_t age;
+    std::uint64_t seq;
+    std::uint32_t thread;
+    std::uint32_t port;
+    UnitClass cls;
+    std::uint8_t unit;  // issuedByUnit_ index
+  };
+  static constexpr std::uint32_t kNoReplayPort = ~0u;
+  struct LaterTrain;
+  // Takes the earliest train's next attempt (at its cycle, ahead of the scheduler's own issue in that cycle) and books
+  // the one after; `issued` (the current cycle's issue count) is null for a past cycle, where nothing else issued.
+  void replayAgain(std::uint32_t* issued);
   enum class WrongPathIssue : std::uint8_t { Squashed, Issued, Waits };
   WrongPathIssue issueWrongPath(const WaitEntry& e, bool slotFree, Cycle now);
 
@@ -68,6 +90,8 @@ class Scheduler {
   std::array<std::uint32_t, kFuKinds> latency_{};
   IssuePorts ports_;
   const ReplayLoop replay_;
+  const bool deferReplays_;            // sim.replay_deferred
+  std::vector<ReplayTrain> trains_;    // min-heap by next attempt, then age
   std::vector<WaitEntry> waiting_;  // min-heap by readyAt (operands known ready at that cycle)
   std::vector<WaitEntry> ready_;    // ready now, oldest first, waiting for a unit or issue slot
   // Memory ordering (issue 10 §3): per thread, loads waiting for an older store's address (or a forwarding store's

@@ -103,5 +103,52 @@ TEST(Replay, ReplaysTakeUnitsFromOtherWork) {
   EXPECT_EQ(p.h.threads[0].stats.replayed, 17u);
 }
 
+// The loop is a fixed pipe (replay.hpp): a uop sent without its data comes back to its port every period ahead of
+// what the scheduler sends. One ALU; a load (r1, data at 121) and its dependent D, and between them in program order a
+// multiply (its own port, latency 10: issues at 1, result at 11) feeding a chain of 20 ints (each reads the last).
+// D goes at the hit time 5 (the ALU is free: the chain waits for the multiply) and comes back at 12, 19, ..., 117
+// (17 attempts without data) and issues for real at 124. The chain (older than D) starts at 11 and takes the ALU
+// every cycle except those D's booked attempts take: 11 I1, 12 D, 13..18 I2..I7, 19 D, 20..25 I8..I13, 26 D,
+// 27..32 I14..I19, 33 D, 34 I20. (A scheduler that served the older chain first would end it at 30.)
+TEST(Replay, BookedAttemptsTakeTheirPortAheadOfOlderWork) {
+  Config c = replayConfig(true);
+  setUnitCount(c.core, UnitClass::IntAlu, 1);
+  c.core.fu.int_mul = {10, true};
+  std::vector<Instr> t{loadOf(0x1000, 1), instr(OpClass::IMul, {10}, {11})};
+  for (int i = 0; i < 20; ++i) t.push_back(instr(OpClass::Int, {10}, {10}));
+  t.push_back(instr(OpClass::Int, {2}, {1}));
+  ReplayPipe p(c, t, 120);
+  const auto at = p.issueCycles(t.size());
+  EXPECT_EQ(at[1], 1u);
+  EXPECT_EQ(at[2], 11u);
+  EXPECT_EQ(at[8], 18u);   // I7
+  EXPECT_EQ(at[9], 20u);   // I8, after D's attempt at 19
+  EXPECT_EQ(at[21], 34u);  // I20
+  EXPECT_EQ(at[22], 124u);
+  EXPECT_EQ(p.h.threads[0].stats.replayed, 17u);
+}
+
+// With sim.replay_deferred the booked attempts are not wake-up points: the scheduler names the real attempt (124) as
+// its next wake-up after D is first sent at 5, and when it is next asked to issue, at 124, it counts the 16 attempts
+// 12..117 it skipped over: the same 51 replays and 54 ALU operations as issuing every cycle (first test).
+// In the reference mode the next wake-up is the first booked attempt, 12.
+TEST(Replay, DeferredAttemptsAreCountedWhenTheSchedulerNextIssues) {
+  for (const bool deferred : {true, false}) {
+    Config c = replayConfig(true);
+    c.sim.replay_deferred = deferred;
+    ReplayPipe p(c, loadWithThreeDependents(), 120);
+    p.scheduler.issue(Cycle{1});
+    p.scheduler.issue(Cycle{5});
+    EXPECT_EQ(p.h.threads[0].stats.replayed, 3u) << deferred;
+    Cycle next = Cycle::never();
+    p.scheduler.earliestWake(Cycle{5}, next);
+    EXPECT_EQ(next, Cycle{deferred ? 124u : 12u}) << deferred;
+    p.scheduler.issue(Cycle{124});
+    EXPECT_EQ(p.h.threads[0].stats.replayed, 51u) << deferred;
+    EXPECT_EQ(p.scheduler.issuedByUnit()[static_cast<int>(FuKind::IntAlu)], 54u) << deferred;
+    for (int s = 1; s < 4; ++s) EXPECT_TRUE(p.h.threads[0].rob[s].issued) << deferred;
+  }
+}
+
 }  // namespace
 }  // namespace smtlab::test
