@@ -3,7 +3,9 @@
 # refactor that must not change the model can be checked: run it with the old and the new binary and `diff -r`.
 # usage: bench/stats_snapshot.sh SMTLAB_BINARY OUT_DIR [BENCH_TRACE_DIR]
 # With BENCH_TRACE_DIR (bench.py's cache of recorded programs, e.g. build/bench-traces) the recorded programs cc1 and
-# raytrace are run too, one and two threads, so a change is also checked on real streams.
+# raytrace are run too, one and two threads, so a change is also checked on real streams. Binaries of two build trees
+# read their own kernel: traces, recorded separately and not byte-identical: point both runs at one cache with
+# SMTLAB_KERNEL_CACHE=<build>/kernels.
 set -euo pipefail
 bin=$1
 out=$2
