@@ -6,13 +6,6 @@
 namespace smtlab {
 
 namespace {
-// The heap order of waiting_ (a function object, so that push_heap / pop_heap inline it).
-struct LaterReady {
-  bool operator()(const WaitEntry& a, const WaitEntry& b) const {
-    return a.readyAt != b.readyAt ? a.readyAt > b.readyAt : a.age > b.age;
-  }
-};
-
 bool olderFirst(const WaitEntry& a, const WaitEntry& b) { return a.age < b.age; }
 }  // namespace
 
@@ -42,19 +35,12 @@ Scheduler::Scheduler(const Config& config, std::span<ThreadContext> threads, Cor
   wokenNow_.reserve(window);
 }
 
-void Scheduler::pushWaiting(const WaitEntry& e) {
-  waiting_.push_back(e);
-  std::push_heap(waiting_.begin(), waiting_.end(), LaterReady{});
-}
-
 bool Scheduler::issue(Cycle now) {
   // Move everything whose operands are ready by now into the age-ordered ready list.
-  while (!waiting_.empty() && waiting_.front().readyAt <= now) {
-    std::pop_heap(waiting_.begin(), waiting_.end(), LaterReady{});
-    const WaitEntry e = waiting_.back();
-    waiting_.pop_back();
+  // Ages are unique (one per rename in the core), so the order in which due entries arrive does not matter.
+  waiting_.popDue(now, [&](const WaitEntry& e) {
     ready_.insert(std::upper_bound(ready_.begin(), ready_.end(), e, olderFirst), e);
-  }
+  });
   if (ready_.empty()) return false;
 
   std::uint32_t issued = 0;
@@ -270,7 +256,7 @@ void Scheduler::earliestWake(Cycle now, Cycle& next) const {
   auto consider = [&](Cycle c) {
     if (c > now && c < next) next = c;
   };
-  if (!waiting_.empty()) consider(waiting_.front().readyAt);
+  if (!waiting_.empty()) consider(waiting_.earliest());
   if (!ready_.empty()) {
     // Ready uops wait for a port (a busy divider, a full port) or an issue slot: try again next cycle.
     consider(now + 1);
