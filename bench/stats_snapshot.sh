@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Dumps `smtlab run --json` statistics (host-time fields removed) for a fixed set of varied runs into DIR, so that a
 # refactor that must not change the model can be checked: run it with the old and the new binary and `diff -r`.
-# usage: bench/stats_snapshot.sh SMTLAB_BINARY OUT_DIR
+# usage: bench/stats_snapshot.sh SMTLAB_BINARY OUT_DIR [BENCH_TRACE_DIR]
+# With BENCH_TRACE_DIR (bench.py's cache of recorded programs, e.g. build/bench-traces) the recorded programs cc1 and
+# raytrace are run too, one and two threads, so a change is also checked on real streams. Binaries of two build trees
+# read their own kernel: traces, recorded separately and not byte-identical: point both runs at one cache with
+# SMTLAB_KERNEL_CACHE=<build>/kernels.
 set -euo pipefail
 bin=$1
 out=$2
+traces=${3:-}
 mkdir -p "$out"
 py=${PYTHON:-python3}
 run() {  # name, then smtlab run arguments
@@ -42,3 +47,12 @@ run bw_kernel_pair -c broadwell --set system.cores=1 kernel:aim9_string gen:chai
 run bw_2cores -c broadwell gen:mix gen:chase,footprint=8m gen:branchy gen:stream -n 50000
 run modern_mix_2t -c modern --set system.cores=1 gen:mix,seed=3 kernel:sysbench_cpu -n 200000
 run modern_fp_1t -c modern --set core.threads=1 --set system.cores=1 gen:fp --warmup 10000 -n 100000
+if [[ -n $traces ]]; then
+  for prog in cc1 raytrace; do
+    for copy in a b; do
+      [[ -f $traces/$prog.$copy.trace ]] || { echo "stats_snapshot: $traces/$prog.$copy.trace missing (run bench/programs.py)" >&2; exit 1; }
+    done
+    run "nb_${prog}_1t" -c netburst --set core.threads=1 "$traces/$prog.a.trace" -n 200000
+    run "nb_${prog}_2t" -c netburst "$traces/$prog.a.trace" "$traces/$prog.b.trace" -n 200000
+  done
+fi

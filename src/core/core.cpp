@@ -57,13 +57,6 @@ Core::Core(CoreId id, const Config& config, MemorySystem& memory)
   }
 }
 
-bool Core::hasWork() const {
-  // Retired stores still draining into the L1D are work too (issue 10 §3), even when no thread runs.
-  return std::any_of(threads_.begin(), threads_.end(),
-                     [](const ThreadContext& th) { return th.state == ThreadState::Running; }) ||
-         loadStore_.hasBufferedStores();
-}
-
 void Core::tick(Cycle now) {
   flushAccounting(now);
   if (activeDirty_) {
@@ -150,9 +143,8 @@ void Core::restartFinished(std::uint32_t t, Cycle now) {
   nextWake_ = now;
 }
 
-void Core::finishIfDone(std::uint32_t t, Cycle now) {
+void Core::finishIfEnded(std::uint32_t t, Cycle now) {
   ThreadContext& th = threads_[t];
-  if (th.state != ThreadState::Running || th.robTail != th.cursor->retireSeq() || th.frontCount() != 0) return;
   if (!th.cursor->finished()) return;
   th.state = ThreadState::Finished;
   events_.push_back({CoreEventKind::SourceEnded, t, 0, now});
@@ -308,6 +300,8 @@ void Core::account(Cycle now) {
   // Cycles from `now` on are charged at the next flush with the causes seen now.
   accountedUpTo_ = now;
   lastAnyRunning_ = false;
+  bool drainKnown = false;
+  bool drain = false;
   for (std::uint32_t t = 0; t < threadCount_; ++t) {
     ThreadContext& th = threads_[t];
     if (th.state != ThreadState::Running) continue;
@@ -317,17 +311,20 @@ void Core::account(Cycle now) {
       th.lastOccupancy[q] = used;
       th.stats.occupancy[q].max = std::max(th.stats.occupancy[q].max, used);
     }
-    th.lastCause = classify(t, now);
+    if (!drainKnown && !th.retiredThisCycle) {  // classify asks only then
+      drain = draining(now);
+      drainKnown = true;
+    }
+    th.lastCause = classify(t, now, drain);
     // Gated as the fetch stage sees it; gatedUntil and fetchResumeAt are wake-up points, so this holds unchanged
     // over any cycles skipped after this one.
     th.lastGated = !th.waitingBranch && th.fetchResumeAt <= now && th.gatedUntil > now;
   }
 }
 
-CpiCause Core::classify(std::uint32_t t, Cycle now) const {
+CpiCause Core::classify(std::uint32_t t, Cycle now, bool draining) const {
   const ThreadContext& th = threads_[t];
   if (th.retiredThisCycle) return CpiCause::Base;
-  const bool draining = this->draining(now);
   if (th.robTail == th.cursor->retireSeq()) {  // nothing renamed in flight
     if (draining) return CpiCause::Drain;
     const CpiCause block = rename_.blockCause(t);

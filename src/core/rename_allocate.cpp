@@ -89,7 +89,11 @@ bool RenameAllocate::tick(Cycle now, bool draining) {
   const std::uint32_t paid = std::min(budget, renameDebt_[t]);
   renameDebt_[t] -= paid;
   budget -= paid;
-  while (budget > 0 && canRename(t)) {
+  // A thread chosen without debt was chosen because canRename(t) held, and nothing has changed since: not asked again
+  // (blockCause is the costliest question of this stage).
+  bool known = paid == 0;
+  while (budget > 0 && (known || canRename(t))) {
+    known = false;
     const std::uint32_t slots = renameOne(t, now);
     const std::uint32_t thisCycle = std::min(budget, slots);
     budget -= thisCycle;
@@ -120,21 +124,6 @@ std::uint32_t RenameAllocate::chooseByPolicy(Cycle now) {
   if (!any) return threadCount_;
   policy_->choose(candidates_.data(), threadCount_, now, order_.data());
   return order_[0];
-}
-
-std::uint32_t RenameAllocate::iqEntriesFor(std::uint32_t t, const UopPlan& plan) const {
-  // One issue-queue entry per uop. A microcode sequence streams in from the sequencer, uop by uop, so it never needs
-  // more room at once than the thread is guaranteed (chosen: the claim is capped there). Capping at the thread's
-  // limit instead starved a 41-uop divide for ever on netburst: the IQ's 48 entries capped at 36 per thread leave
-  // only 12 while a pointer-chasing sibling keeps its 36 full.
-  return std::max<std::uint32_t>(1, std::min<std::uint32_t>(plan.total, queues_[QueueKind::Iq].guaranteed(t)));
-}
-
-std::uint32_t RenameAllocate::robEntriesFor(std::uint32_t t, const UopPlan& plan) const {
-  // One ROB entry per fused-domain uop (uopwindow). A microcode sequence longer than the thread is guaranteed claims
-  // only that (chosen, the issue queue's rule: the sequence streams through; a whole sequence that can never fit
-  // would stall its thread for ever).
-  return std::max<std::uint32_t>(1, std::min<std::uint32_t>(plan.fused, queues_[QueueKind::Rob].guaranteed(t)));
 }
 
 void RenameAllocate::renameWrongPath(std::uint32_t t, Cycle now) {

@@ -16,14 +16,6 @@ RetireUnit::RetireUnit(const Config& config, std::span<ThreadContext> threads, C
       candidates_(config.core.threads),
       order_(config.core.threads) {}
 
-bool RetireUnit::canRetire(std::uint32_t t, Cycle now) const {
-  const ThreadContext& th = threads_[t];
-  if (th.state != ThreadState::Running || th.robTail == th.cursor->retireSeq()) return false;
-  if (th.stats.instructions >= th.retireLimit) return false;
-  const Uop& head = th.rob[th.cursor->retireSeq() & th.robMask];
-  return head.issued && head.doneAt <= now;
-}
-
 std::uint32_t RetireUnit::chooseByPolicy(Cycle now) {
   const SharedCapacity& uopq = queues_[QueueKind::UopQueue];
   const SharedCapacity& iq = queues_[QueueKind::Iq];

@@ -6,13 +6,6 @@
 namespace smtlab {
 
 namespace {
-// The heap order of waiting_ (a function object, so that push_heap / pop_heap inline it).
-struct LaterReady {
-  bool operator()(const WaitEntry& a, const WaitEntry& b) const {
-    return a.readyAt != b.readyAt ? a.readyAt > b.readyAt : a.age > b.age;
-  }
-};
-
 bool olderFirst(const WaitEntry& a, const WaitEntry& b) { return a.age < b.age; }
 }  // namespace
 
@@ -51,11 +44,6 @@ Scheduler::Scheduler(const Config& config, std::span<ThreadContext> threads, Cor
   if (replay_.enabled()) trains_.reserve(window);
 }
 
-void Scheduler::pushWaiting(const WaitEntry& e) {
-  waiting_.push_back(e);
-  std::push_heap(waiting_.begin(), waiting_.end(), LaterReady{});
-}
-
 bool Scheduler::issue(Cycle now) {
   // NetBurst replay: the attempts booked for cycles skipped over, then this cycle's, which take their port slots
   // before anything the scheduler sends now (replay.hpp).
@@ -65,12 +53,10 @@ bool Scheduler::issue(Cycle now) {
   // Booked attempts are progress only when they are wake-up points (the reference mode).
   const std::uint32_t booked = deferReplays_ ? issued : 0;
   // Move everything whose operands are ready by now into the age-ordered ready list.
-  while (!waiting_.empty() && waiting_.front().readyAt <= now) {
-    std::pop_heap(waiting_.begin(), waiting_.end(), LaterReady{});
-    const WaitEntry e = waiting_.back();
-    waiting_.pop_back();
+  // Ages are unique (one per rename in the core), so the order in which due entries arrive does not matter.
+  waiting_.popDue(now, [&](const WaitEntry& e) {
     ready_.insert(std::upper_bound(ready_.begin(), ready_.end(), e, olderFirst), e);
-  }
+  });
   if (ready_.empty()) return issued > booked;
 
   // Issues what it can of e: false = gone (squashed, parked, held by memory ordering, replaying, or every uop issued
@@ -317,7 +303,7 @@ void Scheduler::earliestWake(Cycle now, Cycle& next) const {
   auto consider = [&](Cycle c) {
     if (c > now && c < next) next = c;
   };
-  if (!waiting_.empty()) consider(waiting_.front().readyAt);
+  if (!waiting_.empty()) consider(waiting_.earliest());
   // Booked replay attempts wake the core only in the reference mode (sim.replay_deferred = false).
   if (!deferReplays_ && !trains_.empty()) consider(trains_.front().next);
   if (!ready_.empty()) {

@@ -64,6 +64,8 @@ UopDecoder::UopDecoder(const CoreConfig& core) : microFusion_(core.micro_fusion)
     const bool fromConfig = kind != FuKind::None && kind != FuKind::Load && kind != FuKind::Store;
     const std::uint32_t n = fromConfig ? fuConfig(core, kind).uops : 1;
     opUops_[i] = static_cast<std::uint8_t>(std::clamp<std::uint32_t>(n, 1, 255));
+    opClass_[i] = unitClassFor(op);
+    opFu_[i] = kind;
   }
 }
 
@@ -74,8 +76,8 @@ UopPlan UopDecoder::decode(const Instr& in) const {
   p.storeAddress = p.storeData = in.hasStore();
   const bool pureMemory = in.op == OpClass::Load || in.op == OpClass::Store;
   p.op = !pureMemory || (!p.load && !p.storeAddress);  // a "store" record without an address still takes a slot
-  p.opClass = unitClassFor(in.op);
-  p.opFu = fuKindFor(in.op);
+  p.opClass = opClass_[static_cast<int>(in.op)];
+  p.opFu = opFu_[static_cast<int>(in.op)];
   p.opNeedsPort = p.opFu != FuKind::None;
   if (p.op && pureMemory) {
     // A load/store op class without its memory operand: one plain integer uop (nothing to access).

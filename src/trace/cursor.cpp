@@ -22,8 +22,7 @@ void TraceCursor::reserve(std::size_t n) {
   mask_ = want - 1;
 }
 
-const Instr* TraceCursor::peek() {
-  if (fetchSeq_ < loadedEnd_) return &ring_[fetchSeq_ & mask_];
+const Instr* TraceCursor::readBatch() {
   if (ended_) return nullptr;
   // Read the next batch into the free part of the ring (the part not holding unretired records).
   const std::uint64_t free = ring_.size() - (loadedEnd_ - retireSeq_);

@@ -48,7 +48,14 @@ class Core {
   // Zeroes the statistics of every thread and of the core (the pipeline state stays).
   void resetStats();
   std::vector<CoreEvent>& events() { return events_; }
-  bool hasWork() const;
+  // Inline: the machine asks every cycle. Retired stores still draining into the L1D are work too (issue 10 §3), even
+  // when no thread runs.
+  bool hasWork() const {
+    for (const ThreadContext& th : threads_) {
+      if (th.state == ThreadState::Running) return true;
+    }
+    return loadStore_.hasBufferedStores();
+  }
   CoreId id() const { return id_; }
   std::uint32_t threads() const { return threadCount_; }
   ThreadContext& thread(std::uint32_t t) { return threads_[t]; }
@@ -76,9 +83,18 @@ class Core {
   // True while the core drains for a change of partitioning: for recombine_cycles, and until every thread holds no
   // more than its new share of the queues that retirement and issue empty (ROB, IQ, LQ, SQ).
   bool draining(Cycle now) const;
-  void finishIfDone(std::uint32_t t, Cycle now);
+  // A running thread with nothing in flight may have reached the end of its trace (the quick test is inline: it runs
+  // for every thread every cycle).
+  void finishIfDone(std::uint32_t t, Cycle now) {
+    const ThreadContext& th = threads_[t];
+    if (th.state == ThreadState::Running && th.robTail == th.cursor->retireSeq() && th.frontCount() == 0) {
+      finishIfEnded(t, now);
+    }
+  }
+  void finishIfEnded(std::uint32_t t, Cycle now);
   void account(Cycle now);
-  CpiCause classify(std::uint32_t t, Cycle now) const;
+  // draining: draining(now), asked once per cycle by the caller.
+  CpiCause classify(std::uint32_t t, Cycle now, bool draining) const;
   Cycle computeNextWake(Cycle now) const;
 
   const CoreId id_;

@@ -6,6 +6,7 @@
 // push/pop/call/ret's stack-pointer update at decode.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -56,10 +57,20 @@ class RenameAllocate {
   CpiCause registerBlock(std::uint32_t t, const Instr& in) const;  // blockCause's register-file check
   // The thread the configured policy serves (threadCount_ if none can rename).
   std::uint32_t chooseByPolicy(Cycle now);
-  // Issue-queue entries the instruction takes: one per uop (issue 10 §2), at most the thread's share.
-  std::uint32_t iqEntriesFor(std::uint32_t t, const UopPlan& plan) const;
-  // ROB entries the instruction takes: one per fused-domain uop (uopwindow), at most what the thread is guaranteed.
-  std::uint32_t robEntriesFor(std::uint32_t t, const UopPlan& plan) const;
+  // Issue-queue entries the instruction takes: one per uop (issue 10 §2), at most the thread's share. A microcode
+  // sequence streams in from the sequencer, uop by uop, so it never needs more room at once than the thread is
+  // guaranteed (chosen: the claim is capped there). Capping at the thread's limit instead starved a 41-uop divide for
+  // ever on netburst: the IQ's 48 entries capped at 36 per thread leave only 12 while a pointer-chasing sibling keeps
+  // its 36 full. (Inline, as robEntriesFor: blockCause asks both several times per cycle.)
+  std::uint32_t iqEntriesFor(std::uint32_t t, const UopPlan& plan) const {
+    return std::max<std::uint32_t>(1, std::min<std::uint32_t>(plan.total, queues_[QueueKind::Iq].guaranteed(t)));
+  }
+  // ROB entries the instruction takes: one per fused-domain uop (uopwindow), at most what the thread is guaranteed. A
+  // microcode sequence longer than the thread is guaranteed claims only that (chosen, the issue queue's rule: the
+  // sequence streams through; a whole sequence that can never fit would stall its thread for ever).
+  std::uint32_t robEntriesFor(std::uint32_t t, const UopPlan& plan) const {
+    return std::max<std::uint32_t>(1, std::min<std::uint32_t>(plan.fused, queues_[QueueKind::Rob].guaranteed(t)));
+  }
   // The instruction's uops: as the front end decoded them at fetch, else (a unit test's hand-filled front entry)
   // decoded here once into the entry. A reference into the thread's front ring: valid until the entry is refetched.
   const UopPlan& planOf(std::uint32_t t, std::uint64_t seq, const Instr& in) const {

@@ -26,8 +26,14 @@ class RetireUnit {
   bool tick(Cycle now);
 
  private:
-  // Whether thread t's oldest instruction can retire now.
-  bool canRetire(std::uint32_t t, Cycle now) const;
+  // Whether thread t's oldest instruction can retire now (inline: asked for each thread every cycle).
+  bool canRetire(std::uint32_t t, Cycle now) const {
+    const ThreadContext& th = threads_[t];
+    if (th.state != ThreadState::Running || th.robTail == th.cursor->retireSeq()) return false;
+    if (th.stats.instructions >= th.retireLimit) return false;
+    const Uop& head = th.rob[th.cursor->retireSeq() & th.robMask];
+    return head.issued && head.doneAt <= now;
+  }
   // The thread the configured policy serves (threadCount_ if none can retire).
   std::uint32_t chooseByPolicy(Cycle now);
 

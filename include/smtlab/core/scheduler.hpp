@@ -18,6 +18,7 @@
 #include "smtlab/core/stage_ports.hpp"
 #include "smtlab/core/thread_context.hpp"
 #include "smtlab/core/uop_decode.hpp"
+#include "smtlab/core/wait_queue.hpp"
 
 namespace smtlab {
 
@@ -47,7 +48,7 @@ class Scheduler {
   void resetStats() { issuedByUnit_.fill(0); }
 
  private:
-  void pushWaiting(const WaitEntry& e);
+  void pushWaiting(const WaitEntry& e) { waiting_.push(e); }
   // Issues what it can of the instruction's uops at `now`; returns true while the entry stays in the ready list.
   bool issueUops(Uop& u, const WaitEntry& e, Cycle now, std::uint32_t& issued);
   void finish(Uop& uop, std::uint32_t t);
@@ -92,7 +93,7 @@ class Scheduler {
   const ReplayLoop replay_;
   const bool deferReplays_;            // sim.replay_deferred
   std::vector<ReplayTrain> trains_;    // min-heap by next attempt, then age
-  std::vector<WaitEntry> waiting_;  // min-heap by readyAt (operands known ready at that cycle)
+  WaitQueue waiting_;               // by readyAt (operands known ready at that cycle)
   std::vector<WaitEntry> ready_;    // ready now, oldest first, waiting for a unit or issue slot
   // Memory ordering (issue 10 §3): per thread, loads waiting for an older store's address (or a forwarding store's
   // data); they are asked again when a store uop of their thread issues (instead of every cycle, which would stop

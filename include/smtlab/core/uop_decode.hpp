@@ -29,6 +29,10 @@ class UopDecoder {
 
  private:
   std::array<std::uint8_t, kOpClassCount> opUops_{};  // uops of the op part, per op class (config, copied)
+  // unitClassFor / fuKindFor per op class, looked up once here: decode runs for every fetched instruction, and the
+  // two switches cost more than the rest of it.
+  std::array<UnitClass, kOpClassCount> opClass_{};
+  std::array<FuKind, kOpClassCount> opFu_{};
   bool microFusion_ = false;                           // core.micro_fusion (uopwindow)
 };
 

@@ -20,7 +20,11 @@ class TraceCursor {
   explicit TraceCursor(std::unique_ptr<TraceSource> source, std::size_t capacity = 1024, std::size_t batch = 128);
 
   // The record at the fetch position, reading more from the source when needed; nullptr at the end of the trace.
-  const Instr* peek();
+  const Instr* peek() {
+    // Inline for the common case (the front end asks for every instruction it fetches); the batch read is not.
+    if (fetchSeq_ < loadedEnd_) return &ring_[fetchSeq_ & mask_];
+    return readBatch();
+  }
   // Moves the fetch position one record on (after peek() returned a record).
   void advanceFetch() { ++fetchSeq_; }
   // The record with sequence number seq, which must be in [retireSeq(), loadedEnd()).
@@ -56,6 +60,9 @@ class TraceCursor {
   bool attached = false;
 
  private:
+  // peek() past the loaded records: reads the next batch (nullptr at the end of the trace).
+  const Instr* readBatch();
+
   std::unique_ptr<TraceSource> source_;
   std::vector<Instr> ring_;
   std::uint64_t mask_ = 0;
