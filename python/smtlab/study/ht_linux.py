@@ -255,7 +255,7 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
         warms = [r["warm_ms"] for r in measured] or [warm]
         how = (f"a window of {min(wins):.0f}..{max(wins):.0f} simulated ms after {min(warms):.0f}..{max(warms):.0f} "
                f"ms of warm-up per point (at least {window:g} and {warm:g} ms; the warm-up extended in 1 ms steps "
-               f"until every task had run once, the window until every room had sent a message in it; at most "
+               f"until every receiver and server task had run once, the window until every room had sent a message in it; at most "
                f"{chat.MAX_MS:g} ms in all)")
     elif workload == "tbench":
         wins = [r["window_ms"] for r in measured] or [window]
