@@ -30,12 +30,12 @@ def _aim9_job(key: str, ht: bool, scheduler: str, quick: bool) -> dict[str, Any]
 
 
 def _mt_job(workload: str, param: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float) -> dict[str, Any]:
-    if workload == "chat":
-        # Client senders start staggered over the first half of the warm-up (chat.spawn).
-        return chat.run(param, ht, scheduler, warm_ms, window_ms, stagger_ms=warm_ms / 2)
     try:
+        if workload == "chat":
+            # Client senders start staggered over the first half of the warm-up (chat.spawn).
+            return chat.run(param, ht, scheduler, warm_ms, window_ms, stagger_ms=warm_ms / 2)
         return fileserver.run(workload, param, ht, scheduler, warm_ms, window_ms)
-    except fileserver.NoCompletion as e:
+    except (chat.NoCompletion, fileserver.NoCompletion) as e:
         # No measurement: the row shows no model value and the note says why (never a 0).
         return {"workload": workload, "param": param, "ht": ht, "scheduler": scheduler,
                 "throughput": float("nan"), "no_completion": str(e)}
@@ -248,8 +248,16 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
         checks["kernel25_at_least_kernel24"] = gm["2.5.32"]["model speed-up %"] >= gm["2.4.19"]["model speed-up %"]
         # Rooms are identical loops sharing the CPUs: a room that sent nothing in the window was starved, and the
         # row measures fewer rooms than it names.
-        checks["every_room_ran_in_window"] = all(min(r["sent_by_room"]) > 0 for r in res)
-    if workload == "tbench":
+        checks["every_room_ran_in_window"] = all("no_completion" not in r and min(r["sent_by_room"]) > 0
+                                                 for r in res)
+    if workload == "chat":
+        wins = [r["window_ms"] for r in measured] or [window]
+        warms = [r["warm_ms"] for r in measured] or [warm]
+        how = (f"a window of {min(wins):.0f}..{max(wins):.0f} simulated ms after {min(warms):.0f}..{max(warms):.0f} "
+               f"ms of warm-up per point (at least {window:g} and {warm:g} ms; the warm-up extended in 1 ms steps "
+               f"until every receiver and server task had run once, the window until every room had sent a message in it; at most "
+               f"{chat.MAX_MS:g} ms in all)")
+    elif workload == "tbench":
         wins = [r["window_ms"] for r in measured] or [window]
         warms = [r["warm_ms"] for r in measured] or [warm]
         how = (f"a window of {min(wins):.0f}..{max(wins):.0f} simulated ms after {min(warms):.0f}..{max(warms):.0f} "
@@ -269,7 +277,7 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
         cpi_off = sum(r["cpi"] for r in offs) / len(offs)
         cpi_on = sum(r["cpi"] for r in ons) / len(ons)
         busy = sum(r["busy_fraction"] for r in ons) / len(ons)
-        drains = sum(r["partition_drains"] / window for r in ons) / len(ons)
+        drains = sum(r["partition_drains"] / r.get("window_ms", window) for r in ons) / len(ons)
         occ_off = sum(r["occupancy"]["rob"] for r in offs) / len(offs)
         occ_on = sum(r["occupancy"]["rob"] for r in ons) / len(ons)
         md.append(f"**{kern} ({sched})**: with HT on both logical CPUs were busy {100 * busy:.0f}% of the time "
@@ -300,6 +308,8 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
         for kern, sched in KERNELS.items():
             for v in values:
                 for ht in (False, True):
+                    if "no_completion" in get[(sched, v, ht)]:
+                        continue  # already a note of its own
                     by_room = get[(sched, v, ht)]["sent_by_room"]
                     idle = sum(1 for n in by_room if n == 0)
                     if idle:
