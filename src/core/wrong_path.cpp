@@ -15,16 +15,28 @@ void WrongPathState::reset() {
   unissued = 0;
   sinceBranch = 0;
   resolveAt = Cycle::never();
-  mix.fill(OpClass::Int);  // chosen: before any history, a wrong path is simple integer work
+  mix.fill(CodeOp{});  // chosen: before any history, a wrong path is simple integer work without operands
   mixNext = 0;
+  code.reset();
+  walkPc = 0;
 }
 
 void WrongPathState::fetchOne(Cycle availableAt) {
   WrongPathUop& u = at(tail++);
   u.availableAt = availableAt;
   u.age = 0;
-  u.op = mix[(mixNext + sinceBranch++) % kWrongPathMix];
   u.issued = false;
+  u.doneAt = Cycle::never();
+  u.producers = 0;
+  const RecentCode::Entry* e = walkPc != 0 ? code.find(walkPc) : nullptr;
+  const CodeOp& op = e != nullptr ? e->code : mix[(mixNext + sinceBranch) % kWrongPathMix];
+  ++sinceBranch;
+  u.fromCode = e != nullptr;
+  u.op = op.op;
+  u.srcRegs = op.src;
+  u.dstRegs = op.dst;
+  // Off the known code, the rest of this wrong path is synthetic.
+  walkPc = e != nullptr ? RecentCode::successor(*e) : 0;
 }
 
 void WrongPathState::squash(std::uint32_t t, CoreQueues& queues) {
@@ -36,6 +48,7 @@ void WrongPathState::squash(std::uint32_t t, CoreQueues& queues) {
   // used again gets a new rename age, and the index of a squashed uop is below `head`.
   head = renamed = entered = tail;
   sinceBranch = 0;
+  walkPc = 0;
 }
 
 }  // namespace smtlab
