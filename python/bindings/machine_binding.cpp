@@ -1,8 +1,10 @@
 // smtlab._core.Machine: the simulated machine as a script drives it (attach/detach/halt/run), with every misuse turned
 // into a UsageError instead of a crash: CPU ids are checked here, a closed machine refuses every call, and a machine
 // running in another Python thread (run releases the GIL) refuses to be touched until it returns.
+#include <cctype>
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -165,11 +167,12 @@ py::dict cpuInfoDict(const CpuInfo& info) {
 }  // namespace
 
 void bindMachine(py::module_& m) {
-  py::enum_<EventKind>(m, "EventKind", "Why Machine.run stopped.")
-      .value("SOURCE_ENDED", EventKind::SourceEnded, "The source on a CPU ended and all of it retired.")
-      .value("MARK", EventKind::Mark, "A 'mark' instruction retired (Event.mark_id says which).")
-      .value("RETIRE_LIMIT", EventKind::RetireLimit, "A CPU reached the count set by set_retire_limit.")
-      .value("CYCLE_BOUND", EventKind::CycleBound, "run reached its cycle bound.");
+  py::enum_<EventKind> eventKind(m, "EventKind", "Why Machine.run stopped.");
+  for (const auto& row : kEventKindTable) {  // the one list of kinds (core_event.hpp); Python names upper-cased
+    std::string name(row.name);
+    for (char& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    eventKind.value(name.c_str(), row.value, std::string(row.doc).c_str());
+  }
 
   py::class_<Event>(m, "Event", "Something that stopped Machine.run, at the end of the cycle it happened in.")
       .def_readonly("kind", &Event::kind, "An EventKind.")

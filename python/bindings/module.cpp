@@ -152,4 +152,5 @@ PYBIND11_MODULE(_core, m) {
   bindConfig(m);
   bindTrace(m);
   bindMachine(m);
+  bindTables(m);
 }

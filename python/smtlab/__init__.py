@@ -32,6 +32,10 @@ except ImportError as _e:  # pragma: no cover - depends on the build
     ) from _e
 
 from ._core import (  # noqa: F401  (re-exports)
+    CPI_CAUSES,
+    FETCH_POLICIES,
+    THREAD_CHOICE_POLICIES,
+    UNIT_CLASSES,
     Config,
     ConfigError,
     DeadlockError,
@@ -76,6 +80,10 @@ def load_config(name_or_path: str | None = None, overrides: _Mapping[str, _Any] 
 
 
 __all__ = [
+    "CPI_CAUSES",
+    "FETCH_POLICIES",
+    "THREAD_CHOICE_POLICIES",
+    "UNIT_CLASSES",
     "Config",
     "ConfigError",
     "DeadlockError",

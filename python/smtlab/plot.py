@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-#: CPI-stack components in the order bars stack them (bottom first); unknown components go on top.
-CPI_ORDER = (
-    "base", "execute", "frontend", "branch_mispredict", "pause", "mem_l1", "mem_l2", "mem_llc", "mem_dram",
-    "rob_full", "rob_partition", "iq_full", "iq_partition", "lq_full", "lq_partition", "sq_full", "sq_partition",
-    "drain", "sibling_retire", "regs",
-)
+from ._core import CPI_CAUSES
+
+#: CPI-stack components in the order bars stack them (bottom first): the model's own list of causes, in its order;
+#: unknown components go on top.
+CPI_ORDER: tuple[str, ...] = tuple(CPI_CAUSES)
 
 
 def _figure(ax: Any, figsize: tuple[float, float]) -> tuple[Any, Any]:

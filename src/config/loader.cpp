@@ -111,10 +111,10 @@ std::string setFromNode(const Param& p, const toml::node& n) {
 std::string notAKeyMessage(std::span<const Param> params, std::string_view key, const toml::node* value) {
   // Keys that issue ports replaced (issue 10 §2): an old config must not have them silently ignored.
   if (key.starts_with("core.fu.") && key.ends_with(".count")) {
-    return fmt::format("key '{}' was removed: issue ports replace unit counts; list the ports that feed the unit in "
+    return fmt::format("key {} was removed: issue ports replace unit counts; list the ports that feed the unit in "
                        "core.ports, e.g. core.ports = [\"int_alu branch\", \"int_alu\", \"load\", ...] "
                        "(docs/config.md, \"Issue ports\")",
-                       key);
+                       shortQuote(key));
   }
   if (const auto inside = keysUnder(params, key); !inside.empty() && value != nullptr) {
     return fmt::format("'{}' is a section, not a key, so it cannot be {}: set the keys inside it, as a [{}] table "

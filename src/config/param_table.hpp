@@ -1,5 +1,6 @@
 // The single declaration of every config key (name, type, range, choices, doc), private to the config layer.
-// params.cpp declares the keys once; loading, overrides, validation, describeConfig, JSON and TOML output all use it.
+// params.cpp declares the keys once; loading, overrides, validation, describeConfig, JSON and TOML output all use it
+// (param_values.cpp reads and writes a key's value, param_choices.cpp names the values of choice keys).
 #pragma once
 
 #include <cstdint>
@@ -46,6 +47,10 @@ std::string setInteger(const Param& p, std::int64_t v);
 std::string setFloat(const Param& p, double v);
 std::string setBool(const Param& p, bool v);
 std::string setChoice(const Param& p, std::string_view name);
+
+// The edit distance of a and b when it is below `limit`, else `limit` (cheap lower bounds end the work early).
+// `row` is scratch space reused between calls.
+std::size_t editDistanceBelow(std::string_view a, std::string_view b, std::size_t limit, std::vector<std::size_t>& row);
 
 // The closest key by edit distance (or by suffix: "rob.entries" -> "core.rob.entries"), or "" if none is close.
 std::string suggestKey(std::string_view wrong, std::span<const Param> params);

@@ -1,82 +1,32 @@
-// The one table of config keys, and the outputs built from it: describeConfig, configToJson, configToToml.
+// The one table of config keys: every key's name, field, doc and range, declared once in visitParams. Reading and
+// writing a key's value and the outputs built from the table are in param_values.cpp; the names of choice values,
+// port strings and key suggestions in param_choices.cpp.
 
-#include <algorithm>
-#include <array>
-#include <cmath>
-#include <limits>
-#include <map>
+#include <string>
 #include <utility>
+#include <vector>
 
-#include <boost/json.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "param_table.hpp"
-#include "smtlab/common/error.hpp"
-#include "smtlab/common/short_quote.hpp"
 #include "smtlab/config/loader.hpp"
+#include "smtlab/core/fetch_policy.hpp"
+#include "smtlab/core/fu_kind.hpp"
 
 namespace smtlab {
 namespace config_detail {
 namespace {
 
-constexpr std::array<std::pair<Sharing, std::string_view>, 4> kSharingNames{{
-    {Sharing::Replicated, "replicated"},
-    {Sharing::Partitioned, "partitioned"},
-    {Sharing::Shared, "shared"},
-    {Sharing::Capped, "capped"},
-}};
-
-constexpr std::array<std::pair<FetchPolicy, std::string_view>, 6> kFetchPolicyNames{{
-    {FetchPolicy::RoundRobin, "round_robin"},
-    {FetchPolicy::ICount, "icount"},
-    {FetchPolicy::BrCount, "brcount"},
-    {FetchPolicy::MissCount, "misscount"},
-    {FetchPolicy::Stall, "stall"},
-    {FetchPolicy::Flush, "flush"},
-}};
-
-constexpr std::array<std::pair<ThreadChoice, std::string_view>, 3> kThreadChoiceNames{{
-    {ThreadChoice::RoundRobin, "round_robin"},
-    {ThreadChoice::ICount, "icount"},
-    {ThreadChoice::OldestFirst, "oldest_first"},
-}};
-
-constexpr std::array<std::pair<LongLatencyMiss, std::string_view>, 3> kLongLatencyMissNames{{
-    {LongLatencyMiss::L1, "l1"},
-    {LongLatencyMiss::L2, "l2"},
-    {LongLatencyMiss::Llc, "llc"},
-}};
-
-constexpr std::array<std::pair<UnitClass, std::string_view>, kUnitClasses> kUnitClassNames{{
-    {UnitClass::IntAlu, "int_alu"},
-    {UnitClass::Branch, "branch"},
-    {UnitClass::IntMul, "int_mul"},
-    {UnitClass::IntDiv, "int_div"},
-    {UnitClass::FpAdd, "fp_add"},
-    {UnitClass::FpMul, "fp_mul"},
-    {UnitClass::FpDiv, "fp_div"},
-    {UnitClass::Load, "load"},
-    {UnitClass::StoreAddress, "store_address"},
-    {UnitClass::StoreData, "store_data"},
-}};
-
-constexpr std::array<std::pair<MemDependence, std::string_view>, 4> kMemDependenceNames{{
-    {MemDependence::Off, "off"},
-    {MemDependence::Speculate, "speculate"},
-    {MemDependence::Wait, "wait"},
-    {MemDependence::Predictor, "predictor"},
-}};
-
-template <class E, std::size_t N>
-std::string_view enumName(const std::array<std::pair<E, std::string_view>, N>& names, E e) {
-  for (const auto& [value, name] : names) {
-    if (value == e) return name;
-  }
-  return "?";
-}
-
 constexpr double kMaxInt = 1e12;  // a sane upper bound for counts of cycles
+
+// The doc of a policy key, from its table: what it chooses, the policy names, where each is described.
+template <class Table>
+std::string policyDoc(std::string_view what, const Table& table) {
+  std::vector<std::string_view> names;
+  for (const auto& row : table) names.push_back(row.name);
+  return fmt::format("{}: {} (each described in docs/model.md, \"Thread choice\")", what, fmt::join(names, ", "));
+}
 
 // Declares a queue guarded by a sharing policy (three keys).
 template <class V>
@@ -168,8 +118,7 @@ void visitParams(Config& c, V&& v) {
 
   CoreConfig& k = c.core;
   v("core.threads", k.threads, "hardware threads per core (1 = SMT off, 2 = Hyper-Threading)", 1, 8);
-  v("core.fetch_policy", k.fetch_policy,
-    "which thread fetches: round_robin (Pentium 4), icount, brcount, misscount, stall, flush (Tullsen et al.)");
+  v("core.fetch_policy", k.fetch_policy, policyDoc("which thread fetches", fetchPolicyTable()));
   v("core.fetch_width", k.fetch_width, "uops fetched per cycle, over all threads fetching that cycle", 1, 64);
   v("core.fetch_threads", k.fetch_threads, "threads that may fetch in the same cycle (Pentium 4: 1)", 1, 8);
   v("core.fetch_break_on_taken", k.fetch_break_on_taken,
@@ -181,12 +130,8 @@ void visitParams(Config& c, V&& v) {
   v("core.long_latency_miss", k.long_latency_miss,
     "stall / flush fetch policies: a load missing this cache (l1 | l2 | llc) gates its thread's fetch until the data "
     "returns (flush also squashes its younger instructions)");
-  v("core.rename_policy", k.rename_policy,
-    "which thread renames/allocates each cycle: round_robin (Pentium 4: alternate, a blocked thread yields), icount "
-    "(fewest in front end + issue queue), oldest_first (earliest-fetched next instruction)");
-  v("core.retire_policy", k.retire_policy,
-    "which thread retires each cycle: round_robin (Pentium 4: alternate, a thread with nothing done yields), icount, "
-    "oldest_first (earliest-renamed head)");
+  v("core.rename_policy", k.rename_policy, policyDoc("which thread renames/allocates each cycle", threadChoiceTable()));
+  v("core.retire_policy", k.retire_policy, policyDoc("which thread retires each cycle", threadChoiceTable()));
   v("core.retire_width", k.retire_width, "uops retired per cycle, all threads together", 1, 64);
   visitQueue(v, "core.uop_queue", k.uop_queue, "uop queue (decoded, awaiting rename)");
   visitQueue(v, "core.rob", k.rob, "reorder buffer");
@@ -194,20 +139,17 @@ void visitParams(Config& c, V&& v) {
   visitQueue(v, "core.lq", k.lq, "load buffer");
   visitQueue(v, "core.sq", k.sq, "store buffer");
 
-  visitFu(v, "core.fu.int_alu", k.fu.int_alu, "integer ALU", "integer ALU op latency, cycles from issue to result");
-  visitFu(v, "core.fu.int_mul", k.fu.int_mul, "integer multiply", "integer multiply latency, cycles");
-  visitFu(v, "core.fu.int_div", k.fu.int_div, "integer divide", "integer divide latency, cycles");
-  visitFu(v, "core.fu.fp_add", k.fu.fp_add, "FP add", "FP/SIMD add latency, cycles");
-  visitFu(v, "core.fu.fp_mul", k.fu.fp_mul, "FP multiply", "FP/SIMD multiply latency, cycles");
-  visitFu(v, "core.fu.fp_div", k.fu.fp_div, "FP divide", "FP divide/sqrt latency, cycles");
-  visitFu(v, "core.fu.load", k.fu.load, "load (AGU)",
-          "address-generation cycles before the L1D access (the cache latency comes on top)");
-  visitFu(v, "core.fu.store", k.fu.store, "store (AGU + data)", "cycles until a store's address and data are ready");
+  for (const FuKindInfo& fu : kFuKindTable) {
+    visitFu(v, fmt::format("core.fu.{}", fu.name), k.fu.*fu.config, fu.doc, fu.latencyDoc);
+  }
 
   v("core.ports", k.ports,
     "issue ports, one string each: the unit classes it feeds, class:rate for more than one uop of a class per cycle "
-    "(int_alu:2 = a double-speed ALU); classes: int_alu branch int_mul int_div fp_add fp_mul fp_div load "
-    "store_address store_data");
+    "(int_alu:2 = a double-speed ALU); classes: " + fmt::format("{}", fmt::join(unitClassNames(), " ")));
+  // The window counts uops (issue 10 §2; uop_decode.hpp): micro-fusion of the fused domain.
+  v("core.micro_fusion", k.micro_fusion,
+    "micro-fusion: a load-op's load + op and a store's store-address + store-data take one slot of the ROB, the uop "
+    "queue and the rename/retire widths (the fused domain), and still issue as separate uops");
   // Load/store unit (issue 10 §3): the post-retire store buffer.
   LsuConfig& lsu = k.lsu;
   v("core.lsu.store_buffer", lsu.store_buffer,
@@ -262,7 +204,8 @@ void visitParams(Config& c, V&& v) {
     "push/pop/call/ret update the stack pointer at decode, without a uop on the stack-pointer chain; an explicit "
     "read of the stack pointer after them waits one cycle for a sync uop (r4 is the stack pointer in every format)");
   v("core.watchdog_cycles", k.watchdog_cycles,
-    "cycles without any retirement while work is in flight before stopping with a deadlock error", 1000, kMaxInt);
+    "cycles without any retirement while work is in flight (by the core, or by one running thread while a "
+    "sibling retires) before stopping with a deadlock error", 1000, kMaxInt);
   // Speculation (issue 10 §4).
   v("core.wrong_path", k.wrong_path,
     "after a mispredicted branch its thread fetches, renames and issues synthetic wrong-path uops (its recent op "
@@ -305,13 +248,14 @@ void visitParams(Config& c, V&& v) {
   v("mem.page_walk.from_l2", m.page_walk.from_l2, "walk loads start at the L2 instead of the L1D");
 
   EnergyConfig& e = c.energy;
-  const std::pair<const char*, double*> events[] = {
-      {"fetch_nj", &e.fetch_nj},     {"rename_nj", &e.rename_nj},   {"retire_nj", &e.retire_nj},
-      {"int_alu_nj", &e.int_alu_nj}, {"int_mul_nj", &e.int_mul_nj}, {"int_div_nj", &e.int_div_nj},
-      {"fp_add_nj", &e.fp_add_nj},   {"fp_mul_nj", &e.fp_mul_nj},   {"fp_div_nj", &e.fp_div_nj},
-      {"load_nj", &e.load_nj},       {"store_nj", &e.store_nj},     {"l1i_nj", &e.l1i_nj},
-      {"l1d_nj", &e.l1d_nj},         {"l2_nj", &e.l2_nj},           {"llc_nj", &e.llc_nj},
-      {"dram_nj", &e.dram_nj}};
+  std::vector<std::pair<std::string, double*>> events = {
+      {"fetch_nj", &e.fetch_nj}, {"rename_nj", &e.rename_nj}, {"retire_nj", &e.retire_nj}};
+  for (const FuKindInfo& fu : kFuKindTable) events.emplace_back(fmt::format("{}_nj", fu.name), &(e.*fu.energyNj));
+  for (const auto& [name, field] : std::initializer_list<std::pair<const char*, double*>>{
+           {"l1i_nj", &e.l1i_nj}, {"l1d_nj", &e.l1d_nj}, {"l2_nj", &e.l2_nj}, {"llc_nj", &e.llc_nj},
+           {"dram_nj", &e.dram_nj}}) {
+    events.emplace_back(name, field);
+  }
   for (const auto& [name, field] : events) {
     const std::string n(name);
     const std::string what = n.substr(0, n.size() - 3);
@@ -346,63 +290,6 @@ struct Collector {
   }
 };
 
-std::string formatDouble(double d) {
-  std::string s = fmt::format("{}", d);
-  if (std::isfinite(d) && s.find_first_of(".eE") == std::string::npos) s += ".0";  // stays a TOML float
-  if (std::isinf(d)) s = d > 0 ? "inf" : "-inf";
-  if (std::isnan(d)) s = "nan";
-  return s;
-}
-
-std::string quoted(std::string_view s) { return fmt::format("\"{}\"", s); }
-
-template <class T>
-std::string checkRange(const Param& p, T v) {
-  const auto d = static_cast<double>(v);
-  if (d >= p.min && d <= p.max) return {};
-  return fmt::format("key '{}' = {} is out of range {}", p.key, v, rangeText(p));
-}
-
-// The edit distance of a and b when it is below `limit`, else `limit`. Suggestions only want a distance below the best
-// one found so far, and an unknown key is compared with every key (a fuzzed 50-byte key cost about 5 ms under the
-// sanitizers, issue 12 section 8), so three lower bounds end the work early: the difference in length; the letters
-// of one string that the other lacks (counted with repeats: one edit removes at most one such letter from each side);
-// and the smallest entry of a row of the dynamic programming, which never decreases from one row to the next.
-// `row` is reused between calls.
-std::size_t editDistanceBelow(std::string_view a, std::string_view b, std::size_t limit,
-                              std::vector<std::size_t>& row) {
-  const std::size_t lengthGap = a.size() > b.size() ? a.size() - b.size() : b.size() - a.size();
-  if (lengthGap >= limit) return limit;
-  std::array<std::size_t, 256> count{};
-  for (const char c : a) ++count[static_cast<unsigned char>(c)];
-  std::size_t onlyInB = 0;
-  for (const char c : b) {
-    std::size_t& n = count[static_cast<unsigned char>(c)];
-    if (n == 0) {
-      ++onlyInB;
-    } else {
-      --n;
-    }
-  }
-  const std::size_t onlyInA = a.size() - (b.size() - onlyInB);
-  if (std::max(onlyInA, onlyInB) >= limit) return limit;
-  row.resize(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    std::size_t rowMin = row[0];
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      rowMin = std::min(rowMin, row[j]);
-      diag = up;
-    }
-    if (rowMin >= limit) return limit;
-  }
-  return std::min(row[b.size()], limit);
-}
-
 }  // namespace
 
 std::vector<Param> paramTable(Config& config) {
@@ -417,321 +304,5 @@ std::string_view sectionOf(std::string_view key) {
   return dot == std::string_view::npos ? std::string_view{} : key.substr(0, dot);
 }
 
-std::string typeName(const Param& p) {
-  return std::visit(
-      [&](auto* f) -> std::string {
-        using T = std::remove_pointer_t<decltype(f)>;
-        if constexpr (std::is_same_v<T, bool>) {
-          return "bool";
-        } else if constexpr (std::is_same_v<T, double>) {
-          return "float";
-        } else if constexpr (std::is_integral_v<T>) {
-          return "int";
-        } else if constexpr (std::is_same_v<T, std::vector<PortConfig>>) {
-          return "list of ports";
-        } else {
-          return fmt::format("{}", fmt::join(choicesOf(p), " | "));
-        }
-      },
-      p.field);
-}
-
-std::vector<std::string_view> choicesOf(const Param& p) {
-  std::vector<std::string_view> out;
-  if (std::holds_alternative<Sharing*>(p.field)) {
-    for (const auto& entry : kSharingNames) out.push_back(entry.second);
-  } else if (std::holds_alternative<FetchPolicy*>(p.field)) {
-    for (const auto& entry : kFetchPolicyNames) out.push_back(entry.second);
-  } else if (std::holds_alternative<ThreadChoice*>(p.field)) {
-    for (const auto& entry : kThreadChoiceNames) out.push_back(entry.second);
-  } else if (std::holds_alternative<LongLatencyMiss*>(p.field)) {
-    for (const auto& entry : kLongLatencyMissNames) out.push_back(entry.second);
-  } else if (std::holds_alternative<MemDependence*>(p.field)) {
-    for (const auto& entry : kMemDependenceNames) out.push_back(entry.second);
-  }
-  return out;
-}
-
-std::string valueText(const Param& p) {
-  return std::visit(
-      [](auto* f) -> std::string {
-        using T = std::remove_pointer_t<decltype(f)>;
-        if constexpr (std::is_same_v<T, bool>) {
-          return *f ? "true" : "false";
-        } else if constexpr (std::is_same_v<T, double>) {
-          return formatDouble(*f);
-        } else if constexpr (std::is_integral_v<T>) {
-          return fmt::format("{}", *f);
-        } else if constexpr (std::is_same_v<T, Sharing>) {
-          return quoted(sharingName(*f));
-        } else if constexpr (std::is_same_v<T, ThreadChoice>) {
-          return quoted(threadChoiceName(*f));
-        } else if constexpr (std::is_same_v<T, LongLatencyMiss>) {
-          return quoted(longLatencyMissName(*f));
-        } else if constexpr (std::is_same_v<T, std::vector<PortConfig>>) {
-          std::vector<std::string> ports;
-          for (const PortConfig& port : *f) ports.push_back(quoted(portText(port)));
-          return fmt::format("[{}]", fmt::join(ports, ", "));
-        } else if constexpr (std::is_same_v<T, MemDependence>) {
-          return quoted(memDependenceName(*f));
-        } else {
-          return quoted(fetchPolicyName(*f));
-        }
-      },
-      p.field);
-}
-
-std::string rangeText(const Param& p) {
-  return std::visit(
-      [&](auto* f) -> std::string {
-        using T = std::remove_pointer_t<decltype(f)>;
-        if constexpr (std::is_same_v<T, double>) {
-          return fmt::format("[{}, {}]", p.min, p.max);
-        } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-          return fmt::format("[{}, {}]", static_cast<std::int64_t>(p.min), static_cast<std::int64_t>(p.max));
-        } else {
-          (void)f;
-          return "";
-        }
-      },
-      p.field);
-}
-
-std::string setInteger(const Param& p, std::int64_t v) {
-  return std::visit(
-      [&](auto* f) -> std::string {
-        using T = std::remove_pointer_t<decltype(f)>;
-        if constexpr (std::is_same_v<T, double>) {
-          if (auto err = checkRange(p, v); !err.empty()) return err;
-          *f = static_cast<double>(v);  // a whole number where a float is expected is fine
-        } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-          if (auto err = checkRange(p, v); !err.empty()) return err;
-          *f = static_cast<T>(v);
-        }
-        return {};
-      },
-      p.field);
-}
-
-std::string setFloat(const Param& p, double v) {
-  if (auto* f = std::get_if<double*>(&p.field)) {
-    if (!(v >= p.min && v <= p.max)) {
-      return fmt::format("key '{}' = {} is out of range {}", p.key, formatDouble(v), rangeText(p));
-    }
-    **f = v;
-  }
-  return {};
-}
-
-std::string setBool(const Param& p, bool v) {
-  if (auto* f = std::get_if<bool*>(&p.field)) **f = v;
-  return {};
-}
-
-std::string setChoice(const Param& p, std::string_view name) {
-  auto pick = [&](const auto& names, auto* field) -> std::string {
-    for (const auto& [value, n] : names) {
-      if (n == name) {
-        *field = value;
-        return {};
-      }
-    }
-    std::string best;
-    std::size_t bestDistance = 3;  // suggest only close misspellings
-    std::vector<std::size_t> row;
-    for (const auto& entry : names) {
-      const std::size_t d = editDistanceBelow(name, entry.second, bestDistance, row);
-      if (d < bestDistance) {
-        bestDistance = d;
-        best = entry.second;
-      }
-    }
-    return fmt::format("key '{}' must be one of {}, got \"{}\"{}", p.key, typeName(p), shortToken(name),
-                       best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best));
-  };
-  if (auto* s = std::get_if<Sharing*>(&p.field)) return pick(kSharingNames, *s);
-  if (auto* fp = std::get_if<FetchPolicy*>(&p.field)) return pick(kFetchPolicyNames, *fp);
-  if (auto* tc = std::get_if<ThreadChoice*>(&p.field)) return pick(kThreadChoiceNames, *tc);
-  if (auto* ll = std::get_if<LongLatencyMiss*>(&p.field)) return pick(kLongLatencyMissNames, *ll);
-  if (auto* md = std::get_if<MemDependence*>(&p.field)) return pick(kMemDependenceNames, *md);
-  return {};
-}
-
-std::string suggestKey(std::string_view wrong, std::span<const Param> params) {
-  // A key given without its section ("rob.entries") matches the end of exactly one real key.
-  std::string suffixMatch;
-  int suffixMatches = 0;
-  for (const Param& p : params) {
-    std::string_view k = p.key;
-    if (k.size() > wrong.size() && k.ends_with(wrong) && k[k.size() - wrong.size() - 1] == '.') {
-      suffixMatch = p.key;
-      ++suffixMatches;
-    }
-  }
-  if (suffixMatches == 1) return suffixMatch;
-
-  std::string best;
-  std::size_t bestDistance = std::max<std::size_t>(3, wrong.size() / 4 + 1);  // beyond this it is not a typo
-  std::vector<std::size_t> row;
-  for (const Param& p : params) {
-    // Bounded by the best so far: a megabyte-long mistake costs no dynamic programming at all.
-    const std::size_t d = editDistanceBelow(wrong, p.key, bestDistance, row);
-    if (d < bestDistance) {
-      bestDistance = d;
-      best = p.key;
-    }
-  }
-  return best;
-}
-
 }  // namespace config_detail
-
-using config_detail::Param;
-using config_detail::paramTable;
-using config_detail::sectionOf;
-
-std::string_view sharingName(Sharing s) { return config_detail::enumName(config_detail::kSharingNames, s); }
-std::string_view longLatencyMissName(LongLatencyMiss m) {
-  return config_detail::enumName(config_detail::kLongLatencyMissNames, m);
-}
-std::string_view memDependenceName(MemDependence m) {
-  return config_detail::enumName(config_detail::kMemDependenceNames, m);
-}
-std::string_view threadChoiceName(ThreadChoice c) {
-  return config_detail::enumName(config_detail::kThreadChoiceNames, c);
-}
-std::string_view fetchPolicyName(FetchPolicy p) {
-  return config_detail::enumName(config_detail::kFetchPolicyNames, p);
-}
-std::string_view unitClassName(UnitClass c) { return config_detail::enumName(config_detail::kUnitClassNames, c); }
-
-std::string portText(const PortConfig& port) {
-  std::vector<std::string> parts;
-  for (const auto& [cls, name] : config_detail::kUnitClassNames) {
-    const int rate = port.rate[static_cast<int>(cls)];
-    if (rate == 1) parts.emplace_back(name);
-    if (rate > 1) parts.push_back(fmt::format("{}:{}", name, rate));
-  }
-  return fmt::format("{}", fmt::join(parts, " "));
-}
-
-std::string parsePort(std::string_view text, PortConfig& out) {
-  out = PortConfig{};
-  bool any = false;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    if (text[pos] == ' ' || text[pos] == '\t' || text[pos] == ',') {
-      ++pos;
-      continue;
-    }
-    std::size_t end = pos;
-    while (end < text.size() && text[end] != ' ' && text[end] != '\t' && text[end] != ',') ++end;
-    const std::string_view word = text.substr(pos, end - pos);
-    pos = end;
-    const auto colon = word.find(':');
-    const std::string_view name = word.substr(0, colon);
-    int rate = 1;
-    if (colon != std::string_view::npos) {
-      const std::string_view digits = word.substr(colon + 1);
-      rate = 0;
-      for (char ch : digits) rate = (ch >= '0' && ch <= '9' && rate < 100) ? rate * 10 + (ch - '0') : 1000;
-      if (digits.empty() || rate < 1 || rate > 8) {
-        return fmt::format("{}: the rate after ':' must be a whole number of uops per cycle from 1 to 8",
-                           shortQuote(word));
-      }
-    }
-    const auto* found = std::find_if(config_detail::kUnitClassNames.begin(), config_detail::kUnitClassNames.end(),
-                                     [&](const auto& e) { return e.second == name; });
-    if (found == config_detail::kUnitClassNames.end()) {
-      std::vector<std::string_view> names;
-      for (const auto& e : config_detail::kUnitClassNames) names.push_back(e.second);
-      return fmt::format("unknown unit class {} (classes: {})", shortQuote(name), fmt::join(names, ", "));
-    }
-    std::uint8_t& slot = out.rate[static_cast<int>(found->first)];
-    if (slot != 0) return fmt::format("unit class '{}' is listed twice", name);
-    slot = static_cast<std::uint8_t>(rate);
-    any = true;
-  }
-  if (!any) return "a port must feed at least one unit class";
-  return {};
-}
-
-std::vector<ParamInfo> describeConfig(const Config& config) {
-  Config copy = config;
-  std::vector<ParamInfo> out;
-  for (const Param& p : paramTable(copy)) {
-    out.push_back(ParamInfo{p.key, config_detail::typeName(p), config_detail::valueText(p), p.doc});
-  }
-  return out;
-}
-
-boost::json::value configToJson(const Config& config) {
-  Config copy = config;
-  boost::json::object root;
-  for (const Param& p : paramTable(copy)) {
-    boost::json::object* node = &root;
-    std::string_view rest = p.key;
-    for (auto dot = rest.find('.'); dot != std::string_view::npos; dot = rest.find('.')) {
-      boost::json::value& child = (*node)[rest.substr(0, dot)];
-      if (!child.is_object()) child = boost::json::object{};
-      node = &child.as_object();
-      rest.remove_prefix(dot + 1);
-    }
-    boost::json::value leaf = std::visit(
-        [](auto* f) -> boost::json::value {
-          using T = std::remove_pointer_t<decltype(f)>;
-          if constexpr (std::is_same_v<T, Sharing>) {
-            return boost::json::string(sharingName(*f));
-          } else if constexpr (std::is_same_v<T, FetchPolicy>) {
-            return boost::json::string(fetchPolicyName(*f));
-          } else if constexpr (std::is_same_v<T, ThreadChoice>) {
-            return boost::json::string(threadChoiceName(*f));
-          } else if constexpr (std::is_same_v<T, LongLatencyMiss>) {
-            return boost::json::string(longLatencyMissName(*f));
-          } else if constexpr (std::is_same_v<T, std::vector<PortConfig>>) {
-            boost::json::array ports;
-            for (const PortConfig& port : *f) ports.emplace_back(boost::json::string(portText(port)));
-            return ports;
-          } else if constexpr (std::is_same_v<T, MemDependence>) {
-            return boost::json::string(memDependenceName(*f));
-          } else {
-            return boost::json::value(*f);
-          }
-        },
-        p.field);
-    (*node)[rest] = std::move(leaf);
-  }
-  return root;
-}
-
-std::string configToToml(const Config& config) {
-  Config copy = config;
-  const auto params = paramTable(copy);
-
-  // Sections in order of first appearance; TOML needs top-level keys before the first [table].
-  std::vector<std::string_view> sections;
-  for (const Param& p : params) {
-    const auto s = sectionOf(p.key);
-    if (std::find(sections.begin(), sections.end(), s) == sections.end()) sections.push_back(s);
-  }
-  std::stable_partition(sections.begin(), sections.end(), [](std::string_view s) { return s.empty(); });
-
-  std::string out = fmt::format("# smtlab config (from {}); `smtlab config show` documents every key.\n",
-                                config.source.empty() ? "code" : config.source);
-  for (std::string_view section : sections) {
-    std::vector<std::pair<std::string, const Param*>> lines;
-    std::size_t width = 0;
-    for (const Param& p : params) {
-      if (sectionOf(p.key) != section) continue;
-      std::string_view name = p.key;
-      if (!section.empty()) name.remove_prefix(section.size() + 1);
-      lines.emplace_back(fmt::format("{} = {}", name, config_detail::valueText(p)), &p);
-      width = std::max(width, lines.back().first.size());
-    }
-    out += section.empty() ? "\n" : fmt::format("\n[{}]\n", section);
-    for (const auto& [text, p] : lines) out += fmt::format("{:<{}}  # {}\n", text, width, p->doc);
-  }
-  return out;
-}
-
 }  // namespace smtlab

@@ -199,6 +199,7 @@ void Core::squashFrom(std::uint32_t t, std::uint64_t from) {
   // Wrong-path uops are younger than every fetched instruction: any squash takes them (the wrong path restarts if its
   // branch survives and has not resolved).
   if (!th.wrongPath.empty()) th.wrongPath.squash(t, queues_);
+  if (from < th.robTail) rename_.squashed(t);  // the youngest renamed instruction goes, with its uops still in rename
   if (from >= fetchEnd) return;
   th.wrongPath.code.breakChain();  // fetch goes back to `from`: it does not follow the last instruction fetched
   SharedCapacity& uopq = queues_[QueueKind::UopQueue];
@@ -209,7 +210,7 @@ void Core::squashFrom(std::uint32_t t, std::uint64_t from) {
   for (std::uint64_t seq = fetchEnd; seq-- > from;) {
     const Instr& in = cur.at(seq);
     if (seq >= th.robTail) {
-      if (seq < th.enteredSeq) uopq.release(t);
+      if (seq < th.enteredSeq) uopq.release(t, th.front[seq & th.frontMask].uopqHeld);  // its uops (uopwindow)
       if (in.isBranch()) --th.unresolvedBranches;
     } else {
       Uop& u = th.robSlot(seq);
@@ -217,7 +218,7 @@ void Core::squashFrom(std::uint32_t t, std::uint64_t from) {
         iq.release(t, u.iqHeld);  // the uops not yet issued (issue 10 §2)
         if (in.isBranch()) --th.unresolvedBranches;
       }
-      rob.release(t);
+      rob.release(t, u.robHeld);  // its uops not yet retired (uopwindow)
       if (u.intRegs != 0 || u.fpRegs != 0) queues_.registers.release(t, RegNeed{u.intRegs, u.fpRegs});
       if (u.hasLoad) lq.release(t);
       if (u.hasStore) sq.release(t);
@@ -429,14 +430,17 @@ void Core::checkInvariants(Cycle now) const {
         if (u.age <= lastAge) fail(t, fmt::format("ROB out of program order at #{}", seq));
         lastAge = u.age;
         if (u.instr != &cur.at(seq)) fail(t, fmt::format("instruction #{} points at the wrong trace record", seq));
-        ++count[static_cast<int>(QueueKind::Rob)];
+        if (u.robHeld == 0) fail(t, fmt::format("instruction #{} in the ROB holds no ROB entry", seq));
+        count[static_cast<int>(QueueKind::Rob)] += u.robHeld;  // one entry per uop not yet retired (uopwindow)
         count[static_cast<int>(QueueKind::Iq)] += u.iqHeld;  // one entry per uop not yet issued
         if (u.hasLoad) ++count[static_cast<int>(QueueKind::Lq)];
         if (u.hasStore) ++count[static_cast<int>(QueueKind::Sq)];
         intRegs[t] += u.intRegs;
         fpRegs[t] += u.fpRegs;
       }
-      count[static_cast<int>(QueueKind::UopQueue)] = static_cast<std::uint32_t>(th.enteredSeq - th.robTail);
+      for (std::uint64_t seq = th.robTail; seq < th.enteredSeq; ++seq) {
+        count[static_cast<int>(QueueKind::UopQueue)] += th.front[seq & th.frontMask].uopqHeld;  // its uops (uopwindow)
+      }
       if (th.pipeCount() + th.wrongPath.pipeCount() > frontEnd_.pipeCapacity()) {
         fail(t, fmt::format("front-end pipe holds {} + {} wrong-path > {}", th.pipeCount(), th.wrongPath.pipeCount(),
                             frontEnd_.pipeCapacity()));

@@ -1,6 +1,7 @@
 #include "smtlab/core/fetch_policy.hpp"
 
 #include <algorithm>
+#include <array>
 
 namespace smtlab {
 namespace {
@@ -79,36 +80,56 @@ class FlushPolicy final : public CountingPolicy<FrontEndKey> {
   bool flushesOnMemoryMiss() const override { return true; }
 };
 
-}  // namespace
-
-std::unique_ptr<IThreadChoice> makeThreadChoice(ThreadChoice policy) {
-  switch (policy) {
-    case ThreadChoice::RoundRobin:
-      return std::make_unique<RoundRobinPolicy>();
-    case ThreadChoice::ICount:
-      return std::make_unique<ICountPolicy>();
-    case ThreadChoice::OldestFirst:
-      return std::make_unique<OldestFirstPolicy>();
-  }
-  return std::make_unique<RoundRobinPolicy>();
+template <class P>
+std::unique_ptr<IThreadChoice> make() {
+  return std::make_unique<P>();
 }
 
+constexpr std::array<FetchPolicyInfo, 6> kFetchPolicies{{
+    {FetchPolicy::RoundRobin, "round_robin", "Pentium 4: alternate every cycle; a stalled thread yields its slot",
+     &make<RoundRobinPolicy>},
+    {FetchPolicy::ICount, "icount",
+     "fewest instructions in the front-end pipe, uop queue and issue queue first (Tullsen et al. 1996)",
+     &make<ICountPolicy>},
+    {FetchPolicy::BrCount, "brcount", "fewest unresolved branches first", &make<BrCountPolicy>},
+    {FetchPolicy::MissCount, "misscount", "fewest L1D misses in flight first", &make<MissCountPolicy>},
+    {FetchPolicy::Stall, "stall",
+     "ICOUNT, and a thread whose load misses the cache named by core.long_latency_miss fetches nothing until the "
+     "data returns (Tullsen & Brown 2001)",
+     &make<StallPolicy>},
+    {FetchPolicy::Flush, "flush",
+     "STALL, and that thread's instructions younger than the load are squashed and fetched again (Tullsen & Brown "
+     "2001)",
+     &make<FlushPolicy>},
+}};
+static_assert(inEnumOrder(kFetchPolicies), "kFetchPolicies: one row per FetchPolicy, in enum order");
+
+constexpr std::array<ThreadChoiceInfo, 3> kThreadChoices{{
+    {ThreadChoice::RoundRobin, "round_robin",
+     "Pentium 4: alternate every cycle; a thread that cannot proceed yields (Marr et al. 2002)",
+     &make<RoundRobinPolicy>},
+    {ThreadChoice::ICount, "icount", "fewest instructions in the front-end pipe, uop queue and issue queue first",
+     &make<ICountPolicy>},
+    {ThreadChoice::OldestFirst, "oldest_first",
+     "rename: the thread whose next instruction was fetched earliest; retire: the thread whose head was renamed "
+     "earliest",
+     &make<OldestFirstPolicy>},
+}};
+static_assert(inEnumOrder(kThreadChoices), "kThreadChoices: one row per ThreadChoice, in enum order");
+
+}  // namespace
+
+std::span<const FetchPolicyInfo> fetchPolicyTable() { return kFetchPolicies; }
+std::span<const ThreadChoiceInfo> threadChoiceTable() { return kThreadChoices; }
+
 std::unique_ptr<IThreadChoice> makeFetchPolicy(FetchPolicy policy) {
-  switch (policy) {
-    case FetchPolicy::RoundRobin:
-      return std::make_unique<RoundRobinPolicy>();
-    case FetchPolicy::ICount:
-      return std::make_unique<ICountPolicy>();
-    case FetchPolicy::BrCount:
-      return std::make_unique<BrCountPolicy>();
-    case FetchPolicy::MissCount:
-      return std::make_unique<MissCountPolicy>();
-    case FetchPolicy::Stall:
-      return std::make_unique<StallPolicy>();
-    case FetchPolicy::Flush:
-      return std::make_unique<FlushPolicy>();
-  }
-  return std::make_unique<RoundRobinPolicy>();
+  const auto* row = enumRow(kFetchPolicies, policy);
+  return row != nullptr ? row->make() : make<RoundRobinPolicy>();  // only a corrupted value has no row
+}
+
+std::unique_ptr<IThreadChoice> makeThreadChoice(ThreadChoice policy) {
+  const auto* row = enumRow(kThreadChoices, policy);
+  return row != nullptr ? row->make() : make<RoundRobinPolicy>();  // only a corrupted value has no row
 }
 
 }  // namespace smtlab

@@ -174,9 +174,16 @@ bool FrontEnd::deliver(Cycle now) {
     ThreadContext& th = threads_[t];
     if (th.state != ThreadState::Running) continue;
     const std::uint64_t end = th.cursor->fetchSeq();
-    while (th.enteredSeq < end && th.front[th.enteredSeq & th.frontMask].availableAt <= now &&
-           uopq.check(t) == CapacityVerdict::Ok) {
-      uopq.take(t);
+    // The uop queue holds uops (uopwindow): an instruction takes one entry per fused-domain uop. A microcode
+    // sequence streams through from the sequencer, so it never needs more at once than the thread is guaranteed
+    // (chosen, as the issue queue: SharedCapacity::guaranteed).
+    while (th.enteredSeq < end) {
+      FrontEntry& fe = th.front[th.enteredSeq & th.frontMask];
+      if (fe.availableAt > now) break;
+      const std::uint32_t slots = std::max<std::uint32_t>(1, std::min<std::uint32_t>(fe.plan.fused, uopq.guaranteed(t)));
+      if (uopq.check(t, slots) != CapacityVerdict::Ok) break;
+      uopq.take(t, slots);
+      fe.uopqHeld = static_cast<std::uint8_t>(slots);
       ++th.enteredSeq;
       moved = true;
     }

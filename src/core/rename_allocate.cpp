@@ -24,22 +24,26 @@ RenameAllocate::RenameAllocate(const Config& config, std::span<ThreadContext> th
       roundRobin_(config.core.rename_policy == ThreadChoice::RoundRobin),
       candidates_(config.core.threads),
       order_(config.core.threads),
-      decoder_(config.core) {
+      decoder_(config.core),
+      renameDebt_(config.core.threads, 0) {
   dispatched_.reserve(renameWidth_);
 }
 
 CpiCause RenameAllocate::blockCause(std::uint32_t t) const {
   if (!hasRenamable(t)) return CpiCause::Base;
   const ThreadContext& th = threads_[t];
-  CapacityVerdict v = queues_[QueueKind::Rob].check(t);
-  if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::RobFull, CpiCause::RobPartition);
   if (th.robTail == th.enteredSeq) {
-    // A wrong-path uop is next: one issue-queue entry (it is one uop), no LQ/SQ entry, no register.
+    // A wrong-path uop is next: one ROB and one issue-queue entry (it is one uop), no LQ/SQ entry, no register.
+    CapacityVerdict v = queues_[QueueKind::Rob].check(t);
+    if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::RobFull, CpiCause::RobPartition);
     v = queues_[QueueKind::Iq].check(t);
     return v == CapacityVerdict::Ok ? CpiCause::Base : stallCause(v, CpiCause::IqFull, CpiCause::IqPartition);
   }
   const Instr& in = th.cursor->at(th.robTail);
   const UopPlan& plan = planOf(t, th.robTail, in);
+  // The ROB holds uops (uopwindow): one entry per fused-domain uop.
+  CapacityVerdict v = queues_[QueueKind::Rob].check(t, robEntriesFor(t, plan));
+  if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::RobFull, CpiCause::RobPartition);
   v = queues_[QueueKind::Iq].check(t, iqEntriesFor(t, plan));
   if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::IqFull, CpiCause::IqPartition);
   if (plan.load) {
@@ -63,11 +67,13 @@ CpiCause RenameAllocate::registerBlock(std::uint32_t t, const Instr& in) const {
 bool RenameAllocate::tick(Cycle now, bool draining) {
   if (draining) return false;
   auto canRename = [&](std::uint32_t t) { return hasRenamable(t) && blockCause(t) == CpiCause::Base; };
+  // A thread still passing an earlier instruction's uops through rename (renameDebt_) takes its turn for them.
+  auto wantsTurn = [&](std::uint32_t t) { return renameDebt_[t] != 0 || canRename(t); };
   std::uint32_t t = threadCount_;
   if (roundRobin_) {
     for (std::uint32_t i = 1; i <= threadCount_ && t == threadCount_; ++i) {
       const std::uint32_t u = (lastServed_ + i) % threadCount_;
-      if (canRename(u)) t = u;
+      if (wantsTurn(u)) t = u;
     }
     if (t == threadCount_) return false;
     lastServed_ = t;
@@ -75,10 +81,19 @@ bool RenameAllocate::tick(Cycle now, bool draining) {
     t = chooseByPolicy(now);
     if (t == threadCount_) return false;
   }
-  std::uint32_t renamed = 0;
-  while (renamed < renameWidth_ && canRename(t)) {
-    renameOne(t, now);
-    ++renamed;
+  // rename_width counts fused-domain uops (uopwindow; Hinton et al. 2001: the allocator takes 3 uops per clock).
+  // Rename is uop-granular: an instruction whose uops do not fit in what is left of the cycle starts now and its
+  // remaining uops take the thread's next turns (chosen: the instruction counts as renamed at once, so its first uops'
+  // dependents are not delayed; the bandwidth its uops use is exact: rename_width uops per turn in the long run).
+  std::uint32_t budget = renameWidth_;
+  const std::uint32_t paid = std::min(budget, renameDebt_[t]);
+  renameDebt_[t] -= paid;
+  budget -= paid;
+  while (budget > 0 && canRename(t)) {
+    const std::uint32_t slots = renameOne(t, now);
+    const std::uint32_t thisCycle = std::min(budget, slots);
+    budget -= thisCycle;
+    renameDebt_[t] = slots - thisCycle;
   }
   return true;
 }
@@ -89,14 +104,18 @@ std::uint32_t RenameAllocate::chooseByPolicy(Cycle now) {
   bool any = false;
   for (std::uint32_t t = 0; t < threadCount_; ++t) {
     ThreadCandidate& c = candidates_[t];
-    c.eligible = hasRenamable(t) && blockCause(t) == CpiCause::Base;
+    c.eligible = renameDebt_[t] != 0 || (hasRenamable(t) && blockCause(t) == CpiCause::Base);
     if (!c.eligible) continue;
     any = true;
     if (!policyNeedsCounters_) continue;
     const ThreadContext& th = threads_[t];
     c.frontEnd = th.pipeCount() + uopq.used(t) + iq.used(t);
-    c.oldest = th.robTail != th.enteredSeq ? th.front[th.robTail & th.frontMask].availableAt.value  // fetch order
-                                           : th.wrongPath.at(th.wrongPath.renamed).availableAt.value;
+    if (!hasRenamable(t)) {
+      c.oldest = 0;  // paying rename debt: its instruction is older than anything queued
+    } else {
+      c.oldest = th.robTail != th.enteredSeq ? th.front[th.robTail & th.frontMask].availableAt.value  // fetch order
+                                             : th.wrongPath.at(th.wrongPath.renamed).availableAt.value;
+    }
   }
   if (!any) return threadCount_;
   policy_->choose(candidates_.data(), threadCount_, now, order_.data());
@@ -109,6 +128,13 @@ std::uint32_t RenameAllocate::iqEntriesFor(std::uint32_t t, const UopPlan& plan)
   // limit instead starved a 41-uop divide for ever on netburst: the IQ's 48 entries capped at 36 per thread leave
   // only 12 while a pointer-chasing sibling keeps its 36 full.
   return std::max<std::uint32_t>(1, std::min<std::uint32_t>(plan.total, queues_[QueueKind::Iq].guaranteed(t)));
+}
+
+std::uint32_t RenameAllocate::robEntriesFor(std::uint32_t t, const UopPlan& plan) const {
+  // One ROB entry per fused-domain uop (uopwindow). A microcode sequence longer than the thread is guaranteed claims
+  // only that (chosen, the issue queue's rule: the sequence streams through; a whole sequence that can never fit
+  // would stall its thread for ever).
+  return std::max<std::uint32_t>(1, std::min<std::uint32_t>(plan.fused, queues_[QueueKind::Rob].guaranteed(t)));
 }
 
 void RenameAllocate::renameWrongPath(std::uint32_t t, Cycle now) {
@@ -147,19 +173,20 @@ void RenameAllocate::renameWrongPath(std::uint32_t t, Cycle now) {
   dispatched_.push_back({now + 1, u.age, t, kWrongPathTag | index});
 }
 
-void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
+std::uint32_t RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
   ThreadContext& th = threads_[t];
   if (th.robTail == th.enteredSeq) {
     renameWrongPath(t, now);
-    return;
+    return 1;
   }
   const std::uint64_t seq = th.robTail;
   const Instr& in = th.cursor->at(seq);
   const FrontEntry& fe = th.front[seq & th.frontMask];
 
-  queues_[QueueKind::UopQueue].release(t);
-  queues_[QueueKind::Rob].take(t);
   const UopPlan& plan = planOf(t, seq, in);
+  queues_[QueueKind::UopQueue].release(t, fe.uopqHeld);
+  const std::uint32_t robEntries = robEntriesFor(t, plan);
+  queues_[QueueKind::Rob].take(t, robEntries);
   const std::uint32_t iqEntries = iqEntriesFor(t, plan);
   queues_[QueueKind::Iq].take(t, iqEntries);
   const bool hasLoad = plan.load;
@@ -198,6 +225,7 @@ void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
   u.opDoneAt = Cycle{0};
   u.partsDoneAt = Cycle{0};
   u.loadIssuedAt = Cycle{0};
+  u.robHeld = static_cast<std::uint8_t>(robEntries);
   // Stack engine (Intel optimization manual 248966, "Stack Pointer Tracker"; Agner Fog, The microarchitecture of
   // Intel, AMD and VIA CPUs, "Stack engine", from the Pentium M on): push/pop/call/ret have their stack-pointer
   // update done by an adder in the decoder, which keeps the offset from the last explicit value. Such an instruction
@@ -255,6 +283,7 @@ void RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
   // The front end delivered again: a fetch hold that has ended stops being the reason this thread waits.
   if (th.fetchResumeAt <= now) th.fetchBlock = FetchBlock::None;
   if (u.pendingSrcs == 0) dispatched_.push_back({u.scheduledAt, u.age, t, seq});
+  return plan.fused;
 }
 
 }  // namespace smtlab

@@ -61,9 +61,20 @@ bool RetireUnit::tick(Cycle now) {
   {
     ThreadContext& th = threads_[t];
     std::uint32_t retired = 0;
-    while (retired < retireWidth_ && th.robTail != th.cursor->retireSeq() && th.stats.instructions < th.retireLimit) {
+    // retire_width counts uops (uopwindow; Pentium 4: 3 uops per clock). Retirement is uop-granular: an instruction
+    // whose ROB entries exceed what is left of the cycle retires some of its uops now (their entries are freed) and
+    // the rest at its thread's next turn; it counts as retired, and its effects happen, when its last uop retires.
+    std::uint32_t budget = retireWidth_;
+    while (budget > 0 && th.robTail != th.cursor->retireSeq() && th.stats.instructions < th.retireLimit) {
       Uop& u = th.robSlot(th.cursor->retireSeq());
       if (!u.issued || u.doneAt > now) break;
+      if (u.robHeld > budget) {
+        rob.release(t, budget);
+        u.robHeld = static_cast<std::uint8_t>(u.robHeld - budget);
+        budget = 0;
+        break;
+      }
+      budget -= u.robHeld;
       const Instr& in = *u.instr;
       if (u.hasLoad || u.hasStore) loadStore_.retireMemory(t, u, now);
       if (u.hasStore) ++th.stats.stores;
@@ -76,7 +87,8 @@ bool RetireUnit::tick(Cycle now) {
         th.stats.mispredicts += u.mispredicted;
         th.stats.btbMisses += u.btbMiss;
       }
-      rob.release(t);
+      rob.release(t, u.robHeld);
+      u.robHeld = 0;
       // Physical registers: retiring a writer frees its architectural register's previous mapping, one entry per
       // destination (register_file.hpp says why that count is the one to keep).
       if (u.intRegs != 0 || u.fpRegs != 0) queues_.registers.release(t, RegNeed{u.intRegs, u.fpRegs});

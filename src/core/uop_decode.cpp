@@ -56,19 +56,13 @@ FuKind fuKindFor(OpClass op) {
   }
 }
 
-UopDecoder::UopDecoder(const CoreConfig& core) {
+UopDecoder::UopDecoder(const CoreConfig& core) : microFusion_(core.micro_fusion) {
   for (int i = 0; i < kOpClassCount; ++i) {
     const auto op = static_cast<OpClass>(i);
-    std::uint32_t n = 1;
-    switch (fuKindFor(op)) {
-      case FuKind::IntAlu: n = core.fu.int_alu.uops; break;
-      case FuKind::IntMul: n = core.fu.int_mul.uops; break;
-      case FuKind::IntDiv: n = core.fu.int_div.uops; break;
-      case FuKind::FpAdd: n = core.fu.fp_add.uops; break;
-      case FuKind::FpMul: n = core.fu.fp_mul.uops; break;
-      case FuKind::FpDiv: n = core.fu.fp_div.uops; break;
-      default: n = 1; break;  // pure loads and stores are their memory uops; nop/pause/mark one slot
-    }
+    // Pure loads and stores are their memory uops (their core.fu.<kind>.uops is not read); nop/pause/mark one slot.
+    const FuKind kind = fuKindFor(op);
+    const bool fromConfig = kind != FuKind::None && kind != FuKind::Load && kind != FuKind::Store;
+    const std::uint32_t n = fromConfig ? fuConfig(core, kind).uops : 1;
     opUops_[i] = static_cast<std::uint8_t>(std::clamp<std::uint32_t>(n, 1, 255));
   }
 }
@@ -98,6 +92,12 @@ UopPlan UopDecoder::decode(const Instr& in) const {
   p.total = static_cast<std::uint8_t>(total);
   p.helpers = static_cast<std::uint8_t>(total - structural);
   p.microcoded = in.uops != 0 ? in.microcoded : total > kMaxDecoderUops;
+  // Micro-fusion (Intel optimization manual 248966, "Micro-fusion"; Agner Fog's microarchitecture guide, from the
+  // Pentium M on): a load-op's load + op and a store's STA + STD are one uop in the fused domain (decode, uop queue,
+  // rename, ROB, retire) and two in the unfused domain (scheduler, ports). A read-modify-write is then 2 fused uops.
+  std::uint32_t fusedPairs = 0;
+  if (microFusion_) fusedPairs = (p.load && p.op ? 1u : 0u) + (p.storeAddress && p.storeData ? 1u : 0u);
+  p.fused = static_cast<std::uint8_t>(std::max<std::uint32_t>(1, total - fusedPairs));
   return p;
 }
 

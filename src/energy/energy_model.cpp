@@ -14,8 +14,8 @@ boost::json::object energyJson(Machine& m) {
   const MemorySystem& mem = m.memory();
 
   double fetch = 0, rename = 0, retire = 0, units = 0, l1i = 0, l1d = 0, l2 = 0, coreStatic = 0;
-  const double unitNj[kFuKinds + 1] = {e.int_alu_nj, e.int_mul_nj, e.int_div_nj, e.fp_add_nj, e.fp_mul_nj,
-                                       e.fp_div_nj,  e.load_nj,    e.store_nj,   0.0};
+  double unitNj[kFuKinds + 1] = {};  // the last slot: uops that use no unit (nop, store data) cost nothing here
+  for (const FuKindInfo& k : kFuKindTable) unitNj[static_cast<int>(k.value)] = e.*k.energyNj;
   const double busy = double(m.busyCycles());
   for (std::uint32_t c = 0; c < m.cores(); ++c) {
     Core& core = m.core(CoreId{c});

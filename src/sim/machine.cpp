@@ -11,20 +11,6 @@
 
 namespace smtlab {
 
-std::string_view eventKindName(EventKind kind) {
-  switch (kind) {
-    case EventKind::SourceEnded:
-      return "source_ended";
-    case EventKind::Mark:
-      return "mark";
-    case EventKind::RetireLimit:
-      return "retire_limit";
-    case EventKind::CycleBound:
-      return "cycle_bound";
-  }
-  return "?";
-}
-
 Machine::Machine(const Config& config) : config_(config), skip_(config.sim.skip) {
   validateConfig(config_);
   const std::uint32_t threads = config_.core.threads;
@@ -151,10 +137,7 @@ std::vector<Event> Machine::run(Cycle until) {
     for (auto& core : cores_) {
       for (const CoreEvent& e : core->events()) {
         const LogicalCpu cpu = cpuOf_[core->id().value * config_.core.threads + e.thread];
-        const EventKind kind = e.kind == CoreEventKind::Mark          ? EventKind::Mark
-                               : e.kind == CoreEventKind::SourceEnded ? EventKind::SourceEnded
-                                                                      : EventKind::RetireLimit;
-        out.push_back({kind, cpu, e.cycle, e.markId});
+        out.push_back({e.kind, cpu, e.cycle, e.markId});
       }
       core->events().clear();
       next = std::min(next, core->nextWake());

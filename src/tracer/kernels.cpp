@@ -71,6 +71,25 @@ std::vector<KernelInfo> makeTable() {
                "message-passing pair, sender (thread 0)"});
   t.push_back({"msgpass_recv", "msgpass.c", {"10000"}, 1, "gen:mix,load=0.25,store=0.1,branch=0.2,count=2m",
                "message-passing pair, receiver (thread 1)"});
+  // The study's user programs (workloads/user, docs/study.md "User-mode work"): one role of a benchmark loop per
+  // entry, each iteration one instance between pause markers; python/smtlab/workloads/user_streams.py cuts them out.
+  struct User { const char* name; const char* source; const char* role; const char* what; };
+  const User users[] = {
+      {"user_chat_client_send", "chat.c", "client_send", "chat client: format and send one message"},
+      {"user_chat_server_recv", "chat.c", "server_recv", "chat server: parse one message, fan it out to the room"},
+      {"user_chat_server_send", "chat.c", "server_send", "chat server: frame one queued message for a member"},
+      {"user_chat_client_recv", "chat.c", "client_recv", "chat client: parse one echoed message, update statistics"},
+      {"user_dbench_client", "dbench.c", nullptr, "dbench client: parse one load-file line, set up the operation"},
+      {"user_tbench_client", "tbench.c", "client", "tbench client: check the reply, build the next request"},
+      {"user_tbench_server", "tbench.c", "server", "tbench server: decode one request, build the reply"},
+  };
+  for (const User& u : users) {
+    std::vector<std::string> args;
+    if (u.role) args.emplace_back(u.role);
+    args.emplace_back("400");  // 400 instances: enough distinct draws, a few hundred thousand instructions
+    t.push_back({u.name, fmt::format("../user/{}", u.source), args, 0,
+                 "gen:mix,load=0.25,store=0.15,branch=0.2,dep=3,footprint=16k,count=200k", u.what});
+  }
   return t;
 }
 
@@ -124,7 +143,14 @@ std::string ensureKernelTrace(const KernelInfo& k) {
   const fs::path dir = kernelCacheDir();
   const fs::path source = fs::path(SMTLAB_KERNEL_SOURCE_DIR) / k.source;
   const fs::path trace = dir / (k.name + ".trace");
-  if (fs::exists(trace) && !newer(source, trace) && (carriesUops(trace) || tracerUnavailableReason())) {
+  // The headers beside the source count as the source too (workloads/user/*.h: the marker, the load file).
+  bool headerNewer = false;
+  std::error_code dirError;
+  for (const auto& entry : fs::directory_iterator(source.parent_path(), dirError)) {
+    if (entry.path().extension() == ".h" && newer(entry.path(), trace)) headerNewer = true;
+  }
+  if (fs::exists(trace) && !newer(source, trace) && !headerNewer &&
+      (carriesUops(trace) || tracerUnavailableReason())) {
     return trace.string();
   }
   if (auto why = tracerUnavailableReason()) throw TraceError(fmt::format("kernel:{}: cannot trace: {}", k.name, *why));

@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include <boost/json.hpp>
@@ -51,11 +52,13 @@ constexpr std::uint64_t kStreamLimitBytes = 2ull << 30;
 
 std::vector<KpathInfo> makeTable() {
   std::vector<KpathInfo> t;
-#define REGION false
-#define EXCURSION true
+#define REGION false, "", ""
+#define EXCURSION true, "", ""
+#define RESCHED_IPI true, "asm_sysvec_reschedule_ipi", "__schedule"
 #define KPATH(name, kind, what) t.push_back(KpathInfo{#name, kind, what});
 #include "../../workloads/kpath/kpath_paths.h"
 #undef KPATH
+#undef RESCHED_IPI
 #undef EXCURSION
 #undef REGION
   return t;
@@ -163,8 +166,26 @@ std::optional<std::string> systemTracerUnavailableReason() {
   return std::nullopt;
 }
 
+KernelSymbols parseKernelSymbols(const std::string& console) {
+  KernelSymbols symbols;
+  std::istringstream in(console);
+  std::string line;
+  constexpr std::string_view kTag = "kpath: symbol ";
+  while (std::getline(in, line)) {
+    const std::size_t at = line.find(kTag);
+    if (at == std::string::npos) continue;
+    std::istringstream fields(line.substr(at + kTag.size()));
+    std::string name, hex;
+    if (!(fields >> name >> hex)) continue;
+    char* end = nullptr;
+    const std::uint64_t addr = std::strtoull(hex.c_str(), &end, 16);
+    if (end && *end == '\0' && addr != 0) symbols[name] = addr;
+  }
+  return symbols;
+}
+
 std::vector<std::vector<KpathInstance>> splitKpathRecording(const std::string& rawPrefix, const std::string& dir,
-                                                            SplitStats* total) {
+                                                            SplitStats* total, const KernelSymbols& symbols) {
   const auto& table = kpaths();
   const std::vector<std::string> cpus = systemCpuFiles(rawPrefix);
   if (cpus.empty()) throw TraceError(fmt::format("kpath: the plugin wrote no stream ({}.cpu0.raw)", rawPrefix));
@@ -186,7 +207,27 @@ std::vector<std::vector<KpathInstance>> splitKpathRecording(const std::string& r
         if (!r.instrs.empty()) add(r);
         return;
       }
-      for (const SystemRegion& e : kernelExcursions(r)) add(e);
+      const KpathInfo& path = table[r.id];
+      if (path.entrySymbol.empty()) {
+        for (const SystemRegion& e : kernelExcursions(r)) add(e);
+        return;
+      }
+      auto address = [&](const std::string& symbol) {
+        const auto it = symbols.find(symbol);
+        if (it == symbols.end()) {
+          throw TraceError(fmt::format("kpath: path '{}' needs the address of kernel symbol {}, which the guest did "
+                                       "not report", path.name, symbol));
+        }
+        return it->second;
+      };
+      const std::uint64_t entry = address(path.entrySymbol), stop = address(path.stopSymbol);
+      for (SystemRegion& e : kernelExcursions(r)) {
+        if (e.instrs.front().pc != entry) continue;  // another interrupt (a tick) in the same region
+        const auto cut = std::find_if(e.instrs.begin(), e.instrs.end(), [&](const Instr& i) { return i.pc == stop; });
+        e.kernel.resize(static_cast<std::size_t>(cut - e.instrs.begin()));
+        e.instrs.erase(cut, e.instrs.end());
+        add(e);
+      }
     });
     sum.regions += s.regions;
     sum.broken += s.broken;
@@ -247,8 +288,12 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
     throw TraceError(fmt::format("kpath: cannot get the kernel: {}", lastLine(readFile(kernelLog))));
   }
   const std::string vmlinuz = lastLine(readFile(kernelLog));
-  const fs::path initrd = work / "initrd.gz", initrdLog = work / "initrd.log";
-  if (runLogged({(kProbeDir / "make_initramfs.sh").string(), initrd.string()}, initrdLog.string(), 300) != 0) {
+  // The script prints vmlinuz-RELEASE; the disk's modules lie beside it in modules-RELEASE.
+  const fs::path modules = fs::path(vmlinuz).parent_path() /
+                           ("modules-" + fs::path(vmlinuz).filename().string().substr(std::string("vmlinuz-").size()));
+  const fs::path initrd = work / "initrd.gz", initrdLog = work / "initrd.log", disk = work / "disk.img";
+  if (runLogged({(kProbeDir / "make_initramfs.sh").string(), initrd.string(), modules.string(), disk.string()},
+                initrdLog.string(), 300) != 0) {
     throw TraceError(fmt::format("kpath: cannot build the initramfs: {}", lastLine(readFile(initrdLog))));
   }
 
@@ -264,9 +309,16 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
   // barriers nor zeroing of every allocation (Debian turns the latter on by default; it adds a 4 KiB clear to each
   // path name lookup). no_timer_check: TCG on a loaded host
   // can be too slow for the kernel's IO-APIC timer check, which then panics. panic=-1 with -no-reboot turns any
-  // panic into QEMU's exit instead of a hang.
+  // panic into QEMU's exit instead of a hang. monitor=off: with MONITOR/MWAIT the guest's idle loop polls, and a
+  // waker then sets a flag instead of sending an IPI; TCG's MWAIT does not wake on that write, so a wake-up of a
+  // task on an idle CPU was lost (a -smp 2 boot hung). Without it the idle loop uses HLT, as the reference study's
+  // 2002 Xeon MP (no MONITOR/MWAIT before Prescott) did. Two CPUs in one socket, so that they share a last-level cache as
+  // sibling cores do: the probe pins every path but the reschedule IPI to CPU 0, the IPI's receiver to CPU 1 (and a
+  // wake-up between CPUs that share a cache sends RESCHEDULE_VECTOR, not the wake-list's call-function IPI). The
+  // disk (fsync on ext4) is a raw image on virtio-blk, made afresh for each recording.
   const std::vector<std::string> qemu = {
-      "qemu-system-x86_64", "-m", "256", "-cpu", "max,la57=off", "-smp", "1", "-nic", "none", "-nographic", "-no-reboot",
+      "qemu-system-x86_64", "-m", "256", "-cpu", "max,la57=off,monitor=off", "-smp", "2,sockets=1,cores=2,threads=1", "-nic",
+      "none", "-nographic", "-no-reboot", "-drive", fmt::format("file={},if=virtio,format=raw", disk.string()),
       "-kernel", vmlinuz, "-initrd", initrd.string(), "-append",
       fmt::format("console=ttyS0 mitigations=off init_on_alloc=0 quiet rdinit=/init no_timer_check panic=-1 "
                   "kpath_count={}", o.count),
@@ -288,7 +340,8 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
   for (const std::string& f : systemCpuFiles(rawPrefix)) rawBytes += fs::file_size(f, ec);
   const auto t1 = std::chrono::steady_clock::now();
   SplitStats stats;
-  const auto instances = splitKpathRecording(rawPrefix, dir.string(), &stats);
+  const KernelSymbols symbols = parseKernelSymbols(log);
+  const auto instances = splitKpathRecording(rawPrefix, dir.string(), &stats, symbols);
   const double splitSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
   if (stats.limitReached) throw TraceError("kpath: a CPU's stream reached the plugin's byte limit; lower the count");
 
@@ -309,6 +362,9 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
   m["dropped_accesses"] = stats.droppedAccesses;
   m["delivery_accesses"] = stats.deliveryAccesses;
   m["paths"] = std::move(paths);
+  boost::json::object symbolTable;
+  for (const auto& [name, addr] : symbols) symbolTable[name] = addr;
+  m["symbols"] = std::move(symbolTable);
   const fs::path tmp = dir / (std::string(kManifest) + "." + tag);
   std::ofstream(tmp) << boost::json::serialize(m) << "\n";
   fs::rename(tmp, manifest);

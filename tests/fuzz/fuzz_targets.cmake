@@ -1,6 +1,6 @@
 # libFuzzer targets, one per trace reader and one for the config loader (included at the end of the top-level
 # CMakeLists.txt by cmake/hardening.cmake when SMTLAB_FUZZ is ON; scripts/fuzz.sh builds and runs them). They link
-# only the layers they need, so a fuzz build compiles the common, trace, tracer and config layers and nothing else.
+# every layer (the config layer names policies from the core's tables), but not the program or the tests.
 set(fuzz_targets text_trace native_trace config config_set source_spec)
 if(EXISTS ${CMAKE_SOURCE_DIR}/include/smtlab/trace/champsim_format.hpp)
   list(APPEND fuzz_targets champsim_trace)
@@ -13,8 +13,9 @@ foreach(name IN LISTS fuzz_targets)
   add_executable(fuzz_${name} ${CMAKE_CURRENT_LIST_DIR}/fuzz_${name}.cpp)
   target_include_directories(fuzz_${name} PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_CURRENT_LIST_DIR})
   # Linking an object library links its objects and its own dependencies (capstone for the tracer, ...).
-  # The trace layer's openTrace() reaches into the tracer layer (kernel: specs), so that comes along when present.
-  foreach(layer IN ITEMS common trace config tracer)
+  # The trace layer's openTrace() reaches into the tracer layer (kernel: specs), and the config layer's policy names
+  # come from the core's policy tables (core/fetch_policy.hpp), which need the rest of the core: every layer comes.
+  foreach(layer IN LISTS SMTLAB_LAYERS)
     if(TARGET smtlab_obj_${layer})
       target_link_libraries(fuzz_${name} PRIVATE smtlab_obj_${layer})
     endif()

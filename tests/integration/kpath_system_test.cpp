@@ -1,5 +1,5 @@
 // Full-system tracing end to end: boots Debian 12's kernel under qemu-system-x86_64 with the system plugin, runs the
-// probe (10 instances per path), splits the recording into kpath: traces and checks them against what the kernel
+// probe (10 instances per path, -smp 2, an ext4 virtio disk), splits the recording into kpath: traces and checks them against what the kernel
 // must do. Skipped (one line) only when qemu-system-x86_64, the plugin, capstone or the kernel package cannot be had.
 #include <gtest/gtest.h>
 
@@ -61,6 +61,19 @@ class KpathBoot : public ::testing::Test {
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     return boost::json::parse(text).at("paths").at(name).at("instances").as_array();
   }
+  static std::uint64_t symbol(const std::string& name) {
+    std::ifstream in(manifest_);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return boost::json::parse(text).at("symbols").at(name).to_number<std::uint64_t>();
+  }
+  static bool runs(const std::vector<Instr>& t, std::uint64_t pc) {
+    return std::any_of(t.begin(), t.end(), [&](const Instr& i) { return i.pc == pc; });
+  }
+  static int userRuns(const std::vector<Instr>& t) {
+    int n = 0;
+    for (std::size_t i = 0; i < t.size(); ++i) n += t[i].pc < kKernelHalf && (i == 0 || t[i - 1].pc >= kKernelHalf);
+    return n;
+  }
   static std::uint64_t kernelCount(const std::vector<Instr>& t) {
     return static_cast<std::uint64_t>(std::count_if(t.begin(), t.end(), [](const Instr& i) { return i.pc >= kKernelHalf; }));
   }
@@ -70,6 +83,9 @@ class KpathBoot : public ::testing::Test {
   void checkPageFaultZeroesOneWholePage();
   void checkPipeRoundTripRunsTheOtherProcess();
   void checkSameSeedSameInstance();
+  void checkFsyncReachesTheDiskAndTheWriteDoesNot();
+  void checkReschedIpiStartsAtItsVectorAndStopsBeforeTheSwitch();
+  void checkCrossCpuWakeRunsNoOtherProcess();
   void checkTraceInfoWorksOnAKpath();
   static inline std::string skip_;
   static inline fs::path cache_;
@@ -83,7 +99,12 @@ void KpathBoot::checkEveryPathOfTheProbeHasItsInstances() {
   // timer path keeps the kernel runs of the 10 spins that a tick interrupted, at least one.
   for (const KpathInfo& k : kpaths()) {
     const auto list = instances(k.name);
-    if (k.excursion) {
+    if (k.name == "resched_ipi") {
+      // One wake-up per spin: at most one IPI instance each, and at least half of them (a tick between the wake-up
+      // and the IPI may do the preemption instead, and that run does not start at the vector).
+      EXPECT_GE(list.size(), 5u) << k.name;
+      EXPECT_LE(list.size(), 10u) << k.name;
+    } else if (k.excursion) {
       EXPECT_GE(list.size(), 1u) << k.name;
     } else if (k.name == "ctxsw") {
       EXPECT_GE(list.size(), 5u) << k.name;
@@ -165,6 +186,48 @@ void KpathBoot::checkPipeRoundTripRunsTheOtherProcess() {
   EXPECT_GE(userRuns, 3);  // parent before, child in between, parent after
 }
 
+void KpathBoot::checkFsyncReachesTheDiskAndTheWriteDoesNot() {
+  // fsync on ext4 must submit the file's data block to the block layer (blk_mq_submit_bio) and virtio-blk must queue
+  // it (virtio_queue_rq, or virtio_queue_rqs for a plugged batch, in the module); a 1 KiB write() only fills the
+  // page cache (delayed allocation), no I/O.
+  const std::uint64_t submit = symbol("blk_mq_submit_bio"), queueOne = symbol("virtio_queue_rq"),
+                      queueBatch = symbol("virtio_queue_rqs");
+  for (int seed = 0; seed < 4; ++seed) {
+    const auto sync = instance("fsync", seed), write = instance("disk_write", seed);
+    ASSERT_FALSE(sync.empty());
+    ASSERT_FALSE(write.empty());
+    EXPECT_TRUE(runs(sync, submit)) << "seed " << seed;
+    EXPECT_TRUE(runs(sync, queueOne) || runs(sync, queueBatch)) << "seed " << seed;
+    EXPECT_FALSE(runs(write, submit)) << "seed " << seed;
+    EXPECT_GT(kernelCount(sync), kernelCount(write)) << "seed " << seed;
+    EXPECT_LT(sync.front().pc, kKernelHalf);  // called from user mode
+    EXPECT_LT(sync.back().pc, kKernelHalf);
+  }
+}
+
+void KpathBoot::checkReschedIpiStartsAtItsVectorAndStopsBeforeTheSwitch() {
+  const std::uint64_t vector = symbol("asm_sysvec_reschedule_ipi"), schedule = symbol("__schedule");
+  const std::size_t n = instances("resched_ipi").size();
+  ASSERT_GE(n, 1u);
+  for (std::size_t seed = 0; seed < n; ++seed) {
+    const auto t = instance("resched_ipi", static_cast<int>(seed));
+    ASSERT_FALSE(t.empty());
+    EXPECT_EQ(t.front().pc, vector);
+    EXPECT_EQ(kernelCount(t), t.size());  // kernel mode only
+    EXPECT_FALSE(runs(t, schedule));
+  }
+}
+
+void KpathBoot::checkCrossCpuWakeRunsNoOtherProcess() {
+  // The reader sleeps on the other CPU: the writer's CPU runs the write and the wake-up, and returns to the writer
+  // (user code before and after the call: two user runs), where on one CPU the reader would run in between.
+  for (int seed = 0; seed < 4; ++seed) {
+    const auto t = instance("pipe_write_wake", seed);
+    EXPECT_EQ(userRuns(t), 2) << "seed " << seed;
+    EXPECT_GT(kernelCount(t), kernelCount(instance("pipe_write", seed))) << "seed " << seed;  // the wake-up's work
+  }
+}
+
 void KpathBoot::checkSameSeedSameInstance() {
   EXPECT_EQ(instance("read", 7), instance("read", 7));
   const auto src = openTrace("kpath:fork,seed=2");
@@ -205,6 +268,18 @@ TEST_F(KpathBoot, RecordedPathsAreWhatTheKernelMustRun) {
   {
     SCOPED_TRACE("TraceInfoWorksOnAKpath");
     checkTraceInfoWorksOnAKpath();
+  }
+  {
+    SCOPED_TRACE("FsyncReachesTheDiskAndTheWriteDoesNot");
+    checkFsyncReachesTheDiskAndTheWriteDoesNot();
+  }
+  {
+    SCOPED_TRACE("ReschedIpiStartsAtItsVectorAndStopsBeforeTheSwitch");
+    checkReschedIpiStartsAtItsVectorAndStopsBeforeTheSwitch();
+  }
+  {
+    SCOPED_TRACE("CrossCpuWakeRunsNoOtherProcess");
+    checkCrossCpuWakeRunsNoOtherProcess();
   }
 }
 

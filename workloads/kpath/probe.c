@@ -44,6 +44,13 @@ static void die(const char *what) {
   exit(1);
 }
 
+static void pin_to_cpu(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (sched_setaffinity(0, sizeof set, &set) != 0) die("sched_setaffinity");
+}
+
 static volatile sig_atomic_t caught;
 static void on_signal(int sig) { (void)sig; ++caught; }
 
@@ -119,20 +126,22 @@ static void pipe_paths(int n) {
     if (read(p[0], &c, 1) != 1) die("pipe read");
     END(KP_pipe_read);
   }
-  int fds[8][2];
+  /* LMbench's "Select on 10 fd's": lat_select's default descriptors are regular files (always ready). */
+  int files[10], maxfd = -1;
   fd_set set;
-  for (int k = 0; k < 8; ++k)
-    if (pipe(fds[k]) != 0) die("pipe");
-  if (write(fds[7][1], &c, 1) != 1) die("pipe write");
+  for (int k = 0; k < 10; ++k) {
+    if ((files[k] = open("/probe", O_RDONLY)) < 0) die("open /probe");
+    if (files[k] > maxfd) maxfd = files[k];
+  }
   for (int i = 0; i < n; ++i) {
     struct timeval tv = {0, 0};
     FD_ZERO(&set);
-    for (int k = 0; k < 8; ++k) FD_SET(fds[k][0], &set);
+    for (int k = 0; k < 10; ++k) FD_SET(files[k], &set);
     BEGIN(KP_select);
-    if (select(fds[7][0] + 1, &set, NULL, NULL, &tv) != 1) die("select");
+    if (select(maxfd + 1, &set, NULL, NULL, &tv) != 10) die("select");
     END(KP_select);
   }
-  for (int k = 0; k < 8; ++k) close(fds[k][0]), close(fds[k][1]);
+  for (int k = 0; k < 10; ++k) close(files[k]);
   close(p[0]);
   close(p[1]);
 
@@ -149,16 +158,39 @@ static void pipe_paths(int n) {
     }
   }
   /* Before each instance the parent sleeps 1 ms (unrecorded), so the child has run to its read() and sleeps there:
-   * without it, the parent sometimes preempts the child right at the wake-up (the child then has yet to reach read(),
-   * and the "waking" write wakes nobody). */
+   * without it, the parent sometimes preempts the child right at the wake-up (the child then has yet to reach read()). */
   for (int i = 0; i < n; ++i) {
     usleep(1000);
     c = 'r';
     BEGIN(KP_pipe_roundtrip);
     if (write(p[1], &c, 1) != 1 || read(q[0], &c, 1) != 1) die("pipe round trip");
     END(KP_pipe_roundtrip);
+  }
+  close(p[1]);
+  waitpid(child, NULL, 0);
+  close(p[0]);
+  close(q[0]);
+  close(q[1]);
+
+  /* The waking write with its reader asleep on the other CPU (-smp 2), as in lat_pipe with the two processes on two
+   * logical CPUs: try_to_wake_up queues the reader on CPU 1's wake list and sends it an IPI, and the writer returns
+   * without a switch (on one CPU the woken reader would preempt the writer inside the write, and the region would
+   * hold the reader's whole run). */
+  if (pipe(p) != 0 || pipe(q) != 0) die("pipe");
+  child = fork();
+  if (child < 0) die("fork");
+  if (child == 0) {
+    pin_to_cpu(1);
+    close(p[1]);
+    close(q[0]);
+    for (;;) {
+      if (read(p[0], &c, 1) != 1) _exit(0);
+      if (write(q[1], &c, 1) != 1) _exit(1);
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    usleep(1000); /* unrecorded: the reader is back asleep in read() */
     c = 'w';
-    usleep(1000);
     BEGIN(KP_pipe_write_wake);
     if (write(p[1], &c, 1) != 1) die("pipe write");
     END(KP_pipe_write_wake);
@@ -252,8 +284,9 @@ static void process_paths(int n) {
 static void file_paths(int n) {
   char name[64], other[64];
   for (int i = 0; i < n; ++i) {
-    snprintf(name, sizeof name, "/tmp/f%d", i);
-    snprintf(other, sizeof other, "/tmp/g%d", i);
+    /* On the ext4 disk, as AIM9's creat-clo and link tests run on a disk file system (journalled metadata). */
+    snprintf(name, sizeof name, "/mnt/f%d", i);
+    snprintf(other, sizeof other, "/mnt/g%d", i);
     BEGIN(KP_creat);
     int fd = creat(name, 0644);
     if (fd < 0) die("creat");
@@ -298,6 +331,103 @@ static void tcp_paths(int n) {
   close(server);
 }
 
+/* A file write and fsync on a real file system: /mnt is an ext4 disk on virtio-blk (make_initramfs.sh), where fsync
+ * must put the data block and a journal commit on the device and wait for them (on tmpfs it does nothing). */
+static void disk_paths(int n) {
+  static char block[1024]; /* AIM9's sync disk tests write 1 KiB then fsync */
+  memset(block, 'd', sizeof block);
+  int fd = open("/mnt/kpath-fsync", O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  if (fd < 0) die("open /mnt/kpath-fsync (is the disk mounted?)");
+  if (fsync(fd) != 0) die("fsync"); /* the creation's own journal commit stays outside the instances */
+  for (int i = 0; i < n; ++i) {
+    BEGIN(KP_disk_write);
+    if (write(fd, block, sizeof block) != (ssize_t)sizeof block) die("write /mnt/kpath-fsync");
+    END(KP_disk_write);
+    BEGIN(KP_fsync);
+    if (fsync(fd) != 0) die("fsync /mnt/kpath-fsync");
+    END(KP_fsync);
+  }
+  close(fd);
+  unlink("/mnt/kpath-fsync");
+}
+
+/* A reschedule IPI as the receiving CPU handles it (-smp 2 guest). On CPU 1 a SCHED_IDLE spinner runs in a marked
+ * user region while a normal task, also on CPU 1, sleeps in read(); the parent on CPU 0 wakes that task. Linux 6.1's
+ * try_to_wake_up queues it on CPU 1's run queue from CPU 0 (the CPUs share a cache and CPU 1 is busy, so not the
+ * wake list), and check_preempt_wakeup preempts a SCHED_IDLE task for any normal one: resched_curr sends
+ * RESCHEDULE_VECTOR to CPU 1. The interrupt arrives while the spinner is in user mode, so it is a kernel run of the
+ * region (RESCHED_IPI kind in kpath_paths.h: runs that start at the vector; ticks in the spin are left out). The
+ * woken task records that it ran; the spinner then ends its region. */
+static void resched_ipi_path(int n) {
+  volatile int *shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (shared == MAP_FAILED) die("mmap");
+  volatile int *spinning = shared, *woken = shared + 1;
+  int start[2], wake[2];
+  if (pipe(start) != 0 || pipe(wake) != 0) die("pipe");
+  pid_t sleeper = fork();
+  if (sleeper < 0) die("fork");
+  if (sleeper == 0) {
+    close(start[0]), close(start[1]), close(wake[1]); /* else its own write end keeps read() from seeing the end */
+    pin_to_cpu(1);
+    int i;
+    while (read(wake[0], &i, sizeof i) == (ssize_t)sizeof i) *woken = i;
+    _exit(0);
+  }
+  pid_t spinner = fork();
+  if (spinner < 0) die("fork");
+  if (spinner == 0) {
+    close(wake[0]), close(wake[1]), close(start[1]);
+    pin_to_cpu(1);
+    struct sched_param none = {0};
+    if (sched_setscheduler(0, SCHED_IDLE, &none) != 0) die("sched_setscheduler SCHED_IDLE");
+    int i;
+    while (read(start[0], &i, sizeof i) == (ssize_t)sizeof i) {
+      BEGIN(KP_resched_ipi);
+      *spinning = i;
+      while (*woken != i) {
+      }
+      END(KP_resched_ipi);
+    }
+    _exit(0);
+  }
+  for (int i = 1; i <= n; ++i) {
+    usleep(2000); /* unrecorded: the sleeper has reached its read() on CPU 1 */
+    if (write(start[1], &i, sizeof i) != (ssize_t)sizeof i) die("pipe write");
+    while (*spinning != i) {
+    }
+    if (write(wake[1], &i, sizeof i) != (ssize_t)sizeof i) die("pipe write");
+    while (*woken != i) {
+    }
+  }
+  close(start[1]);
+  close(wake[1]);
+  waitpid(sleeper, NULL, 0);
+  waitpid(spinner, NULL, 0);
+  close(start[0]);
+  close(wake[0]);
+  munmap((void *)shared, 4096);
+}
+
+/* The kernel symbols the tests check the recording against (the IPI's vector, the block layer's entry, virtio-blk's
+ * submission, the scheduler): their addresses in this boot, from /proc/kallsyms, one console line each, which smtlab
+ * stores in the manifest (kpath.cpp); the RESCHED_IPI kind is cut with two of them. */
+static void print_symbols(void) {
+  static const char *const wanted[] = {"asm_sysvec_reschedule_ipi", "asm_sysvec_apic_timer_interrupt", "__schedule",
+                                       "blk_mq_submit_bio", "virtio_queue_rq", "virtio_queue_rqs",
+                                       "ext4_sync_file"};
+  FILE *f = fopen("/proc/kallsyms", "r");
+  if (!f) die("/proc/kallsyms");
+  char line[512], name[256], type;
+  unsigned long long addr;
+  while (fgets(line, sizeof line, f)) {
+    if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3) continue;
+    for (size_t k = 0; k < sizeof wanted / sizeof wanted[0]; ++k)
+      if (strcmp(name, wanted[k]) == 0) printf("kpath: symbol %s %llx\n", name, addr);
+  }
+  fclose(f);
+  fflush(stdout);
+}
+
 /* The tick interrupts user code at random points: spin in marked regions until `n` of them held a kernel excursion
  * (the probe cannot see that; it spins long enough: a tick every 4 ms at HZ=250 and some 10-50 M instructions per second under the plugin, so a 250 k-instruction spin is often interrupted). */
 static void timer_path(int n) {
@@ -323,12 +453,17 @@ int main(int argc, char **argv) {
   }
   printf("kpath probe: %d instances of %d paths\n", n, KP_COUNT);
   fflush(stdout);
+  print_symbols();
+  /* Every path but the IPI runs on CPU 0 (the children inherit it), as on the one-CPU guest they were first
+   * recorded on: a wake-up stays on its CPU, and each region begins and ends in one CPU's stream. */
+  pin_to_cpu(0);
   /* The first run of each path is cold (caches, page tables, first faults); it is recorded like the others. */
   /* Progress lines name the phase that hangs or fails, if one does (the recorder prints the console on failure). */
   static const struct { const char *name; void (*run)(int); } phases[] = {
       {"system calls", simple_syscalls}, {"pipes", pipe_paths}, {"context switch", ctxsw_path},
       {"processes", process_paths},
-      {"files", file_paths},             {"tcp", tcp_paths},    {"timer", timer_path}};
+      {"files", file_paths},             {"tcp", tcp_paths},    {"timer", timer_path},
+      {"disk", disk_paths},              {"reschedule IPI", resched_ipi_path}};
   for (size_t k = 0; k < sizeof phases / sizeof phases[0]; ++k) {
     printf("kpath probe: %s\n", phases[k].name);
     fflush(stdout);

@@ -8,47 +8,48 @@
 #include <string>
 #include <vector>
 
+#include "smtlab/common/enum_table.hpp"
+
 namespace smtlab {
 
 // How a queue's entries are divided between the hardware threads of a core.
-enum class Sharing : std::uint8_t {
-  Replicated,   // each thread owns `entries` of its own
-  Partitioned,  // `entries` split evenly between active threads; recombined when a sibling is idle
-  Shared,       // first come, first served
-  Capped,       // shared, but no thread holds more than `cap` x entries
-};
+enum class Sharing : std::uint8_t { Replicated, Partitioned, Shared, Capped };
+inline constexpr std::array<EnumInfo<Sharing>, 4> kSharingTable{{
+    {Sharing::Replicated, "replicated", "each thread owns `entries` of its own"},
+    {Sharing::Partitioned, "partitioned",
+     "`entries` split evenly between active threads; recombined when a sibling is idle"},
+    {Sharing::Shared, "shared", "first come, first served"},
+    {Sharing::Capped, "capped", "shared, but no thread holds more than `cap` x entries"},
+}};
+static_assert(inEnumOrder(kSharingTable));
 
-// Thread choice at fetch.
-enum class FetchPolicy : std::uint8_t {
-  RoundRobin,  // Pentium 4: alternate every cycle; a stalled thread yields its slot
-  ICount,      // fewest instructions in the front end and issue queue first (Tullsen 1996)
-  BrCount,     // fewest unresolved branches first
-  MissCount,   // fewest outstanding data-cache misses first
-  Stall,       // ICOUNT, and a thread with a load missing to memory stops fetching until it returns
-  Flush,       // STALL, and the thread's instructions younger than that load are squashed (Tullsen & Brown 2001)
-};
+// Thread choice at fetch. Names, docs and factories: fetchPolicyTable() (core/fetch_policy.hpp), the one list.
+enum class FetchPolicy : std::uint8_t { RoundRobin, ICount, BrCount, MissCount, Stall, Flush };
 
-// Thread choice at rename/allocate and retire (one thread per cycle is served).
-enum class ThreadChoice : std::uint8_t {
-  RoundRobin,   // Pentium 4: alternate every cycle; a thread that cannot proceed yields (Marr et al. 2002)
-  ICount,       // fewest instructions in the front end and issue queue first (ICOUNT's counter)
-  OldestFirst,  // the thread whose next instruction is oldest (earliest fetched / renamed) first
-};
+// Thread choice at rename/allocate and retire (one thread per cycle is served): threadChoiceTable(), beside it.
+enum class ThreadChoice : std::uint8_t { RoundRobin, ICount, OldestFirst };
 
 // The cache whose miss makes a load "long-latency" for the STALL and FLUSH fetch policies.
-enum class LongLatencyMiss : std::uint8_t {
-  L1,   // served by the L2 or beyond
-  L2,   // served by the LLC or beyond
-  Llc,  // served by DRAM (Tullsen & Brown 2001 trigger on an L2 miss, the last level of their machine)
-};
+enum class LongLatencyMiss : std::uint8_t { L1, L2, Llc };
+// Tullsen & Brown 2001 trigger on an L2 miss, the last level of their machine: llc here.
+inline constexpr std::array<EnumInfo<LongLatencyMiss>, 3> kLongLatencyMissTable{{
+    {LongLatencyMiss::L1, "l1", "a load served by the L2 or beyond"},
+    {LongLatencyMiss::L2, "l2", "a load served by the LLC or beyond"},
+    {LongLatencyMiss::Llc, "llc", "a load served by DRAM"},
+}};
+static_assert(inEnumOrder(kLongLatencyMissTable));
 
 // What a load does about an older store of its thread whose address is not known yet (core.lsu.memory_dependence).
-enum class MemDependence : std::uint8_t {
-  Off,        // memory order is not modelled: loads never look at older stores' addresses
-  Speculate,  // always go ahead; a load that read before a conflicting older store resolved is flushed
-  Wait,       // always wait until every older store's address is known
-  Predictor,  // go ahead unless the load's PC has conflicted before (a per-PC "has conflicted" bit)
-};
+enum class MemDependence : std::uint8_t { Off, Speculate, Wait, Predictor };
+inline constexpr std::array<EnumInfo<MemDependence>, 4> kMemDependenceTable{{
+    {MemDependence::Off, "off", "memory order is not modelled: loads never look at older stores' addresses"},
+    {MemDependence::Speculate, "speculate",
+     "always go ahead; a load that read before a conflicting older store resolved is flushed"},
+    {MemDependence::Wait, "wait", "always wait until every older store's address is known"},
+    {MemDependence::Predictor, "predictor",
+     "go ahead unless the load's PC has conflicted before (a per-PC \"has conflicted\" bit)"},
+}};
+static_assert(inEnumOrder(kMemDependenceTable));
 
 struct QueueConfig {
   std::uint32_t entries = 32;
@@ -65,20 +66,25 @@ struct RegisterFileConfig {
   std::uint32_t architectural = 17;   // entries each hardware thread's committed registers hold permanently
 };
 
-// Issue ports (issue 10 §2): the unit classes a uop can need, in the order of their config names (core.ports).
+// Issue ports (issue 10 §2): the unit classes a uop can need. kUnitClassTable gives their core.ports names (in
+// this order in port strings) and docs; parsePort, portText and the core.ports doc read it.
 enum class UnitClass : std::uint8_t {
-  IntAlu,        // int_alu        simple integer op
-  Branch,        // branch         branch / jump / call / return
-  IntMul,        // int_mul        integer multiply
-  IntDiv,        // int_div        integer divider (unpipelined: keeps its busy interval on its port)
-  FpAdd,         // fp_add         FP/SIMD add
-  FpMul,         // fp_mul         FP/SIMD multiply
-  FpDiv,         // fp_div         FP divide/sqrt
-  Load,          // load           load uop (AGU + L1D access)
-  StoreAddress,  // store_address  store-address uop (STA)
-  StoreData,     // store_data     store-data uop (STD)
+  IntAlu, Branch, IntMul, IntDiv, FpAdd, FpMul, FpDiv, Load, StoreAddress, StoreData
 };
-inline constexpr int kUnitClasses = 10;
+inline constexpr std::array<EnumInfo<UnitClass>, 10> kUnitClassTable{{
+    {UnitClass::IntAlu, "int_alu", "simple integer op"},
+    {UnitClass::Branch, "branch", "branch / jump / call / return"},
+    {UnitClass::IntMul, "int_mul", "integer multiply"},
+    {UnitClass::IntDiv, "int_div", "integer divider (unpipelined: keeps its busy interval on its port)"},
+    {UnitClass::FpAdd, "fp_add", "FP/SIMD add"},
+    {UnitClass::FpMul, "fp_mul", "FP/SIMD multiply"},
+    {UnitClass::FpDiv, "fp_div", "FP divide/sqrt"},
+    {UnitClass::Load, "load", "load uop (AGU + L1D access)"},
+    {UnitClass::StoreAddress, "store_address", "store-address uop (STA)"},
+    {UnitClass::StoreData, "store_data", "store-data uop (STD)"},
+}};
+static_assert(inEnumOrder(kUnitClassTable));
+inline constexpr int kUnitClasses = static_cast<int>(kUnitClassTable.size());
 inline constexpr int kMaxPorts = 32;  // real cores have up to 12; tests and sweeps go wider
 
 // One issue port: for each unit class it feeds, how many uops of that class it accepts per cycle (0 = not fed). A
@@ -195,6 +201,9 @@ struct CoreConfig {
   RegisterFileConfig int_prf{0, Sharing::Shared, 1.0, 17};
   RegisterFileConfig fp_prf{0, Sharing::Shared, 1.0, 24};
   bool stack_engine = false;  // push/pop/call/ret update the stack pointer at decode (no dependent uop chain)
+  // The window counts uops (issue 10 §2, uopwindow): load + op and STA + STD fuse into one slot of the ROB, the uop
+  // queue and the rename/retire widths (they still issue as separate uops).
+  bool micro_fusion = false;
 };
 
 // Gives unit class `cls` exactly `n` ports of its own (one uop per cycle each), removing it from the ports that fed it

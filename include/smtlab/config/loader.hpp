@@ -44,12 +44,14 @@ boost::json::value configToJson(const Config& config);
 // The effective config as a TOML document that loadConfig reads back to the same Config.
 std::string configToToml(const Config& config);
 
-// Names of enums as they appear in config files.
+// Names of enums as they appear in config files (from each enum's table in config.hpp / core/fetch_policy.hpp).
 std::string_view sharingName(Sharing s);
 std::string_view fetchPolicyName(FetchPolicy p);
 std::string_view threadChoiceName(ThreadChoice c);
 std::string_view longLatencyMissName(LongLatencyMiss m);
 std::string_view unitClassName(UnitClass c);
+// Every unit class name in kUnitClassTable order (the order of port strings).
+std::vector<std::string_view> unitClassNames();
 
 // One issue port as its core.ports text ("int_alu:2 branch:2 store_data:2"), and back: parsePort returns an error
 // text (without the key or file) or "".

@@ -4,35 +4,67 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string_view>
+
+#include "smtlab/common/enum_table.hpp"
 
 namespace smtlab {
 
-// Why a running thread retired nothing in a cycle (or Base when it retired something).
+// Why a running thread retired nothing in a cycle (or Base when it retired something). A new cause gets a row in
+// kCpiCauseTable below; its name, the JSON statistics, the Python export and the docs check all follow from that row.
 enum class CpiCause : std::uint8_t {
-  Base,             // retired at least one instruction
-  Execute,          // oldest instruction waits for its operands or a functional unit
-  Frontend,         // nothing in flight: fetch starved (I-cache/ITLB miss, fetch slot to the sibling, pipeline fill)
-  BranchMispredict, // refilling after a mispredicted branch
-  Pause,            // a pause instruction holds the thread
-  MemL1,            // oldest instruction is a load served by the L1D, not yet back
+  Base,
+  Execute,
+  Frontend,
+  BranchMispredict,
+  Pause,
+  MemL1,  // MemL1..MemDram in MemLevel order: a load's cause is MemL1 + its level
   MemL2,
   MemLlc,
   MemDram,
-  RobFull,          // could not allocate: the ROB is full
-  RobPartition,     // could not allocate: the thread's ROB share is full
+  RobFull,
+  RobPartition,
   IqFull,
   IqPartition,
   LqFull,
   LqPartition,
   SqFull,
   SqPartition,
-  Drain,            // the core drains to change partitioning (a sibling started or stopped)
-  SiblingRetire,    // oldest instruction is done but the retire slot went to the sibling
-  Regs,             // could not allocate: no free physical register (integer or FP/vector file, or the thread's share)
+  Drain,
+  SiblingRetire,
+  Regs,
 };
-inline constexpr int kCpiCauses = 20;
-std::string_view cpiCauseName(CpiCause cause);
+
+// THE list of CPI-stack causes: name (JSON key under cpi_stack, Python smtlab.CPI_CAUSES) and what it means.
+inline constexpr std::array<EnumInfo<CpiCause>, 20> kCpiCauseTable{{
+    {CpiCause::Base, "base", "retired at least one instruction"},
+    {CpiCause::Execute, "execute", "the oldest instruction waits for its operands or a functional unit"},
+    {CpiCause::Frontend, "frontend",
+     "nothing in flight: fetch starved (I-cache/ITLB miss, fetch slot to the sibling, pipeline fill)"},
+    {CpiCause::BranchMispredict, "branch_mispredict", "refilling after a mispredicted branch"},
+    {CpiCause::Pause, "pause", "a pause instruction holds the thread"},
+    {CpiCause::MemL1, "mem_l1", "the oldest instruction is a load served by the L1D, not yet back"},
+    {CpiCause::MemL2, "mem_l2", "the oldest instruction is a load served by the L2, not yet back"},
+    {CpiCause::MemLlc, "mem_llc", "the oldest instruction is a load served by the LLC, not yet back"},
+    {CpiCause::MemDram, "mem_dram", "the oldest instruction is a load served by DRAM, not yet back"},
+    {CpiCause::RobFull, "rob_full", "could not allocate: the whole ROB is full"},
+    {CpiCause::RobPartition, "rob_partition", "could not allocate: the thread's ROB share is full"},
+    {CpiCause::IqFull, "iq_full", "could not allocate: the whole issue queue is full"},
+    {CpiCause::IqPartition, "iq_partition", "could not allocate: the thread's issue-queue share is full"},
+    {CpiCause::LqFull, "lq_full", "could not allocate: the whole load buffer is full"},
+    {CpiCause::LqPartition, "lq_partition", "could not allocate: the thread's load-buffer share is full"},
+    {CpiCause::SqFull, "sq_full", "could not allocate: the whole store buffer is full"},
+    {CpiCause::SqPartition, "sq_partition", "could not allocate: the thread's store-buffer share is full"},
+    {CpiCause::Drain, "drain", "the core drains to change partitioning (a sibling started or stopped)"},
+    {CpiCause::SiblingRetire, "sibling_retire", "the oldest instruction is done but the retire slot went to the sibling"},
+    {CpiCause::Regs, "regs",
+     "could not allocate: no free physical register (integer or FP/vector file, or the thread's share)"},
+}};
+static_assert(inEnumOrder(kCpiCauseTable), "kCpiCauseTable: one row per CpiCause, in enum order");
+inline constexpr int kCpiCauses = static_cast<int>(kCpiCauseTable.size());
+constexpr std::string_view cpiCauseName(CpiCause cause) { return enumName(kCpiCauseTable, cause); }
+constexpr std::optional<CpiCause> cpiCauseFromName(std::string_view name) { return enumFromName(kCpiCauseTable, name); }
 
 // The queues whose occupancy is sampled every cycle.
 enum class QueueKind : std::uint8_t { UopQueue, Rob, Iq, Lq, Sq };

@@ -1,10 +1,12 @@
 // Thread choice: which hardware thread(s) a stage serves this cycle. One interface, IThreadChoice, used at fetch
 // (core.fetch_policy), rename/allocate (core.rename_policy) and retire (core.retire_policy). Each policy is a small
-// class; makeFetchPolicy and makeThreadChoice register them by name in one place.
+// class; fetchPolicyTable() and threadChoiceTable() register them (name, doc, factory) in one place.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <span>
+#include <string_view>
 
 #include "smtlab/common/types.hpp"
 #include "smtlab/config/config.hpp"
@@ -38,8 +40,23 @@ class IThreadChoice {
 };
 using IFetchPolicy = IThreadChoice;
 
+// One row of a policy table: the config name, what the policy does (docs, `smtlab config show`, Python), its factory.
+template <class E>
+struct PolicyInfo {
+  E value;
+  std::string_view name;
+  std::string_view doc;
+  std::unique_ptr<IThreadChoice> (*make)();
+};
+using FetchPolicyInfo = PolicyInfo<FetchPolicy>;
+using ThreadChoiceInfo = PolicyInfo<ThreadChoice>;
+
+// THE lists of policies, in enum order: core.fetch_policy, and core.rename_policy / core.retire_policy. The config's
+// parser, its docs and the Python export read them; a new policy is one row here.
+std::span<const FetchPolicyInfo> fetchPolicyTable();
+std::span<const ThreadChoiceInfo> threadChoiceTable();
+
 std::unique_ptr<IThreadChoice> makeFetchPolicy(FetchPolicy policy);
-// The policies of rename/allocate and retire: round_robin, icount, oldest_first.
 std::unique_ptr<IThreadChoice> makeThreadChoice(ThreadChoice policy);
 
 }  // namespace smtlab

@@ -40,12 +40,17 @@ class RenameAllocate {
   const std::vector<WaitEntry>& dispatched() const { return dispatched_; }
   void clearDispatched() { dispatched_.clear(); }
 
+  // Thread t's instructions from its youngest renamed one on were squashed: the uops of it still to pass rename
+  // (renameDebt_) are gone.
+  void squashed(std::uint32_t t) { renameDebt_[t] = 0; }
+
   // Instructions renamed since the last reset (for the energy model).
   std::uint64_t renamed() const { return renamed_; }
   void resetStats() { renamed_ = 0; }
 
  private:
-  void renameOne(std::uint32_t t, Cycle now);
+  // Renames thread t's next instruction (or wrong-path uop); returns its fused-domain uops (rename bandwidth).
+  std::uint32_t renameOne(std::uint32_t t, Cycle now);
   // Wrong path: the next wrong-path uop of thread t takes a ROB and an IQ entry (no registers, no LQ/SQ entry).
   void renameWrongPath(std::uint32_t t, Cycle now);
   CpiCause registerBlock(std::uint32_t t, const Instr& in) const;  // blockCause's register-file check
@@ -53,6 +58,8 @@ class RenameAllocate {
   std::uint32_t chooseByPolicy(Cycle now);
   // Issue-queue entries the instruction takes: one per uop (issue 10 §2), at most the thread's share.
   std::uint32_t iqEntriesFor(std::uint32_t t, const UopPlan& plan) const;
+  // ROB entries the instruction takes: one per fused-domain uop (uopwindow), at most what the thread is guaranteed.
+  std::uint32_t robEntriesFor(std::uint32_t t, const UopPlan& plan) const;
   // The instruction's uops: as the front end decoded them at fetch, else (a unit test's hand-filled front entry)
   // decoded here once into the entry. A reference into the thread's front ring: valid until the entry is refetched.
   const UopPlan& planOf(std::uint32_t t, std::uint64_t seq, const Instr& in) const {
@@ -79,6 +86,9 @@ class RenameAllocate {
   std::uint64_t ageCounter_ = 0;  // unique per rename in the core: tells an incarnation from a refetched one
   std::uint64_t renamed_ = 0;
   const UopDecoder decoder_;  // an instruction's uops (issue 10 §2)
+  // Uops of an instruction already renamed that still take rename bandwidth at the thread's next turns (uopwindow:
+  // rename_width counts uops, an instruction may straddle cycles). Sized once per thread.
+  std::vector<std::uint32_t> renameDebt_;
 };
 
 }  // namespace smtlab

@@ -12,6 +12,7 @@
 #include "smtlab/config/config.hpp"
 #include "smtlab/core/branch_predictor.hpp"
 #include "smtlab/core/core_stats.hpp"
+#include "smtlab/core/fu_kind.hpp"
 #include "smtlab/core/wrong_path.hpp"
 #include "smtlab/mem/memory_system.hpp"
 #include "smtlab/trace/cursor.hpp"
@@ -20,9 +21,7 @@ namespace smtlab {
 
 inline constexpr std::uint32_t kNoDep = 0xffffffffu;
 
-// What functional unit an instruction needs.
-enum class FuKind : std::uint8_t { IntAlu, IntMul, IntDiv, FpAdd, FpMul, FpDiv, Load, Store, None };
-inline constexpr int kFuKinds = 8;  // None uses no unit
+// What functional unit an instruction needs: FuKind, kFuKinds (fu_kind.hpp).
 
 // One renamed instruction in the reorder buffer. Slot = seq & mask of the thread's ROB ring.
 struct Uop {
@@ -68,6 +67,9 @@ struct Uop {
   std::uint8_t fpRegs = 0;
   bool stackUpdate = false;
   bool stackDelta = false;
+  // The window counts uops (issue 10 §2, uopwindow): ROB entries still held (the instruction's fused-domain uops at
+  // rename; retire frees them as its uops retire, a squash frees what is left).
+  std::uint8_t robHeld = 1;
 };
 
 // A renamed instruction waiting in the scheduler: ready at `readyAt` (operands known), oldest `age` first.
@@ -91,6 +93,9 @@ struct UopPlan {
   bool valid = false;          // set by the decoder (a hand-filled front entry leaves it to rename)
   UnitClass opClass = UnitClass::IntAlu;
   FuKind opFu = FuKind::None;  // latency and energy class of the op uop
+  // Slots in the fused domain (uopwindow): ROB entries, uop-queue entries, rename and retire bandwidth. total minus
+  // one per micro-fused pair (load + op, STA + STD) with core.micro_fusion; total without.
+  std::uint8_t fused = 1;
 };
 
 // Per instruction fetched but not yet renamed (the uop queue). Slot = seq & mask of the thread's uop ring.
@@ -99,6 +104,7 @@ struct FrontEntry {
   bool mispredicted = false;
   bool btbMiss = false;
   UopPlan plan;          // decoded once at fetch, read by rename (issue 10 §2)
+  std::uint8_t uopqHeld = 0;  // uop-queue entries it took on entering the queue (uopwindow; freed at rename)
 };
 
 // Why a thread's fetch is held, for the CPI stack.

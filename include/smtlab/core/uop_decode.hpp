@@ -29,6 +29,7 @@ class UopDecoder {
 
  private:
   std::array<std::uint8_t, kOpClassCount> opUops_{};  // uops of the op part, per op class (config, copied)
+  bool microFusion_ = false;                           // core.micro_fusion (uopwindow)
 };
 
 }  // namespace smtlab

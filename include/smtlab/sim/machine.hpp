@@ -16,6 +16,7 @@
 #include "smtlab/common/types.hpp"
 #include "smtlab/config/config.hpp"
 #include "smtlab/core/core.hpp"
+#include "smtlab/core/core_event.hpp"
 #include "smtlab/mem/memory_system.hpp"
 #include "smtlab/trace/cursor.hpp"
 
@@ -29,13 +30,7 @@ struct CpuInfo {
   std::uint32_t package = 0;         // physical package (socket), which has its own LLC
 };
 
-enum class EventKind : std::uint8_t {
-  SourceEnded,  // the trace on a logical CPU ended and all of it retired
-  Mark,         // a `mark` instruction retired (markId says which)
-  RetireLimit,  // a logical CPU retired the number of instructions set by setRetireLimit
-  CycleBound,   // run() reached its `until` cycle
-};
-std::string_view eventKindName(EventKind kind);
+// EventKind, its names and docs: kEventKindTable in core/core_event.hpp.
 
 struct Event {
   EventKind kind;

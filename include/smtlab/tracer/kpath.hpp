@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,8 +18,15 @@ namespace smtlab {
 struct KpathInfo {
   std::string name;        // kpath:NAME; its id is its index in kpaths()
   bool excursion = false;  // instances are the kernel runs inside the marked user region (interrupts)
+  // Interrupt paths of one vector (RESCHED_IPI kind): only the kernel runs whose first instruction is entrySymbol
+  // are instances, each cut before its first instruction at stopSymbol (addresses from the guest's /proc/kallsyms).
+  std::string entrySymbol;
+  std::string stopSymbol;
   std::string what;        // one line for listings
 };
+
+// Kernel symbol addresses of the recorded boot (the probe prints them from /proc/kallsyms; KASLR moves them per boot).
+using KernelSymbols = std::map<std::string, std::uint64_t>;
 
 // The table of workloads/kpath/kpath_paths.h.
 const std::vector<KpathInfo>& kpaths();
@@ -36,9 +44,13 @@ struct KpathInstance {
 
 // Splits the plugin's output (PREFIX.blocks, PREFIX.cpuK.raw) into one native trace per path, NAME.trace in `dir`
 // (all instances one after the other), and returns the instances per path (indexed like kpaths()). Files are
-// written under temporary names and renamed when complete.
+// written under temporary names and renamed when complete. `symbols` must hold the entry and stop symbols of every
+// path with an entrySymbol whose region occurs (else TraceError).
 std::vector<std::vector<KpathInstance>> splitKpathRecording(const std::string& rawPrefix, const std::string& dir,
-                                                            SplitStats* total = nullptr);
+                                                            SplitStats* total = nullptr,
+                                                            const KernelSymbols& symbols = {});
+// The "kpath: symbol NAME HEXADDR" lines of a guest's console.
+KernelSymbols parseKernelSymbols(const std::string& console);
 
 struct KpathBuildOptions {
   int count = 30;             // instances of each path the probe runs (30: ~35 M instructions, ~250 MB of raw stream)

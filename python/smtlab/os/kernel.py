@@ -23,7 +23,9 @@ Mechanics (the scheduler only decides placement and order, see scheduler.py):
   CPU first costs ``os.wake_cycles`` (IPI delivery + HLT exit); dispatching a task of another address space than
   the CPU last ran flushes the previous one's TLB entries (``Machine.flush_tlb``; nothing with tagged TLBs), so
   the refills cost page walks; each timer tick takes ``os.timer_cycles`` from every CPU running a task (the task's
-  in-flight work is squashed and refetched, as an interrupt does). These cycles count as ``switch`` time.
+  in-flight work is squashed and refetched, as an interrupt does), or, with ``timer_path`` (a trace spec such as a
+  recorded ``kpath:timer``), runs ``timer_instructions`` of that kernel code on the CPU in address space 0, so the
+  interrupt contends for the core like the switch path does. These cycles count as ``switch`` time.
 - **Topology.** ``kernel.cpus[i].package`` / ``.core`` / ``.siblings`` come from the machine (``Machine.cpus``,
   numbered as Linux does, see docs/model.md); ``kernel.cores`` and ``kernel.packages`` list the CPUs of each.
 
@@ -87,7 +89,9 @@ class Kernel:
     ``log``: keep a log of scheduling decisions (decision_frame). ``stall_ms``: when every task that is not a
     daemon has waited on a channel this long while only daemons ran, nothing is going to wake it: run() raises
     DeadlockError (see :meth:`run`). ``charge_os_costs``: charge the machine's OS costs (wake-up, TLB flush on an
-    address-space switch, timer interrupt; see the module doc).
+    address-space switch, timer interrupt; see the module doc). ``timer_path`` (with ``charge_os_costs``): the timer
+    interrupt runs this trace (``timer_instructions`` of it per tick, default its whole length) instead of
+    ``os.timer_cycles`` idle cycles.
     """
 
     def __init__(
@@ -107,6 +111,8 @@ class Kernel:
         log: bool = False,
         stall_ms: float = 20.0,
         charge_os_costs: bool = False,
+        timer_path: str | None = None,
+        timer_instructions: int | None = None,
     ) -> None:
         if isinstance(machine, Config):
             machine = Machine(machine)
@@ -155,6 +161,15 @@ class Kernel:
         self.wake_cycles: int = int(cfg.get("os.wake_cycles")) if charge_os_costs else 0
         self.timer_cycles: int = int(cfg.get("os.timer_cycles")) if charge_os_costs else 0
         self.flush_tlbs: bool = charge_os_costs and not cfg.get("mem.tlb_tagged")
+        self.timer_instructions = 0
+        if timer_path is not None and charge_os_costs:
+            for c in self.cpus:
+                c.timer_src = Source(timer_path)
+            n = self.cpus[0].timer_src.length if timer_instructions is None else timer_instructions
+            if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+                raise ValueError(f"Kernel: timer_instructions must be a positive int (the timer path "
+                                 f"'{timer_path}' gives {n!r}; name a count for a source of unknown length)")
+            self.timer_instructions = n
         if kernel_path:
             for c in self.cpus:
                 c.kpath = Source(kernel_path)
@@ -373,14 +388,36 @@ class Kernel:
         squashed, as an interrupt drains the pipeline) for ``timer_cycles``, then goes on again."""
         if cpu.state != "busy" or cpu.current is None or cpu.source is None or cpu.irq_token:
             return
+        m = self.machine
         self._bank(cpu, cpu.current)
-        self.machine.detach(cpu.id)
+        m.detach(cpu.id)
         cpu.source = None
         cpu.timer_interrupts += 1
         self._timer_seq += 1
         cpu.irq_token = self._timer_seq
         self._set_cpu_state(cpu, "switch")
+        src = cpu.timer_src
+        if src is not None and self.timer_instructions:
+            # The interrupt as kernel code: the recorded handler runs on the CPU until its retire limit.
+            if src.retired and src.ended():
+                src.restart()
+            m.attach(cpu.id, src, KERNEL_ASID)
+            cpu.source = src
+            cpu.irq_kpath = True
+            cpu.attach_retired = m.retired(cpu.id)
+            m.set_retire_limit(cpu.id, cpu.attach_retired + self.timer_instructions)
+            return
         self._push_timer(self.now + self.timer_cycles, _IRQ_DONE, (cpu, cpu.irq_token))
+
+    def _end_irq_kpath(self, cpu: CpuState) -> None:
+        """Takes the timer path off the CPU (its instructions count as kernel work, not the task's)."""
+        m = self.machine
+        r = m.retired(cpu.id)
+        cpu.kernel_instructions += r - cpu.attach_retired
+        cpu.attach_retired = r
+        m.detach(cpu.id)
+        cpu.source = None
+        cpu.irq_kpath = False
 
     def _irq_done(self, cpu: CpuState, token: int) -> None:
         if cpu.irq_token != token:
@@ -417,6 +454,13 @@ class Kernel:
         m = self.machine
         cpu = self.cpus[e.cpu]
         kind = e.kind
+        if cpu.irq_kpath:
+            if kind == _RETIRE_LIMIT:
+                self._end_irq_kpath(cpu)
+                self._irq_done(cpu, cpu.irq_token)
+            elif kind == _SOURCE_ENDED:
+                m.restart_trace(cpu.id)
+            return
         if cpu.kpath_active:
             if kind == _RETIRE_LIMIT:
                 self._dispatch(cpu)
@@ -593,6 +637,8 @@ class Kernel:
 
     def _take_off(self, cpu: CpuState, task: Task, why: str) -> None:
         """Detaches the task's source from its CPU and ends its run segment; the CPU is then free."""
+        if cpu.irq_kpath:
+            self._end_irq_kpath(cpu)  # the task leaves during a timer interrupt (its own source is off already)
         if cpu.source is not None:
             self._bank(cpu, task)
             self.machine.detach(cpu.id)
@@ -757,7 +803,7 @@ class Kernel:
         self.now = self.machine.now
         for c in self.cpus:
             self._set_cpu_state(c, c.state)
-            if c.current is not None and c.source is not None:
+            if c.current is not None and c.source is not None and not c.irq_kpath:
                 self._bank(c, c.current)
         for rec in self.records:
             if rec.bucket:

@@ -53,6 +53,11 @@ class Linux24(RunqueueScheduler):
 
     ``idle_interval_ms``: an idle CPU looks for waiting tasks this often (and when it goes idle); ``busy_interval_ms``:
     a busy CPU pulls from a CPU with at least two more runnable tasks this often (cache-hot tasks stay).
+    ``global_runqueue`` (default): one runqueue for every CPU, as 2.4.19 has it (kernel/sched.c ``runqueue_head``;
+    schedule() on any CPU scans it for the best goodness(), ``can_schedule()`` skipping tasks running elsewhere), so
+    an idle CPU finds any waiting task; a preempted task that an idle CPU could run makes it reschedule
+    (__schedule_tail()'s ``reschedule_idle(prev)``). With ``global_runqueue=False``: a runqueue per logical CPU and
+    the pull balancing below (the model's earlier approximation).
     ``wake_idle``: 2.4's ``reschedule_idle()``: a woken or forked task whose CPU is busy goes to an idle logical CPU
     at once. 2.4 takes the one idle longest, which says nothing about topology; the model draws one at random
     (seeded) among the idle ones, sibling or not, which is what makes 2.4 double tasks up on a package.
@@ -75,7 +80,7 @@ class Linux24(RunqueueScheduler):
 
     name = "linux24"
     uses = ("cache_hot_ms", "idle_interval_ms", "busy_interval_ms", "wake_idle", "wakeup_preempt",
-            "proc_change_penalty")
+            "proc_change_penalty", "global_runqueue")
     defaults = {"busy_interval_ms": 200.0}
 
     def __init__(self, **params: Any) -> None:
@@ -133,7 +138,10 @@ class Linux24(RunqueueScheduler):
 
     def enqueue(self, task: "Task", reason: str) -> int | None:
         if not self.wakeup_preempt:
-            return super().enqueue(task, reason)
+            target = super().enqueue(task, reason)
+            if reason in ("preempt", "yield"):
+                self._kick_idle_for(task)
+            return target
         k = self.kernel
         assert k is not None
         if reason == "fork" and task not in self.counter:
@@ -145,7 +153,9 @@ class Linux24(RunqueueScheduler):
             else:
                 self.counter[task] = self._full
         if reason in ("preempt", "yield"):
-            return super().enqueue(task, reason)
+            super().enqueue(task, reason)
+            self._kick_idle_for(task)
+            return None
         if reason == "fork":
             self.processor[task] = _home_cpu(self, task, reason)
         cpu = self.select_cpu(task, reason)
@@ -173,24 +183,48 @@ class Linux24(RunqueueScheduler):
         self._push(task, self.queue_key(cpu))
         return cpu if k.is_idle(cpu) else None
 
+    def _kick_idle_for(self, task: "Task") -> None:
+        """With one runqueue: a task put back on it while a CPU it may run on is idle makes that CPU reschedule
+        (2.4's __schedule_tail() calls reschedule_idle(prev) for a preempted task that is still runnable)."""
+        k = self.kernel
+        assert k is not None
+        if not self.global_runqueue:
+            return
+        # Not the CPU it was just taken off: that one is switching to its next task (2.4 calls reschedule_idle(prev)
+        # after the switch, when it is no longer idle).
+        idle = [c for c in range(len(k.cpus)) if c != task.last_cpu and task.allowed(c) and k.is_idle(c)]
+        if idle:
+            k.kick(k.rng.choice(idle) if len(idle) > 1 else idle[0])
+
     def pick_next(self, cpu: int, prev: "Task | None") -> "Task | None":
         if not self.wakeup_preempt:
             return super().pick_next(cpu, prev)
         k = self.kernel
         assert k is not None
         asid = k.record(prev).asid if prev is not None else None
+        record, counter, processor = k.record, self.counter, self.processor
+        full, penalty = self._full, self.proc_change_penalty
         for _ in range(2):
             best, weight = None, -1
-            for t in self.queues[cpu]:
+            # goodness() inlined: with one runqueue this loop scans every waiting task (1,600 chat tasks) per pick.
+            for t in self.queues[self.queue_key(cpu)]:
                 if t.affinity is None or cpu in t.affinity:
-                    g = self.goodness(t, cpu, asid)
+                    c = counter.get(t)
+                    if c is None:
+                        c = counter[t] = full
+                    if c == 0:
+                        g = 0
+                    else:
+                        rec = record(t)
+                        last = rec.last_cpu if rec.last_cpu is not None else processor.get(t)
+                        g = c + 20 - t.priority + (penalty if last == cpu else 0) + (1 if rec.asid == asid else 0)
                     if g > weight:
                         best, weight = t, g
             prev_weight = self.goodness(prev, cpu, asid) if prev is not None else -1
             if max(weight, prev_weight) == 0 and not self._credit_queued(cpu):
-                # Every task that could run here has used its slice: 2.4's "recalculate:" step. (2.4 has one
-                # runqueue, so a task with credit queued for another CPU here would run here instead; the model's
-                # per-CPU queues leave it to balancing, and this CPU goes on with what it has.)
+                # Every task that could run here has used its slice: 2.4's "recalculate:" step. (With per-CPU
+                # queues, global_runqueue=False, a task with credit queued for another CPU is left to balancing,
+                # and this CPU goes on with what it has.)
                 self._recalculate()
                 continue
             break
@@ -201,7 +235,7 @@ class Linux24(RunqueueScheduler):
         return best
 
     def queue_key(self, cpu: int) -> int:
-        return cpu
+        return 0 if self.global_runqueue else cpu
 
     def select_cpu(self, task: "Task", reason: str) -> int:
         home = _home_cpu(self, task, reason)
@@ -239,7 +273,14 @@ class Linux24(RunqueueScheduler):
 
     def balance(self, cpu: int, *, idle: bool) -> None:
         """Pull one waiting task from the busiest other CPU: any waiting task when idle, else only if the busiest
-        CPU has at least two more runnable tasks than this one."""
+        CPU has at least two more runnable tasks than this one. With one runqueue there is nothing to pull: an idle
+        CPU that could run a waiting task reschedules."""
+        if self.global_runqueue:
+            k = self.kernel
+            assert k is not None
+            if idle and k.is_idle(cpu) and self.has_waiting(cpu):
+                k.kick(cpu)
+            return
         mine = self.load(cpu)
         busiest, most = None, 0
         for c, queue in self.queues.items():

@@ -95,6 +95,11 @@ class SchedulerParams:
     # kernel/sched.c effective_prio() / TASK_PREEMPTS_CURR() (see policies.py for the formulas).
     wakeup_preempt: bool = True
     proc_change_penalty: int = 15  # Linux24: goodness() bonus for the CPU a task last ran on (include/asm-i386/smp.h)
+    # Linux24: one runqueue for every CPU, as 2.4.19 has it (kernel/sched.c: ``static LIST_HEAD(runqueue_head)``, which
+    # schedule() on any CPU scans for the best goodness()). False: a runqueue per logical CPU with pull balancing, the
+    # model's earlier approximation (under it, a CPU kept re-running its one queued task while hundreds waited on its
+    # sibling's queue: chat's starved rooms).
+    global_runqueue: bool = True
     max_sleep_avg_ms: float = 2000.0  # Linux25HT: MAX_SLEEP_AVG = 2*HZ jiffies = 2 s (2.5.32 kernel/sched.c)
     max_bonus: int = 5  # Linux25HT: MAX_USER_PRIO 40 x PRIO_BONUS_RATIO 25 % / 2 = +-5 (2.5.32 kernel/sched.c)
 

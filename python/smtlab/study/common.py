@@ -73,8 +73,12 @@ def speedup_pct(noht: float, ht: float, lower_is_better: bool = False) -> float:
 
 
 def geomean(values: Iterable[float]) -> float:
-    v = [x for x in values if x > 0]
-    return math.exp(sum(math.log(x) for x in v) / len(v)) if v else float("nan")
+    """The geometric mean; nan when a value is missing (nan) or not positive: a mean over fewer rows than the
+    table's is not the article's geomean, and a 0 is no measurement."""
+    v = list(values)
+    if not v or not all(math.isfinite(x) and x > 0 for x in v):
+        return float("nan")
+    return math.exp(sum(math.log(x) for x in v) / len(v))
 
 
 def fmt(x: Any, digits: int = 2) -> str:

@@ -33,7 +33,12 @@ def _mt_job(workload: str, param: int, ht: bool, scheduler: str, warm_ms: float,
     if workload == "chat":
         # Client senders start staggered over the first half of the warm-up (chat.spawn).
         return chat.run(param, ht, scheduler, warm_ms, window_ms, stagger_ms=warm_ms / 2)
-    return fileserver.run(workload, param, ht, scheduler, warm_ms, window_ms)
+    try:
+        return fileserver.run(workload, param, ht, scheduler, warm_ms, window_ms)
+    except fileserver.NoCompletion as e:
+        # No measurement: the row shows no model value and the note says why (never a 0).
+        return {"workload": workload, "param": param, "ht": ht, "scheduler": scheduler,
+                "throughput": float("nan"), "no_completion": str(e)}
 
 
 def _two_package_job(experiment: str, scheduler: str, seed: int, instructions: int) -> dict[str, Any]:
@@ -235,6 +240,8 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
         rows.append({"kernel": kern, pname: "geomean", **g, "pub speed-up %": speedup_pct(g["pub noht"], g["pub ht"]),
                      "model speed-up %": speedup_pct(g["model noht"], g["model ht"])})
     df = pd.DataFrame(rows)
+    missing = [r for r in res if "no_completion" in r]
+    measured = [r for r in res if "no_completion" not in r]
     gm = {kern: df[(df.kernel == kern) & (df[pname] == "geomean")].iloc[0] for kern in KERNELS}
     checks = {"ht_speedup_in_10_60_band": all(chk.in_mt_band(gm[k]["model speed-up %"]) for k in KERNELS)}
     if workload == "chat":
@@ -242,12 +249,23 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
         # Rooms are identical loops sharing the CPUs: a room that sent nothing in the window was starved, and the
         # row measures fewer rooms than it names.
         checks["every_room_ran_in_window"] = all(min(r["sent_by_room"]) > 0 for r in res)
+    if workload == "tbench":
+        wins = [r["window_ms"] for r in measured] or [window]
+        warms = [r["warm_ms"] for r in measured] or [warm]
+        how = (f"a window of {min(wins):.0f}..{max(wins):.0f} simulated ms after {min(warms):.0f}..{max(warms):.0f} "
+               f"ms of warm-up per point (at least {window:g} and {warm:g} ms, extended in 1 ms steps until as many "
+               f"replies as clients had been read, in the warm-up and again in the window; at most "
+               f"{fileserver.MAX_MS:g} ms in all)")
+    else:
+        how = f"a window of {window:g} simulated ms after {warm:g} ms of warm-up per point"
     md = [markdown_table(df), "", f"Throughput in {unit}; geometric means over the {pname} values as the article "
-          f"computes them (the speed-up of the geomean row is the ratio of the two geomeans). Model: a window of "
-          f"{window:g} simulated ms after {warm:g} ms of warm-up per point.", ""]
+          f"computes them (the speed-up of the geomean row is the ratio of the two geomeans; '-' where a point has "
+          f"no measurement). Model: {how}.", ""]
     for kern, sched in KERNELS.items():
-        offs = [get[(sched, v, False)] for v in values]
-        ons = [get[(sched, v, True)] for v in values]
+        offs = [get[(sched, v, False)] for v in values if "no_completion" not in get[(sched, v, False)]]
+        ons = [get[(sched, v, True)] for v in values if "no_completion" not in get[(sched, v, True)]]
+        if not offs or not ons:
+            continue
         cpi_off = sum(r["cpi"] for r in offs) / len(offs)
         cpi_on = sum(r["cpi"] for r in ons) / len(ons)
         busy = sum(r["busy_fraction"] for r in ons) / len(ons)
@@ -262,7 +280,13 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
                   f"occupancy per thread fell from {occ_off:.0f} to {occ_on:.0f} entries (63 each when both run). "
                   f"Partition drains: {drains:.0f} per ms. HT-on CPI stack: {stack_line(_avg(ons)['stack'])}.")
         md.append("")
-    notes = []
+    notes = [f"{workload}: no measurement: {r['no_completion']}" for r in missing]
+    if workload == "tbench":
+        short = [r for r in measured if r["clients_done"] < 1.0]
+        for r in short:
+            notes.append(f"tbench {r['param']} clients HT {'on' if r['ht'] else 'off'} {r['scheduler']}: "
+                         f"{100 * r['clients_done']:.0f}% of the clients completed a request in the "
+                         f"{r['window_ms']:.0f} ms window (others were served more than once).")
     for kern in KERNELS:
         s = gm[kern]["model speed-up %"]
         if not chk.in_mt_band(s):

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from ..fileio import atomic_path, check_output_path, write_json, write_text
 from ..workloads.kpaths import REAL_PATHS, REAL_PATHS_ENV, enable_real_paths
+from ..workloads import user_streams
 from .common import kernel_cache_env, markdown_table, text_table
 from .fidelity import fidelity, fidelity_line
 from .section import Section
@@ -47,12 +48,28 @@ def real_kernel_paths_note(real_kernel: bool) -> str:
             "switch (ctxsw); every other path (workloads/kpaths.py) uses its estimated instruction count")
 
 
+def real_user_programs_note(real_user: bool) -> str:
+    """Switches the workloads' recorded user programs on (user_streams.enable_user_streams) unless ``real_user`` is
+    False, and returns the report's one line naming the workloads whose user-mode work is real, or why none is."""
+    if not real_user:
+        os.environ[user_streams.USER_STREAMS_ENV] = "0"
+        return "user programs: estimated instruction counts for every workload's user-mode work (--no-user-programs)"
+    why = user_streams.enable_user_streams()
+    if why is not None:
+        print(f"smtlab.study: {why}", file=sys.stderr)
+        return f"user programs: {why}"
+    return user_streams.note()
+
+
 def run_study(out_dir: pathlib.Path, quick: bool = False, workers: int | None = None, only: list[str] | None = None,
-              progress: bool = True, echo: bool = True, real_kernel: bool = True) -> dict[str, Any]:
+              progress: bool = True, echo: bool = True, real_kernel: bool = True,
+              real_user: bool = True) -> dict[str, Any]:
     """Runs the study; returns {'sections': [Section...], 'checks': {...}, 'notes': [...], 'seconds': {...}}.
-    ``real_kernel``: run the system calls that have a kpath: recording on it (False: the estimates everywhere)."""
+    ``real_kernel``: run the system calls that have a kpath: recording on it (False: the estimates everywhere).
+    ``real_user``: run chat's, dbench's and tbench's user-mode work on their recorded programs (user_streams)."""
     kernel_cache_env()
     kpath_note = real_kernel_paths_note(real_kernel)
+    user_note = real_user_programs_note(real_user)
     workers = workers or os.cpu_count() or 1
     if out_dir.exists() and not out_dir.is_dir():
         raise ValueError(f"cannot write the study into '{out_dir}': it is not a directory")
@@ -64,6 +81,7 @@ def run_study(out_dir: pathlib.Path, quick: bool = False, workers: int | None = 
     check_output_path(out_dir / "study.md", "study report")
     available, notes = _sections()
     notes.insert(0, kpath_note)
+    notes.insert(1, user_note)
     keys = [k for k in ORDER if k in available and (not only or k in only)]
     if only:
         unknown = [k for k in only if k not in ORDER]
@@ -151,11 +169,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-progress", action="store_true", help="no progress bars")
     ap.add_argument("--no-kpath", action="store_true",
                     help="estimated instruction counts for every system call, no recorded kernel paths")
+    ap.add_argument("--no-user-programs", action="store_true",
+                    help="estimated user-mode work for chat, dbench and tbench, not their recorded programs")
     a = ap.parse_args(argv)
     only = [x.strip() for x in a.only.split(",") if x.strip()] or None
     try:
         res = run_study(pathlib.Path(a.out), a.quick, a.workers, only, progress=not a.no_progress,
-                        real_kernel=not a.no_kpath)
+                        real_kernel=not a.no_kpath, real_user=not a.no_user_programs)
     except ValueError as e:  # a bad output folder, found before any simulation
         print(f"smtlab.study: {e}", file=sys.stderr)
         return 2

@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import load_config
 from ..os import Kernel, make_scheduler
-from .kpaths import switch_path
+from .kpaths import real_paths_on, switch_path
 
 #: Scheduler names of the two kernels of the reference study.
 KERNELS = {"2.4.19": "linux24", "2.5.32": "linux25ht"}
@@ -23,20 +23,42 @@ def user_spec(seed: int = 1) -> str:
     return USER_SPEC.format(seed=seed)
 
 
+#: The recorded timer interrupt (docs/tracing.md, an excursion path: one tick's kernel records). Every logical CPU
+#: runs the same instance (seed 0) per tick, for the reason kpaths.REAL_SWITCH_SPEC gives.
+REAL_TIMER_SPEC = "kpath:timer,seed=0"
+
+
+def timer_path() -> str | None:
+    """The timer interrupt's kernel path when real kernel paths are on (else None: the kernel charges
+    ``os.timer_cycles`` idle cycles per tick instead)."""
+    if real_paths_on():
+        from .._core import Source
+
+        if Source(REAL_TIMER_SPEC).length:
+            return REAL_TIMER_SPEC
+    return None
+
+
 def make_kernel(ht: bool, scheduler: str, *, cores: int = 1, seed: int = 0, preset: str = "netburst",
                 hz: float = 1000.0, time_slice_ms: float = 10.0, log: bool = False,
-                overrides: dict[str, Any] | None = None, scheduler_params: dict[str, Any] | None = None) -> Kernel:
+                overrides: dict[str, Any] | None = None, scheduler_params: dict[str, Any] | None = None,
+                charge_os_costs: bool = True) -> Kernel:
     """A kernel on the preset with HT off (``core.threads=1``) or on (2), ``cores`` packages, and the context-switch
     path run as kernel code (kpaths.switch_path: the recorded Linux switch when real kernel paths are on, else
     kpaths.SWITCH_SPEC, 1500 instructions) so that a switch contends for the core like the
     real schedule() + switch_to. HZ is 1000 for both kernels (the 2.5 series' value; it sets how often idle CPUs
     rebalance, i.e. how soon Linux25HT's active balancing moves a task to an idle package). ``scheduler_params``:
-    keywords of the scheduler (smtlab.os.SchedulerParams names, e.g. ``{"wake_idle": False}``)."""
+    keywords of the scheduler (smtlab.os.SchedulerParams names, e.g. ``{"wake_idle": False}``).
+    ``charge_os_costs`` (default on for every study experiment): the preset's OS costs (smtlab.os.Kernel): waking a
+    halted logical CPU (``os.wake_cycles``), the TLB flush of an address-space switch (untagged TLBs), and the timer
+    interrupt at every tick, run as the recorded ``kpath:timer`` when real kernel paths are on (:func:`timer_path`),
+    else ``os.timer_cycles``."""
     cfg = load_config(preset, {"core.threads": 2 if ht else 1, "system.packages": cores, **(overrides or {})})
     sched = make_scheduler(scheduler, **(scheduler_params or {}))
     kernel_path, switch_instructions = switch_path()  # the recorded switch when real kernel paths are on
     return Kernel(cfg, sched, hz=hz, time_slice_ms=time_slice_ms, kernel_path=kernel_path,
-                  switch_instructions=switch_instructions, seed=seed, log=log)
+                  switch_instructions=switch_instructions, seed=seed, log=log, charge_os_costs=charge_os_costs,
+                  timer_path=timer_path() if charge_os_costs else None)
 
 
 _STACK_GROUPS = {

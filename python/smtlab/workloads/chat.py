@@ -35,8 +35,8 @@ from typing import Any, Iterator
 
 from ..os import Block, Compute, Send, Task
 from .base import counters, machine_summary, make_kernel
-from .kpaths import (PATHS, TRAP_INSTRUCTIONS, WakeChannel, after_wake, mark_waker, real_paths_on, syscall, task_spec,
-                     user)
+from .kpaths import PATHS, TRAP_INSTRUCTIONS, WakeChannel, after_wake, mark_waker, real_paths_on, syscall, task_spec
+from .user_streams import UserStream
 
 USERS = 20
 #: The two processes' address-space ids (see the module doc): one for every client thread, one for every server thread.
@@ -44,6 +44,9 @@ CLIENT_ASID = 1
 SERVER_ASID = 2
 WINDOW = 4  # messages in flight per client sender
 USER_WORK = 300  # instructions of user code per message (format, bookkeeping)
+#: Estimated user instructions per message by role, used when user streams are off (user_streams.py; with them on,
+#: each message runs a recorded instance of workloads/user/chat.c instead).
+_ESTIMATES = {"client_send": USER_WORK, "server_recv": USER_WORK, "server_send": 0, "client_recv": 50}
 
 
 def _batch_call(path: str, n: int, me: Task) -> list[Compute]:
@@ -87,7 +90,7 @@ class Room:
 
 # The four task programs. Each takes everything it uses as arguments (bound with functools.partial when its room is
 # built) and ``me``, a one-element list holding its own Task (for the IPI cost of a cross-CPU wake-up).
-def _client_send(room: Room, u: int, me: list[Task]) -> Iterator[Any]:
+def _client_send(room: Room, u: int, me: list[Task], work: UserStream) -> Iterator[Any]:
     credit, up = room.credit[u], room.to_server[u]
     inflight = 0
     while True:
@@ -95,14 +98,14 @@ def _client_send(room: Room, u: int, me: list[Task]) -> Iterator[Any]:
             yield Block(credit)
             yield from after_wake(credit, me[0])
             inflight -= _take_all(credit)
-        yield user(USER_WORK)
+        yield from work.work()  # user_streams: the recorded program's instance, else USER_WORK
         yield from syscall("tcp_send", task=me[0])
         mark_waker(up, me[0])
         yield Send(up)
         inflight += 1
 
 
-def _server_recv(room: Room, u: int, me: list[Task]) -> Iterator[Any]:
+def _server_recv(room: Room, u: int, me: list[Task], work: UserStream) -> Iterator[Any]:
     up, credit = room.to_server[u], room.credit[u]
     others = [room.echo_out[v] for v in range(USERS) if v != u]
     while True:
@@ -110,7 +113,7 @@ def _server_recv(room: Room, u: int, me: list[Task]) -> Iterator[Any]:
         yield from after_wake(up, me[0])
         n = _take_all(up)
         yield from _batch_call("tcp_recv", n, me[0])
-        yield user(USER_WORK * n)
+        yield from work.work(n)
         for ch in others:
             mark_waker(ch, me[0])
             yield Send(ch, n)
@@ -118,25 +121,26 @@ def _server_recv(room: Room, u: int, me: list[Task]) -> Iterator[Any]:
         yield Send(credit, n)
 
 
-def _server_send(room: Room, u: int, me: list[Task]) -> Iterator[Any]:
+def _server_send(room: Room, u: int, me: list[Task], work: UserStream) -> Iterator[Any]:
     echo, down = room.echo_out[u], room.to_client[u]
     while True:
         yield Block(echo)
         yield from after_wake(echo, me[0])
         n = _take_all(echo)
+        yield from work.work(n)  # none without user streams (_ESTIMATES)
         yield from _batch_call("tcp_send", n, me[0])
         mark_waker(down, me[0])
         yield Send(down, n)
 
 
-def _client_recv(room: Room, u: int, me: list[Task]) -> Iterator[Any]:
+def _client_recv(room: Room, u: int, me: list[Task], work: UserStream) -> Iterator[Any]:
     down = room.to_client[u]
     while True:
         yield Block(down)
         yield from after_wake(down, me[0])
         n = _take_all(down)
         yield from _batch_call("tcp_recv", n, me[0])
-        yield user(50 * n)
+        yield from work.work(n)
 
 
 _PROGRAMS = (("client_send", _client_send), ("client_recv", _client_recv), ("server_recv", _server_recv),
@@ -155,8 +159,9 @@ def _room(r: int, first_seed: int) -> Room:
             seed += 1
             # A thread of the client or of the server process (module doc).
             asid = CLIENT_ASID if role.startswith("client") else SERVER_ASID
-            t = Task(f"{role}_{r}_{u}", functools.partial(program, room, u, me), source=task_spec(seed, 32), asid=asid,
-                     daemon=True)
+            work = UserStream(f"chat_{role}", seed, _ESTIMATES[role])  # its user-mode work, drawn by its seed
+            t = Task(f"{role}_{r}_{u}", functools.partial(program, room, u, me, work), source=task_spec(seed, 32),
+                     asid=asid, daemon=True)
             me.append(t)
             room.tasks.append(t)
             if role == "client_send":

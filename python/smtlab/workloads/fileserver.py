@@ -30,7 +30,8 @@ from typing import Any, Iterator
 from ..os import IO, Block, Send, Task
 from .base import counters, machine_summary, make_kernel
 from .disk import Disk
-from .kpaths import WakeChannel, after_wake, kernel, mark_waker, syscall, task_spec, user
+from .kpaths import PATHS, WakeChannel, after_wake, kernel, mark_waker, syscall, task_spec
+from .user_streams import UserStream
 
 #: dbench's operation mix: (name, share, KiB moved, is a write).
 DBENCH_MIX = [("read", 0.30, 4, False), ("write", 0.22, 4, True), ("open", 0.10, 0, False),
@@ -57,14 +58,15 @@ def build_dbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
     tasks: list[Task] = []
     for c in range(clients):
         rng = random.Random(seed * 1000 + c)
+        work = UserStream("dbench_client", seed * 1000 + c, CLIENT_WORK)  # workloads/user/dbench.c when on
 
-        def client(c: int = c, rng: random.Random = rng) -> Iterator[Any]:
+        def client(c: int = c, rng: random.Random = rng, work: UserStream = work) -> Iterator[Any]:
             me = holder[c]
             writes = 0
             while True:
                 op = rng.choices(range(len(names)), weights)[0]
                 _, _, kib, is_write = DBENCH_MIX[op]
-                yield user(CLIENT_WORK)
+                yield from work.work()
                 yield from syscall("vfs_op")
                 if kib:
                     yield kernel("copy_kb", kib)
@@ -101,14 +103,19 @@ def build_dbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
 def build_tbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list[Task]:
     holder: dict[Any, Task] = {}
     stats["bytes"] = 0
+    stats["done"] = [0] * clients  # requests each client has completed (its reply read)
     tasks: list[Task] = []
     for c in range(clients):
         req, rep = WakeChannel(f"req{c}"), WakeChannel(f"rep{c}")
+        # User-mode work from workloads/user/tbench.c when user streams are on (the server's: smb_op's estimate).
+        cwork = UserStream("tbench_client", seed * 1000 + c, CLIENT_WORK)
+        swork = UserStream("tbench_server", seed * 1000 + c, PATHS["smb_op"].instructions)
 
-        def client(c: int = c, req: WakeChannel = req, rep: WakeChannel = rep) -> Iterator[Any]:
+        def client(c: int = c, req: WakeChannel = req, rep: WakeChannel = rep,
+                   work: UserStream = cwork) -> Iterator[Any]:
             me = holder[("c", c)]
             while True:
-                yield user(CLIENT_WORK)
+                yield from work.work()
                 yield from syscall("tcp_send", task=me)
                 mark_waker(req, me)
                 yield Send(req)
@@ -117,14 +124,16 @@ def build_tbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
                 yield from syscall("tcp_recv", task=me)
                 yield kernel("copy_kb", 4)
                 stats["bytes"] += 4096
+                stats["done"][c] += 1
 
-        def server(c: int = c, req: WakeChannel = req, rep: WakeChannel = rep) -> Iterator[Any]:
+        def server(c: int = c, req: WakeChannel = req, rep: WakeChannel = rep,
+                   work: UserStream = swork) -> Iterator[Any]:
             me = holder[("s", c)]
             while True:
                 yield Block(req)
                 yield from after_wake(req, me)
                 yield from syscall("tcp_recv", task=me)
-                yield kernel("smb_op")
+                yield from work.work()  # decode the request, build the reply (kpaths smb_op when off)
                 yield from syscall("tcp_send", task=me)
                 yield kernel("copy_kb", 4)
                 mark_waker(rep, me)
@@ -136,21 +145,65 @@ def build_tbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
     return tasks
 
 
+#: Upper bound of a tbench point's simulated time (warm-up and window together), in ms: the adaptive warm-up and
+#: window below stop here whether or not every client has completed a request (chosen: about 3 x the longest round
+#: seen, 120 clients with HT off take ~15 ms per round; keeps a point's host time bounded).
+MAX_MS = 60.0
+_STEP_MS = 1.0
+
+
+class NoCompletion(RuntimeError):
+    """No request completed inside a measurement window: there is no throughput to report (never report 0)."""
+
+
+def _round_done(done: list[int], base: list[int]) -> bool:
+    """At least one round's worth of replies since ``base``: as many completions as there are clients."""
+    return sum(done) - sum(base) >= len(done)
+
+
 def run(workload: str, clients: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float,
-        seed: int = 0) -> dict[str, Any]:
-    """MB/s over the window (``workload`` 'dbench' or 'tbench') and the machine statistics of the window."""
+        seed: int = 0, max_ms: float = MAX_MS) -> dict[str, Any]:
+    """MB/s over the window (``workload`` 'dbench' or 'tbench') and the machine statistics of the window.
+
+    tbench counts a reply when the client has read it, and on one CPU the start is a convoy: every client sends,
+    then every server replies, then every client reads, so the first reply of N clients comes after about 3N
+    dispatches (~6 ms at 90 clients with HT off) and one round of all N takes 2N dispatches. A fixed window shorter
+    than that measured nothing (0 MB/s at 90 and 120 clients). So for tbench the warm-up lasts at least ``warm_ms``
+    and until N replies have been read (the convoy has passed), and the window lasts at least ``window_ms`` and
+    until it holds N replies (one round's worth, so the window spans a round rather than a phase of it), both in
+    steps of 1 ms and bounded by ``max_ms`` in all. ``warm_ms`` / ``window_ms`` in the result are the lengths
+    used; ``clients_done`` the fraction of clients that completed a request in the window (below 1 when the
+    scheduler served some clients several times before others once). Raises
+    :class:`NoCompletion` if no request completed in the window. dbench counts bytes as each operation runs, so its
+    window stays fixed."""
     k = make_kernel(ht, scheduler, seed=seed)
     stats: dict[str, Any] = {}
     builder = build_dbench if workload == "dbench" else build_tbench
     for t in builder(k, clients, stats, seed):
         k.spawn(t)
+    done = stats.get("done")
+    step, cap = k.ms_to_cycles(_STEP_MS), k.ms_to_cycles(max_ms)
     t_warm = k.ms_to_cycles(warm_ms)
     k.run(until=t_warm)
+    if done is not None:
+        zero = [0] * len(done)
+        while not _round_done(done, zero) and k.now + step <= cap:
+            k.run(until=k.now + step)
     snap, b0, t0 = counters(k), stats["bytes"], k.now
-    k.run(until=t_warm + k.ms_to_cycles(window_ms))
+    base = list(done) if done is not None else []
+    k.run(until=t0 + k.ms_to_cycles(window_ms))
+    if done is not None:
+        while not _round_done(done, base) and k.now + step <= cap:
+            k.run(until=k.now + step)
     seconds = (k.now - t0) / (k.freq_ghz * 1e9)
     out = {"workload": workload, "param": clients, "ht": ht, "scheduler": scheduler,
            "throughput": (stats["bytes"] - b0) / seconds / 1e6, "host_seconds": k.host_seconds,
+           "warm_ms": t0 / k.cycles_per_us / 1000.0, "window_ms": (k.now - t0) / k.cycles_per_us / 1000.0,
+           "clients_done": (sum(1 for d, b in zip(done, base) if d > b) / len(done)) if done else 1.0,
            **machine_summary(k, snap)}
     k.machine.close()
+    if stats["bytes"] == b0:
+        raise NoCompletion(f"{workload} {clients} clients, HT {'on' if ht else 'off'}, {scheduler}: no request "
+                           f"completed in the window ({out['warm_ms']:.1f} ms warm-up, {out['window_ms']:.1f} ms "
+                           f"window, bound {max_ms:g} ms in all)")
     return out

@@ -107,14 +107,27 @@ def syscall(name: str, scale: float = 1.0, task: Any = None) -> list[Compute]:
     instead (:func:`real_spec`; ``task``: the calling Task, for its instance and its own kernel stack)."""
     if scale == 1.0 and name in REAL_PATHS and real_paths_on():
         return [Compute(source=real_spec(name, task))]
+    return estimated(name, scale)
+
+
+def estimated(name: str, scale: float = 1.0) -> list[Compute]:
+    """A whole system call from the estimates alone: the trap and ``scale`` times the path, as one step."""
     return [Compute(TRAP_INSTRUCTIONS + max(1, round(PATHS[name].instructions * scale)))]
+
+
+def sleep_entry() -> list[Compute]:
+    """The trap of a call that sleeps, run before its ``Block``: with real paths the call's recorded instance, run
+    after the wake-up (e.g. ``recorded("pipe_read", ...)``), holds its entry and exit, so there is none here."""
+    return [] if real_paths_on() else [trap()]
 
 
 # --- real kernel paths (kpath: sources, docs/tracing.md) -------------------------------------------------------------
 #: The model's system calls that have a recording of the same call (Linux 6.1 under qemu-system, docs/tracing.md
 #: "Paths"). A kpath instance runs from the user-mode call through the entry, the kernel path and the return, so it
-#: stands for the trap and the path together. Only exact matches: a path the workloads use differently (a pipe read
-#: that slept, select on 10 descriptors, a file write and fsync) keeps its estimate.
+#: stands for the trap and the path together. Keys are the model's names for what a workload does (``syscall`` takes
+#: the single calls; :func:`recorded` the rest: a sequence of calls, a fault, an interrupt); values the kpath.
+#: Only what the recording really ran: select on 10 TCP sockets, a fork that execs a shell (scaled execve), a
+#: tbench metadata operation and the kernel's bulk copies keep their estimates.
 REAL_PATHS = {
     "null": "getppid",  # LMbench null call
     "read": "read",  # read() of 1 byte from /dev/zero
@@ -122,12 +135,26 @@ REAL_PATHS = {
     "stat": "stat",
     "fstat": "fstat",
     "sigaction": "sigaction",
-    "link": "link",  # AIM9 link_test: link() then unlink() of a file
+    "select10": "select",  # LMbench lat_select: 10 regular-file descriptors, zero timeout
+    "link": "link",  # AIM9 link_test: link() then unlink() of a file (ext4)
     "unlink": "unlink",
     "fork": "fork",  # fork() in the parent up to its return there (LMbench, make, the shell)
+    "execve": "execve",  # execve of a small static program, up to its main()
     "tcp_send": "tcp_send",  # send() on a loopback TCP connection, the receiver's side included
     "tcp_recv": "tcp_recv",
+    "open+close": "open_close",  # LMbench open/close
+    "creat+close": "creat",  # AIM9 creat-clo (ext4)
+    "kill+signal": "signal",  # LMbench signal handler overhead: kill, delivery, the handler, sigreturn
+    "page_fault": "page_fault",  # a first write to an untouched anonymous page
+    "pipe_write": "pipe_write_wake",  # a 1-byte write whose reader sleeps on the other CPU (LMbench lat_pipe)
+    "pipe_read": "pipe_read",  # the read after the wake-up: the byte is there (the sleep is the model's switch)
+    "exit+wait": "exit_wait",  # a child's _exit and its parent's waitpid return
+    "fs_write": "disk_write",  # 1 KiB appended to an ext4 file (AIM9 sync disk tests)
+    "fsync": "fsync",  # the data block and the journal commit to the virtio disk, and the wait
 }
+# Not "ipi": kpath:resched_ipi is the busy-target case (RESCHEDULE_VECTOR into a running task). The study's cross-CPU
+# wake-ups mostly land on a halted logical CPU, where Linux 6.1 queues the task on the wake list and sends the
+# call-function IPI instead (ttwu_queue_cond), a path not recorded; so after_wake keeps its estimate.
 
 #: The environment variable that switches real paths on ("1") in this process and the study's worker processes
 #: (set by :func:`enable_real_paths`, read by :func:`real_paths_on`).
@@ -139,12 +166,21 @@ def real_paths_on() -> bool:
     return os.environ.get(REAL_PATHS_ENV) == "1"
 
 
-def real_spec(name: str, task: Any = None) -> str:
+def real_spec(name: str, task: Any = None, draw: int = 0) -> str:
     """The kpath: source of the model's path ``name`` for ``task``: the instance drawn by the task's pid (tasks run
-    different recorded instances of a path, as calls in a real run differ), with the task's own kernel stack
-    (``stack=pid``: every instance was recorded by one probe process on one kernel stack; each task has its own)."""
+    different recorded instances of a path, as calls in a real run differ; ``draw`` picks another for the same task,
+    e.g. for the n-th of n faults in one step), with the task's own kernel stack (``stack=pid``: every instance was
+    recorded by one probe process on one kernel stack; each task has its own)."""
     pid = getattr(task, "pid", None) or 0
-    return f"kpath:{REAL_PATHS[name]},seed={pid},stack={pid}"
+    return f"kpath:{REAL_PATHS[name]},seed={pid + 1_000_003 * draw},stack={pid}"
+
+
+def recorded(name: str, estimate: list[Compute], task: Any = None, times: int = 1) -> list[Compute]:
+    """``times`` recorded instances of the model's ``name`` (a key of :data:`REAL_PATHS`) when real paths are on,
+    each a step of its own; else ``estimate``, the steps of the estimated instruction counts."""
+    if not real_paths_on():
+        return estimate
+    return [Compute(source=real_spec(name, task, draw)) for draw in range(times)]
 
 
 def enable_real_paths() -> str | None:
@@ -225,7 +261,7 @@ def mark_waker(channel: Any, me: Any) -> None:
 
 def after_wake(channel: Any, me: Any) -> list[Compute]:
     """Steps to run right after ``Block(channel)`` returns: the reschedule IPI's path if the waker ran on another
-    logical CPU than the one ``me`` was woken on."""
+    logical CPU than the one ``me`` was woken on (an estimate even with real paths: see REAL_PATHS)."""
     waker = getattr(channel, "waker_cpu", None)
     if waker is not None and me.cpu is not None and waker != me.cpu:
         return [Compute(TRAP_INSTRUCTIONS + PATHS["ipi"].instructions)]

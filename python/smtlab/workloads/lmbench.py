@@ -6,8 +6,9 @@ two points of the loop, after a warm-up of both iterations and simulated time, a
 preset's clock (``system.freq_ghz``). What is modelled: the instruction stream of each process (user loop, traps and
 kernel paths as documented instruction counts), context switches as kernel code (Kernel ``kernel_path``), blocking
 and wake-up through the OS layer, the placement decisions of the scheduler, and everything the core does with them
-(HT partitions, halt and recombination drains). What is not: the real kernel's code (counts in kpaths are documented
-estimates), inter-processor interrupt delivery and the exit from HLT (the model charges only the IPI handler's
+(HT partitions, halt and recombination drains). What is not: the real kernel's code where no recording
+exists (counts in kpaths are documented estimates; recorded kpath: instances where kpaths.REAL_PATHS has one and
+real paths are on), inter-processor interrupt delivery and the exit from HLT (the model charges only the IPI handler's
 path), TLB flushes on address-space switches, interrupts.
 
 Scaled down: LMbench repeats each operation until the timing is stable (~100 ms per test); here 40-400 iterations
@@ -21,7 +22,8 @@ from typing import Any, Callable, Iterator
 
 from ..os import Block, Channel, Compute, Send, Spawn, Task
 from .base import counters, machine_summary, make_kernel
-from .kpaths import WakeChannel, after_wake, kernel, mark_waker, syscall, task_spec, trap
+from .kpaths import (WakeChannel, after_wake, estimated, kernel, mark_waker, real_paths_on, recorded, sleep_entry,
+                     syscall, task_spec)
 
 _USER_LOOP = 50  # instructions of LMbench's own loop and call overhead per operation
 
@@ -39,10 +41,15 @@ def _simple(*names: str) -> Callable[[], list[Any]]:
     return body
 
 
+def _open_close() -> list[Any]:
+    return [_user(), *recorded("open+close", [*estimated("open"), *estimated("close")])]
+
+
 def _signal_overhead() -> list[Any]:
     # kill(getpid(), SIGUSR1): the trap and kill path, delivery on the way out (frame set-up), the handler in user
-    # mode, and sigreturn.
-    return [_user(), *syscall("kill"), kernel("sigdeliver"), _user(30), *syscall("sigreturn")]
+    # mode, and sigreturn (the recorded instance holds all four, the handler being the probe's own).
+    return [_user(), *recorded("kill+signal", [*syscall("kill"), kernel("sigdeliver"), _user(30),
+                                               *syscall("sigreturn")])]
 
 
 @dataclass(frozen=True)
@@ -64,7 +71,7 @@ TESTS: list[LmbenchTest] = [
     LmbenchTest("simple_write", "Simple write", "loop", 400, 30, _simple("write")),
     LmbenchTest("simple_stat", "Simple stat", "loop", 200, 20, _simple("stat")),
     LmbenchTest("simple_fstat", "Simple fstat", "loop", 400, 30, _simple("fstat")),
-    LmbenchTest("simple_open_close", "Simple open/close", "loop", 200, 20, _simple("open", "close")),
+    LmbenchTest("simple_open_close", "Simple open/close", "loop", 200, 20, _open_close),
     LmbenchTest("select_10_fds", "Select on 10 fd's", "loop", 200, 20, _simple("select10")),
     LmbenchTest("select_10_tcp_fds", "Select on 10 tcp fd's", "loop", 200, 20, _simple("select10_tcp")),
     LmbenchTest("signal_handler_installation", "Signal handler installation", "loop", 400, 30,
@@ -78,8 +85,9 @@ TESTS: list[LmbenchTest] = [
 BY_KEY = {t.key: t for t in TESTS}
 
 
-def _faults(n: int) -> list[Compute]:
-    return [kernel("page_fault", n)]  # n faults' worth of the fault path in one step (same instructions)
+def _faults(n: int, task: Any = None) -> list[Compute]:
+    # n faults' worth of the fault path in one step (same instructions), or n recorded faults
+    return recorded("page_fault", [kernel("page_fault", n)], task, times=n)
 
 
 def _child_task(kind: str, done: WakeChannel, start: WakeChannel) -> Task:
@@ -89,17 +97,18 @@ def _child_task(kind: str, done: WakeChannel, start: WakeChannel) -> Task:
     def program() -> Iterator[Any]:
         me = holder["task"]
         yield from after_wake(start, me)  # placed on another CPU than its parent's: woken there by an IPI
-        yield from _faults(2)  # copy-on-write of the stack and the libc data page on return from fork
+        yield from _faults(2, me)  # copy-on-write of the stack and the libc data page on return from fork
         if kind in ("execve", "sh"):
             if kind == "sh":
                 # /bin/sh -c prog: exec the shell (a larger image), its start-up, then it execs prog itself.
                 yield from syscall("execve", 1.3)
-                yield from _faults(80)
+                yield from _faults(80, me)
                 yield Compute(300_000)
             yield from syscall("execve")
-            yield from _faults(30)
+            yield from _faults(30, me)
             yield Compute(20_000)  # lmbench's hello: start-up and one write
-        yield from syscall("exit")
+        # exit, or the recorded _exit with its parent's waitpid return (the parent then runs no wait path itself)
+        yield from recorded("exit+wait", estimated("exit"), me)
         mark_waker(done, me)
         yield Send(done)  # the parent's wait4 wakes (SIGCHLD)
 
@@ -140,10 +149,10 @@ def build(test: LmbenchTest, k: Any, iters: int, warm_iters: int, warm_ms: float
             yield from syscall("pipe_write")
             mark_waker(to_child, me["parent"])
             yield Send(to_child)
-            yield trap()
+            yield from sleep_entry()
             yield Block(to_parent)
             yield from after_wake(to_parent, me["parent"])
-            yield kernel("pipe_read")
+            yield from recorded("pipe_read", [kernel("pipe_read")], me["parent"])
 
         def parent() -> Iterator[Any]:
             yield Spawn(me["child"])
@@ -153,12 +162,12 @@ def build(test: LmbenchTest, k: Any, iters: int, warm_iters: int, warm_ms: float
 
         def child() -> Iterator[Any]:
             while True:
-                yield trap()
+                yield from sleep_entry()
                 yield Block(to_child)
                 if state["stop"]:
                     return
                 yield from after_wake(to_child, me["child"])
-                yield kernel("pipe_read")
+                yield from recorded("pipe_read", [kernel("pipe_read")], me["child"])
                 yield _user()
                 yield from syscall("pipe_write")
                 mark_waker(to_parent, me["child"])
@@ -178,11 +187,12 @@ def build(test: LmbenchTest, k: Any, iters: int, warm_iters: int, warm_ms: float
         yield from syscall("fork")
         mark_waker(start, me)
         yield Spawn(_child_task(test.child, done, start))
-        yield from _faults(2)  # the parent's own copy-on-write faults on return
-        yield trap()
+        yield from _faults(2, me)  # the parent's own copy-on-write faults on return
+        yield from sleep_entry()
         yield Block(done)
         yield from after_wake(done, me)
-        yield kernel("wait")
+        if not real_paths_on():  # else the child's recorded exit+wait holds the wait path
+            yield kernel("wait")
 
     holder["parent"] = Task(test.key, lambda: _measured(k, rec, iters, warm_iters, warm_ms, fork_once),
                             source=task_spec(1, 256))

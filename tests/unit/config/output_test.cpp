@@ -23,7 +23,8 @@ using test::TempDir;
 // Load/store unit (issue 10 §3): 9 core.lsu keys.
 // Issue ports (issue 10 §2): the 8 core.fu.<class>.count keys gave way to 8 core.fu.<class>.uops keys and
 // core.ports: +1. main's 160 + uports' 1 = 161.
-constexpr std::size_t kKeys = 130 + 9 + 3 + 9 + 9 + 1;
+// uopwindow: core.micro_fusion +1 = 162.
+constexpr std::size_t kKeys = 130 + 9 + 3 + 9 + 9 + 1 + 1;
 
 std::size_t countJsonLeaves(const boost::json::value& v) {
   if (!v.is_object()) return 1;

@@ -78,6 +78,7 @@ struct StageHarness {
     for (std::uint32_t i = 0; i < n; ++i) {
       ASSERT_NE(th.cursor->peek(), nullptr);
       th.front[th.cursor->fetchSeq() & th.frontMask] = FrontEntry{};
+      th.front[th.cursor->fetchSeq() & th.frontMask].uopqHeld = 1;  // the one entry taken below (uopwindow)
       th.cursor->advanceFetch();
       queues[QueueKind::UopQueue].take(t);
     }

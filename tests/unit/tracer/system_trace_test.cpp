@@ -276,13 +276,15 @@ TEST_F(SystemTrace, RecordingSplitsIntoOneTraceFilePerPath) {
 }
 
 TEST(Kpath, TableComesFromTheProbeHeader) {
-  // The table is workloads/kpath/kpath_paths.h: first entry getppid, the timer path an excursion, no duplicates.
+  // The table is workloads/kpath/kpath_paths.h: first entry getppid, the timer and IPI paths excursions (the IPI one
+  // of one vector), no duplicates.
   const auto& t = kpaths();
   ASSERT_GE(t.size(), 20u);
   std::set<std::string> names;
   for (const auto& k : t) {
     EXPECT_TRUE(names.insert(k.name).second) << k.name;
-    EXPECT_EQ(k.excursion, k.name == "timer") << k.name;
+    EXPECT_EQ(k.excursion, k.name == "timer" || k.name == "resched_ipi") << k.name;
+    EXPECT_EQ(k.entrySymbol.empty(), k.name != "resched_ipi") << k.name;
   }
 }
 

@@ -1,0 +1,54 @@
+"""The study's measurement windows (issue 11; studyfix): a window that measured nothing must never be reported as a
+measurement, and tbench's window must adapt to the client count.
+
+On paper: tbench on one logical CPU starts as a convoy. N clients are forked and each sends its first request before
+any server runs (FIFO among equals), then the N servers reply, then the clients read: the first reply is read after
+about 2N + 1 dispatches. At N = 12 each dispatch runs at least a system call with its trap (>= 2,450 instructions:
+tcp_recv 2,000 + trap 450) plus the switch path (1,500), so the first reply needs more than 25 x 3,950 = 98,750
+instructions; the netburst core retires at most 3 per cycle, so more than 32,900 cycles = 0.021 ms at 1.6 GHz. A
+fixed 0.002 + 0.002 ms warm-up and window therefore holds no reply: the old fixed window reported 0 MB/s there."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from smtlab.study import common
+from smtlab.workloads import fileserver
+
+
+def test_tbench_window_extends_until_a_round_of_replies():
+    r = fileserver.run("tbench", 12, False, "linux24", warm_ms=0.002, window_ms=0.002)
+    # The old code measured 0 MB/s here (no reply inside the fixed window). Now the warm-up and the window each
+    # run until as many replies as clients were read.
+    assert r["throughput"] > 0
+    assert r["window_ms"] > 0.021 and r["warm_ms"] > 0.021
+    assert r["window_ms"] <= fileserver.MAX_MS
+    # 12 replies of 4 KiB at least, in the window: the throughput is at least that over the window's length.
+    assert r["throughput"] >= 12 * 4096 / (r["window_ms"] / 1000.0) / 1e6 * 0.999
+
+
+def test_tbench_without_a_completion_raises_instead_of_reporting_zero():
+    # The bound (0.005 ms = 8,000 cycles) is shorter than the first reply can take (> 32,900 cycles, module doc).
+    with pytest.raises(fileserver.NoCompletion, match="no request completed in the window"):
+        fileserver.run("tbench", 12, False, "linux24", warm_ms=0.001, window_ms=0.001, max_ms=0.005)
+
+
+def test_geomean_of_a_missing_or_zero_point_is_missing():
+    assert common.geomean([4.0, 9.0]) == pytest.approx(6.0)
+    # The old geomean dropped the 0 and averaged the other rows: a geomean over fewer rows than the table's.
+    assert math.isnan(common.geomean([4.0, 0.0, 9.0]))
+    assert math.isnan(common.geomean([4.0, float("nan")]))
+    assert math.isnan(common.geomean([]))
+
+
+def test_study_job_reports_no_completion_as_missing(monkeypatch):
+    from smtlab.study import ht_linux
+
+    def boom(*args, **kwargs):
+        raise fileserver.NoCompletion("tbench 90 clients: no request completed in the window")
+
+    monkeypatch.setattr(fileserver, "run", boom)
+    r = ht_linux._mt_job("tbench", 90, False, "linux24", 1.0, 1.0)
+    assert math.isnan(r["throughput"]) and "no request completed" in r["no_completion"]

@@ -1,0 +1,153 @@
+"""The study's user-mode work from real programs (issue 11 §2): workloads/user/*.c traced as kernel:user_*, one
+instance per message / operation / request cut out between pause markers. Expected values are derived from the C
+sources (loop counts, system calls per iteration, calls per message, the load file's lines), not from a model run.
+The first run traces the seven programs (a few seconds each under QEMU); later runs read the kernel: cache."""
+
+from __future__ import annotations
+
+import collections
+import re
+from pathlib import Path
+
+import pytest
+
+from smtlab.os import Task
+from smtlab.os.results import task_records
+from smtlab.workloads import user_streams as us
+from smtlab.workloads.base import make_kernel
+
+USER_DIR = Path(__file__).resolve().parents[2] / "workloads" / "user"
+ITERATIONS = 400  # the count every kernel:user_* entry passes (src/tracer/kernels.cpp)
+USERS = 20  # chat.c's room size
+
+
+@pytest.fixture
+def streams_on(monkeypatch):
+    monkeypatch.delenv(us.USER_STREAMS_ENV, raising=False)
+    assert us.enable_user_streams() is None
+    yield
+    monkeypatch.delenv(us.USER_STREAMS_ENV, raising=False)
+
+
+def _load_file_lines() -> list[str]:
+    """The load file of loadfile.h, line by line, as the C string literal spells it."""
+    text = (USER_DIR / "loadfile.h").read_text()
+    body = text[text.index("load_file[] ="):text.index(";", text.index("load_file[] ="))]
+    joined = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', body))
+    return joined.split("\\n")[:-1]
+
+
+def _syscalls(records, lo: int, hi: int) -> int:
+    return sum(us.is_syscall(records, i) for i in range(lo, hi))
+
+
+@pytest.mark.parametrize("program", sorted(us.PROGRAMS))
+def test_every_iteration_is_one_instance_with_its_system_calls_outside(program):
+    records, ranges = us.recorded(program)
+    # Two markers per loop iteration and none elsewhere (no glibc pause in a single-threaded static program).
+    assert len(ranges) == ITERATIONS
+    # An instance is pure user work: no system call inside it.
+    assert all(_syscalls(records, a, b) == 0 for a, b in ranges)
+    # Between two instances: the system calls the source makes per iteration (UserProgram.syscalls_between); the
+    # dbench FIND line makes five (opendir: openat + fstat; readdir: getdents64 until it returns 0, twice; closedir).
+    lines = _load_file_lines()
+    assert len(lines) == 50
+    for i, ((_, end), (start, _)) in enumerate(zip(ranges, ranges[1:])):
+        want = us.PROGRAMS[program].syscalls_between
+        if program == "dbench_client" and lines[i % len(lines)].startswith("FIND"):
+            want = 5
+        assert _syscalls(records, end, start) == want, (program, i)
+
+
+def test_chat_server_hands_each_message_to_the_other_19_members():
+    records, ranges = us.recorded("chat_server_recv")
+    for a, b in ranges[:50]:
+        calls = collections.Counter(r.pc for r in records[a:b] if r.op == "call")
+        # deliver() once per other member from one call site, its memcpy of the frame once per call, and the three
+        # number conversions of parse_message (strtol, strtol, strtoul); the 4-byte length memcpy is inlined.
+        assert sorted(calls.values(), reverse=True) == [USERS - 1, USERS - 1, 1, 1, 1]
+
+
+def test_chat_server_send_frames_one_message_with_one_copy():
+    records, ranges = us.recorded("chat_server_send")
+    for a, b in ranges[:50]:
+        instance = records[a:b]
+        # The queue slot, its length and one memcpy of a 60..160-byte frame (glibc's unaligned SSE2 copy: a handful
+        # of 16-byte moves, a few compares) : one call and one return, a few dozen instructions.
+        assert [r.op for r in instance].count("call") == 1
+        assert [r.op for r in instance].count("ret") == 1
+        assert 12 <= len(instance) <= 80
+
+
+def test_dbench_instances_follow_the_load_file():
+    records, ranges = us.recorded("dbench_client")
+    lines = _load_file_lines()
+    pcs = [tuple(r.pc for r in records[a:b]) for a, b in ranges]
+    # The file wraps after 50 lines and every handle is closed again by then, so line i and line i + 50 run the
+    # same code path (same pcs in the same order); the same text on two lines with no handle to look up (STAT f1 at
+    # lines 5 and 24) too; lines of different operations do not.
+    for i in range(len(lines)):
+        assert pcs[i] == pcs[i + len(lines)], i
+    assert lines[4] == lines[23] == "STAT f1" and pcs[4] == pcs[23]
+    assert lines[0].startswith("OPEN") and lines[2].startswith("READ") and pcs[0] != pcs[2]
+
+
+def test_two_seeds_draw_different_instances_and_one_seed_the_same(streams_on):
+    n = len(us.instances("chat_client_send"))
+    assert n == us.MAX_INSTANCES
+    a, b, a2 = (us.UserStream("chat_client_send", s, 300) for s in (1, 2, 1))
+    da, db, da2 = ([s.next_index() for _ in range(20)] for s in (a, b, a2))
+    assert da == da2
+    assert da != db
+    # Different draws are different streams: the formatted sequence number differs, so the records do.
+    inst = us.instances("chat_client_send")
+    assert any(inst[i] != inst[j] for i, j in zip(da, db) if i != j)
+
+
+def test_a_task_retires_exactly_the_instances_it_drew(streams_on):
+    k = make_kernel(False, "linux24")
+    work = us.UserStream("tbench_client", 7, 1500)
+    probe = us.UserStream("tbench_client", 7, 1500)
+    drawn = [probe.next_index() for _ in range(3)]
+
+    def program():
+        yield from work.work(3)
+
+    t = Task("client", program)
+    k.spawn(t)
+    k.run()
+    rec, = [r for r in task_records(k) if r["name"] == "client"]
+    assert rec["instructions"] == sum(len(us.instances("tbench_client")[i]) for i in drawn)
+    k.machine.close()
+
+
+def test_without_a_recording_the_study_says_so_and_uses_the_estimates(monkeypatch):
+    monkeypatch.delenv(us.USER_STREAMS_ENV, raising=False)
+
+    def no_trace(program):
+        raise us.UserStreamError(f"kernel:{us.PROGRAMS[program].kernel}: not recorded (tracer unavailable)")
+
+    monkeypatch.setattr(us, "instances", no_trace)
+    why = us.enable_user_streams()
+    assert why is not None and "unavailable" in why and "estimated" in why
+    assert not us.user_streams_on()
+    assert "estimated" in us.note()
+    steps = list(us.UserStream("dbench_client", 1, 1500).work(2))
+    assert len(steps) == 1 and steps[0].instructions == 3000 and steps[0].source is None
+
+
+def test_the_report_names_the_workloads_whose_user_work_is_real(streams_on):
+    line = us.note()
+    for workload in ("chat", "dbench", "tbench"):
+        assert f"{workload}: " in line
+    for name in us.PROGRAMS:
+        assert name in line
+
+
+def test_the_study_report_line_follows_the_switch(monkeypatch):
+    from smtlab.study.report import real_user_programs_note
+
+    monkeypatch.delenv(us.USER_STREAMS_ENV, raising=False)
+    assert real_user_programs_note(False).endswith("(--no-user-programs)") and not us.user_streams_on()
+    line = real_user_programs_note(True)
+    assert us.user_streams_on() and line == us.note() and "real user-mode work" in line
