@@ -39,8 +39,11 @@ Scheduler::Scheduler(const Config& config, std::span<ThreadContext> threads, Cor
   ready_.reserve(window);
   parked_.resize(threadCount_);
   for (auto& p : parked_) p.reserve(window / threadCount_);
+  // A thread's parked wrong-path uops are of its current wrong path only (older ones are dropped when it changes):
+  // at most a ROB's worth, well inside this reservation.
   parkedWrongPath_.resize(threadCount_);
   for (auto& p : parkedWrongPath_) p.reserve(window / threadCount_);
+  parkedEpisode_.assign(threadCount_, 0);
   woken_.reserve(window);
   wokenNow_.reserve(window);
 }
@@ -311,16 +314,23 @@ Scheduler::WrongPathIssue Scheduler::issueWrongPath(const WaitEntry& e, bool slo
 
 void Scheduler::parkWrongPath(const WaitEntry& e, std::uint64_t producer) {
   auto& parked = parkedWrongPath_[e.thread];
-  if (parked.size() == parked.capacity()) {
-    // Entries of squashed wrong paths are dropped here rather than at the squash (the scheduler is not told).
-    const WrongPathState& wp = threads_[e.thread].wrongPath;
-    std::erase_if(parked, [&](const ParkedWrongPath& p) { return (p.entry.seq & ~kWrongPathTag) < wp.head; });
-  }
+  dropSquashedWrongPath(e.thread);
   parked.push_back({e, producer});
+}
+
+void Scheduler::dropSquashedWrongPath(std::uint32_t t) {
+  // The scheduler is not told of a squash; entries parked before one are all of the squashed wrong path (a squash
+  // takes every wrong-path uop of the thread), so they go together, at the first look after it. Waking them would
+  // only find them squashed (issueWrongPath), so dropping them changes nothing but the host time spent scanning.
+  const std::uint64_t episode = threads_[t].wrongPath.episode;
+  if (parkedEpisode_[t] == episode) return;
+  parkedWrongPath_[t].clear();
+  parkedEpisode_[t] = episode;
 }
 
 void Scheduler::wakeWrongPathConsumers(std::uint32_t t, std::uint64_t producer) {
   // The parked wrong-path uops waiting for `producer` are asked again in this cycle (they see its result time).
+  dropSquashedWrongPath(t);
   auto& parked = parkedWrongPath_[t];
   std::size_t keep = 0;
   for (const ParkedWrongPath& p : parked) {

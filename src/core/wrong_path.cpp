@@ -12,6 +12,7 @@ void WrongPathState::allocate(std::uint32_t capacity) {
 
 void WrongPathState::reset() {
   head = renamed = entered = tail = 0;
+  ++episode;
   unissued = 0;
   sinceBranch = 0;
   resolveAt = Cycle::never();
@@ -47,6 +48,7 @@ void WrongPathState::squash(std::uint32_t t, CoreQueues& queues) {
   // Scheduler entries of squashed uops still name their ring slots: the scheduler drops them because a slot that is
   // used again gets a new rename age, and the index of a squashed uop is below `head`.
   head = renamed = entered = tail;
+  ++episode;
   sinceBranch = 0;
   walkPc = 0;
 }

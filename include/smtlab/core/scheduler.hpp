@@ -67,6 +67,7 @@ class Scheduler {
   };
   void parkWrongPath(const WaitEntry& e, std::uint64_t producer);
   void wakeWrongPathConsumers(std::uint32_t t, std::uint64_t producer);
+  void dropSquashedWrongPath(std::uint32_t t);
 
   const std::uint32_t threadCount_;
   const std::uint32_t issueWidth_;
@@ -87,6 +88,7 @@ class Scheduler {
   std::array<std::uint64_t, kFuKinds + 1> issuedByUnit_{};
   const std::uint32_t wrongPathLoadLatency_;  // a wrong-path load delivers at the L1-hit time (it has no address)
   std::vector<std::vector<ParkedWrongPath>> parkedWrongPath_;
+  std::vector<std::uint64_t> parkedEpisode_;  // WrongPathState::episode of each thread's parked entries
 };
 
 }  // namespace smtlab

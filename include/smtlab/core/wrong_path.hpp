@@ -53,6 +53,9 @@ struct WrongPathState {
   std::uint64_t mask = 0;
   std::uint64_t head = 0, renamed = 0, entered = 0, tail = 0;
   std::uint32_t unissued = 0;
+  // Counts squashes and resets: a scheduler entry parked under an older value is of a squashed wrong path (host
+  // speed: the scheduler drops such entries all at once instead of scanning them).
+  std::uint64_t episode = 0;
   std::uint64_t sinceBranch = 0;       // wrong-path uops fetched since the mispredicted branch (indexes the mix)
   Cycle resolveAt = Cycle::never();    // the branch's redirect reaches fetch: its result + mispredict_penalty
   std::array<CodeOp, kWrongPathMix> mix{};  // the last fetched instructions, a ring (the synthetic fallback)
