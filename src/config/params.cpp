@@ -214,8 +214,9 @@ void visitParams(Config& c, V&& v) {
     "sibling retires) before stopping with a deadlock error", 1000, kMaxInt);
   // Speculation (issue 10 §4).
   v("core.wrong_path", k.wrong_path,
-    "after a mispredicted branch its thread fetches, renames and issues synthetic wrong-path uops (its recent op "
-    "mix, no memory accesses) until the branch resolves, taking shared slots; false = fetch stops at the branch");
+    "after a mispredicted branch its thread fetches, renames and issues wrong-path uops (its own recent code at the "
+    "predicted target, else its recent mix; register dependences, no memory accesses) until the branch resolves, "
+    "taking shared slots; false = fetch stops at the branch");
   v("core.replay", k.replay,
     "NetBurst replay: a load's dependents issue when an L1D hit would deliver; on a miss they issue again every "
     "replay_period cycles until the data arrives, taking issue slots and units each time");

@@ -193,6 +193,7 @@ void Core::squashFrom(std::uint32_t t, std::uint64_t from) {
   if (!th.wrongPath.empty()) th.wrongPath.squash(t, queues_);
   if (from < th.robTail) rename_.squashed(t);  // the youngest renamed instruction goes, with its uops still in rename
   if (from >= fetchEnd) return;
+  th.wrongPath.code.breakChain();  // fetch goes back to `from`: it does not follow the last instruction fetched
   SharedCapacity& uopq = queues_[QueueKind::UopQueue];
   SharedCapacity& rob = queues_[QueueKind::Rob];
   SharedCapacity& iq = queues_[QueueKind::Iq];

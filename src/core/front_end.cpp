@@ -94,7 +94,7 @@ std::uint32_t FrontEnd::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle
     th.cursor->advanceFetch();
     ++th.stats.fetched;
     ++got;
-    if (wrongPath_) th.wrongPath.noteFetched(in->op);
+    if (wrongPath_) th.wrongPath.noteFetched(*in);
     if (in->isBranch()) {
       ++th.stats.fetchedBranches;
       ++th.unresolvedBranches;
@@ -105,6 +105,7 @@ std::uint32_t FrontEnd::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle
         th.waitingBranch = true;
         th.waitingBranchSeq = seq;
         th.fetchBlock = FetchBlock::Mispredict;
+        if (wrongPath_) th.wrongPath.startWalk(*in);
         break;
       }
       if (outcome == BranchOutcome::BtbMiss) {
@@ -134,15 +135,16 @@ std::uint32_t FrontEnd::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle
 }
 
 std::uint32_t FrontEnd::fetchWrongPath(std::uint32_t t, std::uint32_t budget, Cycle now) {
-  // No I-cache access: the synthetic uops have no addresses (the line of the branch was just fetched), and the trace
-  // cache / decoders deliver them at the thread's fetch slot like any other uops. A taken branch among them does not
-  // end the fetch block (chosen: their op classes are replayed without targets).
+  // No I-cache access (chosen): the code walked from the table was fetched lately and the synthetic uops have no
+  // addresses; the trace cache / decoders deliver them at the thread's fetch slot like any other uops. A taken branch
+  // among them does not end the fetch block (chosen: a trace-cache line runs on past taken branches).
   ThreadContext& th = threads_[t];
   WrongPathState& wp = th.wrongPath;
   std::uint32_t got = 0;
   while (got < budget && th.pipeCount() + wp.pipeCount() < pipeCapacity_) {
     wp.fetchOne(now + frontendDepth_);
     ++th.stats.wrongPathFetched;
+    if (wp.at(wp.tail - 1).fromCode) ++th.stats.wrongPathFromCode;
     ++got;
   }
   return got;

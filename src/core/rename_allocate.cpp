@@ -137,7 +137,28 @@ void RenameAllocate::renameWrongPath(std::uint32_t t, Cycle now) {
   WrongPathUop& u = wp.at(index);
   u.age = ++ageCounter_;
   ++wp.unissued;
-  // No register dependences (the trace has no wrong-path data flow): ready the next cycle.
+  // Its sources are renamed like a real instruction's: the youngest older wrong-path writer, else the real rename
+  // map as of the mispredicted branch (every real instruction before it is renamed first). The scheduler reads the
+  // producers' results when it first tries the uop, the next cycle, and parks it until a producer still unissued
+  // then issues.
+  const std::uint64_t oldestReal = th.cursor->retireSeq();
+  u.producers = 0;
+  for (const RegId r : u.srcRegs) {
+    if (r == kNoReg) continue;
+    const std::uint64_t w = wp.renameMap[r];
+    if (w != 0 && w - 1 >= wp.head) {
+      u.producer[u.producers] = kWrongPathTag | (w - 1);
+      u.producerAge[u.producers++] = wp.at(w - 1).age;
+      continue;
+    }
+    const std::uint64_t p = th.renameMap[r];
+    if (p == 0 || p - 1 < oldestReal) continue;  // value already in the register file
+    u.producer[u.producers] = p - 1;
+    u.producerAge[u.producers++] = th.robSlot(p - 1).age;
+  }
+  for (const RegId d : u.dstRegs) {
+    if (d != kNoReg) wp.renameMap[d] = index + 1;
+  }
   dispatched_.push_back({now + 1, u.age, t, kWrongPathTag | index});
 }
 

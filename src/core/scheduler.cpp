@@ -26,7 +26,8 @@ Scheduler::Scheduler(const Config& config, std::span<ThreadContext> threads, Cor
       branches_(branches),
       ports_(config.core),
       replay_(config),
-      deferReplays_(config.sim.replay_deferred) {
+      deferReplays_(config.sim.replay_deferred),
+      wrongPathLoadLatency_(config.core.fu.load.latency + config.mem.l1d.latency) {
   const auto& c = config.core;
   const FuConfig* fu[kFuKinds] = {&c.fu.int_alu, &c.fu.int_mul, &c.fu.int_div, &c.fu.fp_add,
                                   &c.fu.fp_mul,  &c.fu.fp_div,  &c.fu.load,    &c.fu.store};
@@ -39,6 +40,11 @@ Scheduler::Scheduler(const Config& config, std::span<ThreadContext> threads, Cor
   ready_.reserve(window);
   parked_.resize(threadCount_);
   for (auto& p : parked_) p.reserve(window / threadCount_);
+  // A thread's parked wrong-path uops are of its current wrong path only (older ones are dropped when it changes):
+  // at most a ROB's worth, well inside this reservation.
+  parkedWrongPath_.resize(threadCount_);
+  for (auto& p : parkedWrongPath_) p.reserve(window / threadCount_);
+  parkedEpisode_.assign(threadCount_, 0);
   woken_.reserve(window);
   wokenNow_.reserve(window);
   if (replay_.enabled()) trains_.reserve(window);
@@ -62,7 +68,11 @@ bool Scheduler::issue(Cycle now) {
   // Issues what it can of e: false = gone (squashed, parked, held by memory ordering, replaying, or every uop issued
   // or waiting for data), true = stays ready (a uop lacks a port or an issue slot).
   auto tryIssue = [&](const WaitEntry& e) -> bool {
-    if ((e.seq & kWrongPathTag) != 0) return issueWrongPath(e, issued < issueWidth_, now) == WrongPathIssue::Waits;
+    if ((e.seq & kWrongPathTag) != 0) {
+      const WrongPathIssue r = issueWrongPath(e, issued < issueWidth_, now);
+      if (r == WrongPathIssue::Issued) ++issued;
+      return r == WrongPathIssue::Waits;
+    }
     ThreadContext& th = threads_[e.thread];
     Uop* u = th.cursor != nullptr ? &th.robSlot(e.seq) : nullptr;
     if (u == nullptr || !u->valid || u->age != e.age || u->issued) return false;  // squashed meanwhile
@@ -178,6 +188,7 @@ void Scheduler::finish(Uop& u, std::uint32_t t) {
   ThreadContext& th = threads_[t];
   u.issued = true;
   u.doneAt = u.partsDoneAt;
+  if (!parkedWrongPath_[t].empty()) wakeWrongPathConsumers(t, u.seq);
   if (u.instr->isBranch()) {
     --th.unresolvedBranches;
     if (u.mispredicted) branches_.mispredictResolved(t, u, u.hasOp ? u.opDoneAt : u.doneAt);
@@ -285,18 +296,84 @@ Scheduler::WrongPathIssue Scheduler::issueWrongPath(const WaitEntry& e, bool slo
   if (index < wp.head || index >= wp.renamed) return WrongPathIssue::Squashed;
   WrongPathUop& u = wp.at(index);
   if (u.age != e.age || u.issued) return WrongPathIssue::Squashed;
+  // Its operands: every producer named at rename that is still the same uop must have issued (its result time is
+  // then known); one that has not parks this uop until it issues. A real producer whose slot holds another uop has
+  // retired (its value is in the register file).
+  Cycle ready = now;
+  for (std::uint32_t k = 0; k < u.producers; ++k) {
+    const std::uint64_t p = u.producer[k];
+    const bool wrong = (p & kWrongPathTag) != 0;
+    bool issued = true;
+    Cycle doneAt{0};
+    if (wrong) {
+      const WrongPathUop& q = wp.at(p & ~kWrongPathTag);
+      if (q.age != u.producerAge[k]) continue;
+      issued = q.issued;
+      doneAt = q.doneAt;
+    } else {
+      const Uop& q = th.robSlot(p);
+      if (!q.valid || q.age != u.producerAge[k]) continue;
+      issued = q.issued;
+      doneAt = q.doneAt;
+    }
+    if (!issued) {
+      parkWrongPath(e, p);
+      return WrongPathIssue::Parked;
+    }
+    ready = std::max(ready, doneAt);
+  }
+  if (ready > now) {
+    pushWaiting({ready, e.age, e.thread, e.seq});
+    return WrongPathIssue::Parked;
+  }
   // One uop, through a port of its op's unit class (a nop or marker needs none, as on the right path).
   const FuKind fu = fuKindFor(u.op);
   if (!slotFree || (fu != FuKind::None && !ports_.take(unitClassFor(u.op), e.thread, now))) {
     return WrongPathIssue::Waits;
   }
-  // It takes its slot and port; its result is never used (no dependents, never retires).
+  // It takes its slot and port; its result feeds only younger wrong-path uops (it never retires). A load's result
+  // comes at the L1-hit time (it has no address: chosen, docs/model.md "Wrong path").
   ++issuedByUnit_[fu == FuKind::None ? kFuKinds : static_cast<int>(fu)];
   u.issued = true;
+  u.doneAt = now + (fu == FuKind::None    ? 1
+                    : fu == FuKind::Load ? wrongPathLoadLatency_
+                                         : latency_[static_cast<int>(fu)]);
   --wp.unissued;
   queues_[QueueKind::Iq].release(e.thread);
   ++th.stats.wrongPathIssued;
+  if (!parkedWrongPath_[e.thread].empty()) wakeWrongPathConsumers(e.thread, e.seq);
   return WrongPathIssue::Issued;
+}
+
+void Scheduler::parkWrongPath(const WaitEntry& e, std::uint64_t producer) {
+  auto& parked = parkedWrongPath_[e.thread];
+  dropSquashedWrongPath(e.thread);
+  parked.push_back({e, producer});
+}
+
+void Scheduler::dropSquashedWrongPath(std::uint32_t t) {
+  // The scheduler is not told of a squash; entries parked before one are all of the squashed wrong path (a squash
+  // takes every wrong-path uop of the thread), so they go together, at the first look after it. Waking them would
+  // only find them squashed (issueWrongPath), so dropping them changes nothing but the host time spent scanning.
+  const std::uint64_t episode = threads_[t].wrongPath.episode;
+  if (parkedEpisode_[t] == episode) return;
+  parkedWrongPath_[t].clear();
+  parkedEpisode_[t] = episode;
+}
+
+void Scheduler::wakeWrongPathConsumers(std::uint32_t t, std::uint64_t producer) {
+  // The parked wrong-path uops waiting for `producer` are asked again in this cycle (they see its result time).
+  dropSquashedWrongPath(t);
+  auto& parked = parkedWrongPath_[t];
+  std::size_t keep = 0;
+  for (const ParkedWrongPath& p : parked) {
+    if (p.producer == producer) {
+      woken_.push_back(p.entry);
+    } else {
+      parked[keep++] = p;
+    }
+  }
+  parked.resize(keep);
 }
 
 void Scheduler::earliestWake(Cycle now, Cycle& next) const {

@@ -80,6 +80,7 @@ json::object threadStatsJson(const ThreadStats& s, const Core& core, std::uint32
   o["flushes"] = s.flushes;
   o["wrong_path_fetched"] = s.wrongPathFetched;
   o["wrong_path_issued"] = s.wrongPathIssued;
+  o["wrong_path_from_code"] = s.wrongPathFromCode;
   o["replayed"] = s.replayed;
   o["lsu"] = json::object{{"loads_forwarded", s.loadsForwarded},
                           {"forward_stalls", s.forwardStalls},

@@ -98,6 +98,7 @@ struct ThreadStats {
   // Wrong path and replay (issue 10 §4).
   std::uint64_t wrongPathFetched = 0;  // synthetic wrong-path uops fetched after mispredicted branches
   std::uint64_t wrongPathIssued = 0;   // of those, issued to a unit before their branch resolved
+  std::uint64_t wrongPathFromCode = 0; // of those fetched, walked from the thread's own recent code (recent_code.hpp)
   std::uint64_t replayed = 0;          // extra issues of a load's dependents that went before its data (NetBurst)
   // Load/store unit (issue 10 §3), counted when a load issues (every incarnation, like the fetch-side counts).
   std::uint64_t loadsForwarded = 0;        // served by store-to-load forwarding (no L1D access)

@@ -79,8 +79,18 @@ class Scheduler {
   // Takes the earliest train's next attempt (at its cycle, ahead of the scheduler's own issue in that cycle) and books
   // the one after; `issued` (the current cycle's issue count) is null for a past cycle, where nothing else issued.
   void replayAgain(std::uint32_t* issued);
-  enum class WrongPathIssue : std::uint8_t { Squashed, Issued, Waits };
+  // Squashed: gone; Parked: waits for a producer (parked or in the heap); Issued; Waits: ready, lacks slot or port.
+  enum class WrongPathIssue : std::uint8_t { Squashed, Parked, Issued, Waits };
   WrongPathIssue issueWrongPath(const WaitEntry& e, bool slotFree, Cycle now);
+  // Wrong-path register dependences (issue 10 §4): a wrong-path uop whose producer has not issued waits here, per
+  // thread, until that producer (a real seq, or kWrongPathTag | ring index) issues, without waking every cycle.
+  struct ParkedWrongPath {
+    WaitEntry entry;
+    std::uint64_t producer;
+  };
+  void parkWrongPath(const WaitEntry& e, std::uint64_t producer);
+  void wakeWrongPathConsumers(std::uint32_t t, std::uint64_t producer);
+  void dropSquashedWrongPath(std::uint32_t t);
 
   const std::uint32_t threadCount_;
   const std::uint32_t issueWidth_;
@@ -101,6 +111,9 @@ class Scheduler {
   std::vector<std::vector<WaitEntry>> parked_;
   std::vector<WaitEntry> woken_, wokenNow_;  // parked loads whose thread issued a store uop in this cycle
   std::array<std::uint64_t, kFuKinds + 1> issuedByUnit_{};
+  const std::uint32_t wrongPathLoadLatency_;  // a wrong-path load delivers at the L1-hit time (it has no address)
+  std::vector<std::vector<ParkedWrongPath>> parkedWrongPath_;
+  std::vector<std::uint64_t> parkedEpisode_;  // WrongPathState::episode of each thread's parked entries
 };
 
 }  // namespace smtlab

@@ -2,13 +2,16 @@
 // issuing uops until the branch resolves, and these take shared slots (fetch, uop queue, rename, ROB and IQ share,
 // issue slots and functional units) from the sibling; at resolution they are squashed and never retire.
 //
-// A trace holds only the correct path, so the wrong path is synthetic (chosen, docs/model.md "Wrong path"): uop k of
-// a wrong path has the operation class of the thread's k-th most recent fetched instruction counted from the oldest
-// of the last kWrongPathMix (the thread's own recent mix, replayed in order: deterministic, no seed needed). They
-// have no register dependences (the trace has no wrong-path data flow: an upper bound on how fast they issue) and no
-// memory addresses (a wrong-path load takes a load port but does not touch the caches; a store takes a store port
-// but no store-queue entry), so they cannot pollute or prefetch. They never consume trace sequence numbers: they
-// live in their own per-thread ring, allocated once.
+// Where they come from (docs/model.md "Wrong path"): the thread's own code at the predicted target, walked through
+// its table of recently fetched instructions (recent_code.hpp) — real op classes and register operands — for as long
+// as the table knows the next PC; after that (or when the target is unknown: a wrong indirect target) uop k has the
+// op class and registers of the thread's k-th most recent fetched instruction counted from the oldest of the last
+// kWrongPathMix (its own recent mix, replayed in order: deterministic, no seed needed). Either way their source
+// registers are renamed: they wait for real in-flight producers or older wrong-path uops (the scheduler parks them
+// until the producer issues). They have no memory addresses (chosen: the trace has only the addresses of the correct
+// path; a wrong-path load takes a load port and delivers at the L1-hit time but touches no cache; a store takes a
+// store port but no store-queue entry), so they cannot pollute or prefetch. They never consume trace sequence
+// numbers: they live in their own per-thread ring, allocated once.
 #pragma once
 
 #include <array>
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "smtlab/common/types.hpp"
+#include "smtlab/core/recent_code.hpp"
 #include "smtlab/trace/record.hpp"
 
 namespace smtlab {
@@ -31,6 +35,15 @@ struct WrongPathUop {
   std::uint64_t age = 0;  // rename age (the core-wide counter of RenameAllocate): tells this uop from a reused slot
   OpClass op = OpClass::Int;
   bool issued = false;
+  bool fromCode = false;  // walked from the thread's code (recent_code.hpp), not the synthetic mix
+  std::array<RegId, kMaxSrcRegs> srcRegs{kNoReg, kNoReg, kNoReg, kNoReg};
+  std::array<RegId, kMaxDstRegs> dstRegs{kNoReg, kNoReg};
+  // Set at rename: the producers of its sources still in flight then, each a real trace sequence number or
+  // kWrongPathTag | ring index, with the producer's rename age (tells it from a reused slot).
+  std::uint8_t producers = 0;
+  std::array<std::uint64_t, kMaxSrcRegs> producer{};
+  std::array<std::uint64_t, kMaxSrcRegs> producerAge{};
+  Cycle doneAt = Cycle::never();  // its result, once issued
 };
 
 // One thread's wrong path. Ring positions only grow: [head, renamed) are in the ROB (of which `unissued` also in the
@@ -40,10 +53,18 @@ struct WrongPathState {
   std::uint64_t mask = 0;
   std::uint64_t head = 0, renamed = 0, entered = 0, tail = 0;
   std::uint32_t unissued = 0;
+  // Counts squashes and resets: a scheduler entry parked under an older value is of a squashed wrong path (host
+  // speed: the scheduler drops such entries all at once instead of scanning them).
+  std::uint64_t episode = 0;
   std::uint64_t sinceBranch = 0;       // wrong-path uops fetched since the mispredicted branch (indexes the mix)
   Cycle resolveAt = Cycle::never();    // the branch's redirect reaches fetch: its result + mispredict_penalty
-  std::array<OpClass, kWrongPathMix> mix{};  // op classes of the last fetched instructions, a ring
+  std::array<CodeOp, kWrongPathMix> mix{};  // the last fetched instructions, a ring (the synthetic fallback)
   std::uint32_t mixNext = 0;
+  RecentCode code;        // the thread's recently fetched code by PC (the wrong path's source where it knows it)
+  Addr walkPc = 0;        // the next wrong-path PC to fetch from `code`; 0: synthetic from the mix
+  // Wrong-path rename map: ring index + 1 of the youngest wrong-path writer of each register (stale when below head:
+  // indices only grow and a squash moves head past everything).
+  std::array<std::uint64_t, kArchRegs> renameMap{};
 
   void allocate(std::uint32_t capacity);  // a power of two: pipe + uop queue + ROB
   void reset();                           // nothing in flight, no history (a new trace)
@@ -53,8 +74,16 @@ struct WrongPathState {
   bool empty() const { return head == tail; }
   WrongPathUop& at(std::uint64_t index) { return ring[index & mask]; }
   const WrongPathUop& at(std::uint64_t index) const { return ring[index & mask]; }
-  // A real instruction was fetched: its op class joins the mix.
-  void noteFetched(OpClass op) { mix[mixNext++ % kWrongPathMix] = op; }
+  // A real instruction was fetched: it joins the mix and the code table.
+  void noteFetched(const Instr& in) {
+    CodeOp& m = mix[mixNext++ % kWrongPathMix];
+    m.op = in.op;
+    m.src = in.src;
+    m.dst = in.dst;
+    code.noteFetched(in);
+  }
+  // Mispredicted branch `in` was fetched: the wrong path starts at its predicted target (if the code is known).
+  void startWalk(const Instr& in) { walkPc = code.wrongPathStart(in); }
   // Puts the next wrong-path uop into the front-end pipe; it can leave the pipe at `availableAt`.
   void fetchOne(Cycle availableAt);
   // Squashes every wrong-path uop of thread t, giving back its uop-queue, ROB and IQ entries (resolveAt stays: the
