@@ -521,15 +521,19 @@ class Kernel:
         else:
             self._dispatch(cpu)
 
+    def _detach_kernel_code(self, cpu: CpuState) -> None:
+        """Takes kernel code (a switch or interrupt path) off the CPU; its instructions count as kernel work."""
+        m = self.machine
+        r = m.retired(cpu.id)
+        cpu.kernel_instructions += r - cpu.attach_retired
+        cpu.attach_retired = r
+        m.detach(cpu.id)
+        cpu.source = None
+
     def _dispatch(self, cpu: CpuState) -> None:
         """The switch is over: the incoming task starts (or resumes) on the CPU."""
         if cpu.kpath_active:
-            m = self.machine
-            r = m.retired(cpu.id)
-            cpu.kernel_instructions += r - cpu.attach_retired
-            cpu.attach_retired = r
-            m.detach(cpu.id)
-            cpu.source = None
+            self._detach_kernel_code(cpu)
             cpu.kpath_active = False
         task = cpu.incoming
         assert task is not None

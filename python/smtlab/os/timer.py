@@ -97,12 +97,7 @@ def timer_interrupt(self: "Kernel", cpu: CpuState) -> None:
 
 def end_irq_kpath(self: "Kernel", cpu: CpuState) -> None:
     """Takes the timer path off the CPU (its instructions count as kernel work, not the task's)."""
-    m = self.machine
-    r = m.retired(cpu.id)
-    cpu.kernel_instructions += r - cpu.attach_retired
-    cpu.attach_retired = r
-    m.detach(cpu.id)
-    cpu.source = None
+    self._detach_kernel_code(cpu)
     cpu.irq_kpath = False
 
 
