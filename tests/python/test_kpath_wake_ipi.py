@@ -1,7 +1,10 @@
 """The recorded wake-up IPI (kpath:wake_ipi) in the study's kernels (issue 11 §1): with real kernel paths on,
-``make_kernel`` gives every kernel the recorded path, and a halted CPU woken from another CPU runs it whole. The
-expected counts come from the recording's manifest (the instance seed 0 picks) and from counting switch-ins and
-ticks, not from model output."""
+``make_kernel`` gives the recorded path to a kernel that wakes a halted CPU through its wake list (idle_core_first,
+today's Linux, whose IPI was recorded), and a halted CPU woken from another CPU runs it whole; the 2.4.19 and 2.5.32
+kernels (linux24, linux25ht) send the reschedule IPI instead, whose handler only acknowledges the APIC, so they run
+no recorded path and the woken task pays after_wake's estimate. The expected counts come from the recording's
+manifest (the instance seed 0 picks), from kpaths' estimate and from counting switch-ins and ticks, not from model
+output."""
 
 from __future__ import annotations
 
@@ -51,27 +54,22 @@ def test_study_kernels_run_the_recorded_instance_whole(real_paths):
     assert inst, "the recording holds no wake_ipi instance"
     _, length, kernel = inst[_splitmix64(0) % len(inst)]
     assert length == kernel > 0  # kernel mode only
-    k = make_kernel(True, "linux24")
+    k = make_kernel(True, "idle_core_first")
     assert k.wake_ipi is not None and k.wake_ipi.spec == kpaths.REAL_WAKE_SPEC
     assert k.wake_ipi.instructions == length
     k.machine.close()
 
 
-def test_a_halted_cpu_woken_from_its_sibling_runs_the_path(real_paths):
-    # One HT core: a waiter on CPU 1 blocks ROUNDS times, a waker on CPU 0 sends after 200 k instructions each time
-    # (the waiter's 10 k of work are long done, so CPU 1 is halted at every send). CPU 1's kernel instructions are
-    # then the ROUNDS wake paths, its ROUNDS + 1 switch-ins (spawn and wake-ups) and the ticks it took running the
-    # waiter, each whole.
-    k = make_kernel(True, "linux24")
-    wake, switch = k.wake_ipi.instructions, k.switch_instructions
-    timer = Source(REAL_TIMER_SPEC).length
+def _ping(k):
+    """One HT core: a waiter on CPU 1 blocks ROUNDS times, a waker on CPU 0 sends after 200 k instructions each time
+    (the waiter's 10 k of work are long done, so CPU 1 is halted at every send). Returns the waiter."""
     ch = kpaths.WakeChannel("pipe")
     me: list[Task] = []
 
     def waiter():
         for _ in range(ROUNDS):
             yield Block(ch)
-            yield from kpaths.after_wake(ch, me[0])  # nothing: the recorded handler ran
+            yield from kpaths.after_wake(ch, me[0])  # nothing if the recorded handler ran, else the estimate
             yield Compute(10_000)
 
     def waker():
@@ -84,9 +82,36 @@ def test_a_halted_cpu_woken_from_its_sibling_runs_the_path(real_paths):
     w = k.spawn(Task("waker", waker, source=kpaths.task_spec(5), affinity=[0]))
     k.run()
     assert me[0].done and w.done
+    return me[0]
+
+
+def test_a_halted_cpu_woken_from_its_sibling_runs_the_path(real_paths):
+    # CPU 1's kernel instructions are the ROUNDS wake paths, its ROUNDS + 1 switch-ins (spawn and wake-ups) and the
+    # ticks it took running the waiter, each whole; after_wake adds nothing to the waiter.
+    k = make_kernel(True, "idle_core_first")
+    wake, switch = k.wake_ipi.instructions, k.switch_instructions
+    timer = Source(REAL_TIMER_SPEC).length
+    waiter = _ping(k)
     cpu = k.cpus[1]
     assert k.wake_ipi.runs == [0, ROUNDS]
     assert cpu.wakes == ROUNDS + 1 and cpu.dispatches == ROUNDS + 1
     assert cpu.kernel_instructions == ROUNDS * wake + (ROUNDS + 1) * switch + cpu.timer_interrupts * timer
-    assert me[0].stats.instructions == ROUNDS * 10_000
+    assert waiter.stats.instructions == ROUNDS * 10_000
+    k.machine.close()
+
+
+@pytest.mark.parametrize("scheduler", ["linux24", "linux25ht"])
+def test_the_reference_kernels_send_the_reschedule_ipi(real_paths, scheduler):
+    # 2.4.19 and 2.5.32 enqueue from the waker and send RESCHEDULE_VECTOR (handler: ack_APIC_irq): no recorded path
+    # runs on CPU 1, which pays its HLT exit at each wake-up and its switch-ins and ticks in kernel code, and the
+    # waiter runs after_wake's estimate, trap + reschedule-IPI handler, once per round.
+    k = make_kernel(True, scheduler)
+    assert k.wake_ipi is None
+    switch = k.switch_instructions
+    timer = Source(REAL_TIMER_SPEC).length
+    waiter = _ping(k)
+    cpu = k.cpus[1]
+    assert cpu.wakes == ROUNDS + 1 and cpu.dispatches == ROUNDS + 1
+    assert cpu.kernel_instructions == (ROUNDS + 1) * switch + cpu.timer_interrupts * timer
+    assert waiter.stats.instructions == ROUNDS * (10_000 + kpaths.TRAP_INSTRUCTIONS + kpaths.PATHS["ipi"].instructions)
     k.machine.close()

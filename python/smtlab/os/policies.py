@@ -452,6 +452,7 @@ class IdleCoreFirst(RunqueueScheduler):
     more (active balancing)."""
 
     name = "idle_core_first"
+    remote_wakeup = True  # today's Linux: the woken CPU runs the enqueue from its wake list (Scheduler.remote_wakeup)
     uses = ("cache_hot_ms", "idle_interval_ms", "smt_interval_ms", "smt_imbalance_pct", "package_interval_ms",
             "package_imbalance_pct", "smt_gain")
     defaults = {"cache_hot_ms": 0.5}

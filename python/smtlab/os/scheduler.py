@@ -36,6 +36,14 @@ class Scheduler:
     """Base of every scheduler: the interface the Kernel calls (see the module doc)."""
 
     name = "scheduler"
+    #: How the kernel this scheduler stands for wakes a task onto a halted logical CPU from another CPU, which decides
+    #: the work the woken CPU does before its switch (smtlab.workloads.base.make_kernel reads it). False, as in Linux
+    #: 2.4.19 and 2.5.32: the waker enqueues the task itself (try_to_wake_up) and sends the reschedule IPI
+    #: (smp_send_reschedule), whose handler only acknowledges the local APIC (arch/i386/kernel/smp.c,
+    #: smp_reschedule_interrupt). True, as in Linux since 3.0 ("sched: Move the second half of ttwu() to the remote
+    #: cpu"; 6.1's ttwu_queue_wakelist): the waker queues the task on the target's wake list and sends a
+    #: call-function IPI whose handler does the enqueue -- the path recorded as ``kpath:wake_ipi``.
+    remote_wakeup = False
 
     def __init__(self) -> None:
         self.kernel: Kernel | None = None

@@ -52,15 +52,18 @@ def make_kernel(ht: bool, scheduler: str, *, cores: int = 1, seed: int = 0, pres
     ``charge_os_costs`` (default on for every study experiment): the preset's OS costs (smtlab.os.Kernel): waking a
     halted logical CPU (``os.wake_cycles``), the TLB flush of an address-space switch (untagged TLBs), and the timer
     interrupt at every tick, run as the recorded ``kpath:timer`` when real kernel paths are on (:func:`timer_path`),
-    else ``os.timer_cycles``; with real paths, a halted CPU woken from another CPU also runs the recorded wake-up
-    IPI (``kpath:wake_ipi``, kpaths.wake_path)."""
+    else ``os.timer_cycles``; with real paths and a scheduler whose kernel wakes a halted CPU through its wake list
+    (``Scheduler.remote_wakeup``: idle_core_first, today's Linux), that CPU also runs the recorded call-function
+    IPI (``kpath:wake_ipi``, kpaths.wake_path). The 2.4.19 and 2.5.32 kernels (linux24, linux25ht) enqueue from
+    the waker and send the reschedule IPI, whose handler only acknowledges the APIC: no recorded path stands for
+    it, and the woken task runs ``kpaths.after_wake``'s estimate of it (trap + 300 instructions)."""
     cfg = load_config(preset, {"core.threads": 2 if ht else 1, "system.packages": cores, **(overrides or {})})
     sched = make_scheduler(scheduler, **(scheduler_params or {}))
     kernel_path, switch_instructions = switch_path()  # the recorded switch when real kernel paths are on
     return Kernel(cfg, sched, hz=hz, time_slice_ms=time_slice_ms, kernel_path=kernel_path,
                   switch_instructions=switch_instructions, seed=seed, log=log, charge_os_costs=charge_os_costs,
                   timer_path=timer_path() if charge_os_costs else None,
-                  wake_path=wake_path() if charge_os_costs else None)
+                  wake_path=wake_path() if charge_os_costs and sched.remote_wakeup else None)
 
 
 _STACK_GROUPS = {
