@@ -22,7 +22,7 @@ class CpuState:
         "attach_retired", "source_ended", "kpath", "kpath_active", "state", "since", "busy_cycles",
         "switch_cycles", "idle_cycles", "kernel_instructions", "dispatches", "segment_start", "loop_base",
         # Topology and OS costs (issue 10 §5).
-        "package", "loaded_asid", "tlb_flushes", "wakes", "timer_interrupts", "irq_token", "halted",
+        "package", "loaded_asid", "tlb_flushes", "wakes", "timer_interrupts", "irq_token", "halted", "waking",
         # The timer interrupt run as kernel code (Kernel(timer_path=...)).
         "timer_src", "irq_kpath",
     )
@@ -57,6 +57,7 @@ class CpuState:
         self.timer_interrupts = 0  # ticks charged with os.timer_cycles
         self.irq_token = 0  # > 0 while a charged timer interrupt holds the CPU (its end timer carries the value)
         self.halted = True  # in HLT: nothing to run since boot or since the scheduler last found nothing
+        self.waking = False  # leaving HLT after a reschedule request; it picks a task once awake (Kernel._schedule)
         self.timer_src: Source | None = None  # the timer interrupt's kernel path (Kernel(timer_path=...))
         self.irq_kpath = False  # True while that path runs on the CPU in place of the interrupted task
 

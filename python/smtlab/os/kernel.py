@@ -28,14 +28,16 @@ Mechanics (the scheduler only decides placement and order, see scheduler.py):
   interrupt contends for the core like the switch path does. These cycles count as ``switch`` time. With
   ``wake_path`` (a recorded ``kpath:wake_ipi``), a halted CPU that a task on another CPU woke a task onto runs that
   path (the wake-up IPI's handler, wake_ipi.py) after the HLT exit and before the switch path.
+- **Who takes a woken task** (with ``os.wake_cycles``): handed to the halted CPU at the wake-up, or picked by it
+  only once it has left HLT, as the scheduler's kernel did (halt.py).
 - **Topology.** ``kernel.cpus[i].package`` / ``.core`` / ``.siblings`` come from the machine (``Machine.cpus``,
   numbered as Linux does, see docs/model.md); ``kernel.cores`` and ``kernel.packages`` list the CPUs of each.
 
-Code. The Kernel is the one entry point; its methods are written in four files, one idea each: kernel.py
+Code. The Kernel is the one entry point; its methods are written in five files, one idea each: kernel.py
 (construction, services for schedulers, spawning, the run loop and machine events, switching), steps.py (the step
 interpreter: a task's program of steps on its CPU), timer.py (timed events, the periodic tick, the charged timer
-interrupt, the deadlock check) and accounting.py (where each cycle and instruction goes). The class binds the
-functions of those three as its own methods (``self`` in them is the kernel), so every method is still
+interrupt, the deadlock check), halt.py (a halted CPU's wake-up and who takes the woken task) and accounting.py
+(where each cycle and instruction goes). The class binds the functions of those four as its own methods (``self`` in them is the kernel), so every method is still
 ``Kernel._name``; the results (results.py) are bound the same way.
 
 Per-task state lives in the kernel's own records (record.py: pid, address space, state, accounting, the step in
@@ -54,7 +56,7 @@ import time
 from typing import Any, Iterable
 
 from .._core import Config, EventKind, Machine, Source, TraceError, UsageError
-from . import accounting, results, steps, timer
+from . import accounting, halt, results, steps, timer
 from .cpu import KERNEL_ASID, CpuState
 from .record import TaskRecord
 from .scheduler import Scheduler
@@ -159,6 +161,9 @@ class Kernel:
         self.charge_os_costs = charge_os_costs
         cfg = machine.config
         self.wake_cycles: int = int(cfg.get("os.wake_cycles")) if charge_os_costs else 0
+        # With an HLT exit to pay, a halted CPU picks its task when awake unless the kernel hands it the task at the
+        # wake-up (module doc, "Who takes a woken task").
+        self.pick_when_awake: bool = bool(self.wake_cycles) and not getattr(scheduler, "remote_wakeup", False)
         self.timer_cycles: int = int(cfg.get("os.timer_cycles")) if charge_os_costs else 0
         self.flush_tlbs: bool = charge_os_costs and not cfg.get("mem.tlb_tagged")
         self.timer_instructions = 0
@@ -359,6 +364,9 @@ class Kernel:
     _end_irq_kpath = timer.end_irq_kpath
     _irq_done = timer.irq_done
     _check_deadlock = timer.check_deadlock
+    # --- halted CPUs waking (halt.py) ----------------------------------------------------------------------------------
+    _start_wake = halt.start_wake
+    _woken = halt.woken
 
     def _on_event(self, e: Any) -> None:
         m = self.machine
@@ -460,6 +468,10 @@ class Kernel:
             return  # mid-switch: need_resched stays set and _dispatch asks again once the task is in
         if cpu.irq_token:
             return  # in a timer interrupt: need_resched stays set and _irq_done asks again
+        if cpu.waking:
+            return  # leaving HLT: need_resched stays set and _woken picks
+        if cpu.halted and self.pick_when_awake and cpu.current is None and self._start_wake(cpu):
+            return  # the pick waits until the CPU has left HLT (halt.py)
         cpu.need_resched = False
         prev = cpu.current
         nxt = self.scheduler.pick_next(cpu.id, prev)

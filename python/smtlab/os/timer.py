@@ -25,7 +25,7 @@ TICK = 0  # the periodic timer tick
 WAKE = 1  # a sleep or I/O is over: the task is runnable again
 SWITCH_DONE = 2  # a context switch's idle cycles are over: the incoming task starts
 SPAWN = 3  # a task spawned with Kernel.spawn(at=...) starts
-WOKEN = 4  # OS costs: a halted CPU is awake (IPI delivery + HLT exit), the switch path can run
+WOKEN = 4  # OS costs: a halted CPU is awake (IPI delivery + HLT exit): it picks a task, or its switch path can run
 IRQ_DONE = 5  # OS costs: a charged timer interrupt is over
 
 
@@ -45,7 +45,7 @@ def on_timer(self: "Kernel", kind: int, obj: Any) -> None:
         self._pending_spawns -= 1
         self._start_task(obj, None)
     elif kind == WOKEN:
-        self._switch_in(obj)
+        self._woken(obj)
     elif kind == IRQ_DONE:
         self._irq_done(*obj)
 

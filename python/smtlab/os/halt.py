@@ -1,0 +1,54 @@
+"""Halted logical CPUs waking up (Kernel methods, bound in kernel.py; ``self`` is the kernel).
+
+With OS costs (``os.wake_cycles``), a halted CPU asked to reschedule leaves HLT before it can run anything. Who then
+takes the woken task depends on the kernel the scheduler stands for (``Scheduler.remote_wakeup``):
+
+- handed over (today's Linux: ``try_to_wake_up`` queues the task on the halted target's wake list and sends a
+  call-function IPI): the task is committed to that CPU at the wake-up, and the CPU switches it in after its HLT
+  exit (Kernel._switch_to), running the recorded IPI handler first if the kernel has one (wake_ipi.py);
+- picked when awake (Linux 2.4.19 and 2.5.32: ``try_to_wake_up`` queues the task on a runqueue, and
+  ``reschedule_idle`` (2.4) or ``resched_task`` (2.5) only sets ``need_resched`` on the target's idle task and sends
+  the reschedule IPI, whose handler acknowledges the APIC): the CPU picks a task only once it has left HLT and its
+  idle loop calls ``schedule()`` (:func:`woken`). Until then the task waits on its runqueue, where any CPU sharing
+  that runqueue that reschedules first takes it -- in LMbench's pipe latency, the waker, which blocks in ``read()``
+  right after its ``write()`` woke the reader -- and the woken CPU, finding nothing, halts again. ``need_resched``
+  stays set while the CPU wakes, as on 2.4's idle task, so placement does not count the CPU as idle meanwhile.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import timer
+
+if TYPE_CHECKING:
+    from .cpu import CpuState
+    from .kernel import Kernel
+
+
+def start_wake(self: "Kernel", cpu: "CpuState") -> bool:
+    """From Kernel._schedule, for a halted CPU under a kernel whose idle CPUs pick when awake: starts the HLT exit
+    (True; :func:`woken` picks at its end), or returns False if the machine charges no exit here."""
+    wake = self.machine.wake_cost(cpu.id)
+    if not wake:
+        return False
+    cpu.waking = True
+    cpu.wakes += 1
+    self._set_cpu_state(cpu, "switch")
+    self.log_decision(cpu.id, "hlt_exit", None, "reschedule IPI: leaving HLT to pick a task")
+    self._push_timer(self.now + wake, timer.WOKEN, cpu)
+    return True
+
+
+def woken(self: "Kernel", cpu: "CpuState") -> None:
+    """A WOKEN timer: a CPU that left HLT to pick a task picks now (possibly nothing: another CPU took the task
+    meanwhile, and it halts again); one that was handed its task goes on with the switch."""
+    if not cpu.waking:
+        self._switch_in(cpu)
+        return
+    cpu.waking = False
+    cpu.halted = False
+    self._set_cpu_state(cpu, "idle")
+    self._schedule(cpu)
+    if cpu.incoming is None and cpu.current is None:
+        self.log_decision(cpu.id, "idle", None, "woken, nothing left to run")
