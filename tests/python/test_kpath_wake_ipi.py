@@ -1,8 +1,8 @@
 """The recorded wake-up IPI (kpath:wake_ipi) in the study's kernels (issue 11 §1): with real kernel paths on,
 ``make_kernel`` gives the recorded path to a kernel that wakes a halted CPU through its wake list (idle_core_first,
 today's Linux, whose IPI was recorded), and a halted CPU woken from another CPU runs it whole; the 2.4.19 and 2.5.32
-kernels (linux24, linux25ht) send the reschedule IPI instead, whose handler only acknowledges the APIC, so they run
-no recorded path and the woken task pays after_wake's estimate. The expected counts come from the recording's
+kernels (linux24, linux25ht) send the reschedule IPI instead, whose handler only acknowledges the APIC: the halted
+CPU runs the estimate of that handler (kpaths.RESCHED_IPI_SPEC) and the woken task nothing more. The expected counts come from the recording's
 manifest (the instance seed 0 picks), from kpaths' estimate and from counting switch-ins and ticks, not from model
 output."""
 
@@ -101,17 +101,21 @@ def test_a_halted_cpu_woken_from_its_sibling_runs_the_path(real_paths):
 
 
 @pytest.mark.parametrize("scheduler", ["linux24", "linux25ht"])
-def test_the_reference_kernels_send_the_reschedule_ipi(real_paths, scheduler):
-    # 2.4.19 and 2.5.32 enqueue from the waker and send RESCHEDULE_VECTOR (handler: ack_APIC_irq): no recorded path
-    # runs on CPU 1, which pays its HLT exit at each wake-up and its switch-ins and ticks in kernel code, and the
-    # waiter runs after_wake's estimate, trap + reschedule-IPI handler, once per round.
+def test_the_reference_kernels_run_the_reschedule_ipi_estimate(real_paths, scheduler):
+    # 2.4.19 and 2.5.32 enqueue from the waker and send RESCHEDULE_VECTOR (handler: ack_APIC_irq): CPU 1 runs the
+    # estimate of that handler (trap + the "ipi" path) after each HLT exit, then its switch path; its kernel
+    # instructions are those, its switch-ins and its ticks, and the waiter runs nothing more (after_wake sees the
+    # handler ran). The waiter is pinned to CPU 1, so the waker's CPU cannot take it.
     k = make_kernel(True, scheduler)
-    assert k.wake_ipi is None
+    handler = kpaths.TRAP_INSTRUCTIONS + kpaths.PATHS["ipi"].instructions
+    assert k.wake_ipi is not None and k.wake_ipi.spec == kpaths.RESCHED_IPI_SPEC
+    assert k.wake_ipi.instructions == handler == 750
     switch = k.switch_instructions
     timer = Source(REAL_TIMER_SPEC).length
     waiter = _ping(k)
     cpu = k.cpus[1]
+    assert k.wake_ipi.runs == [0, ROUNDS]
     assert cpu.wakes == ROUNDS + 1 and cpu.dispatches == ROUNDS + 1
-    assert cpu.kernel_instructions == (ROUNDS + 1) * switch + cpu.timer_interrupts * timer
-    assert waiter.stats.instructions == ROUNDS * (10_000 + kpaths.TRAP_INSTRUCTIONS + kpaths.PATHS["ipi"].instructions)
+    assert cpu.kernel_instructions == ROUNDS * handler + (ROUNDS + 1) * switch + cpu.timer_interrupts * timer
+    assert waiter.stats.instructions == ROUNDS * 10_000
     k.machine.close()

@@ -141,8 +141,23 @@ def test_wake_path_needs_a_length():
 
 
 def test_study_kernels_run_no_wake_path_without_real_paths(monkeypatch):
+    # Today's kernel (idle_core_first) has only the recorded path; without it, no wake path.
     monkeypatch.setenv(kpaths.REAL_PATHS_ENV, "0")
     assert kpaths.wake_path() is None
-    k = base.make_kernel(True, "linux24")
+    k = base.make_kernel(True, "idle_core_first")
+    assert k.wake_ipi is None
+    k.machine.close()
+
+
+@pytest.mark.parametrize("real", ["0", "1"])
+def test_reference_kernels_run_the_reschedule_ipi_estimate_with_or_without_real_paths(monkeypatch, real):
+    # 2.4.19 / 2.5.32: the reschedule IPI's handler is an estimate either way (no recording stands for it).
+    monkeypatch.setenv(kpaths.REAL_PATHS_ENV, real)
+    for sched in ("linux24", "linux25ht"):
+        k = base.make_kernel(True, sched)
+        assert k.wake_ipi is not None and k.wake_ipi.spec == kpaths.RESCHED_IPI_SPEC
+        assert k.wake_ipi.instructions == kpaths.TRAP_INSTRUCTIONS + kpaths.PATHS["ipi"].instructions
+        k.machine.close()
+    k = base.make_kernel(True, "linux24", charge_os_costs=False)
     assert k.wake_ipi is None
     k.machine.close()

@@ -57,7 +57,7 @@ class CpuState:
         self.timer_interrupts = 0  # ticks charged with os.timer_cycles
         self.irq_token = 0  # > 0 while a charged timer interrupt holds the CPU (its end timer carries the value)
         self.halted = True  # in HLT: nothing to run since boot or since the scheduler last found nothing
-        self.waking = False  # leaving HLT after a reschedule request; it picks a task once awake (Kernel._schedule)
+        self.waking = 0  # > 0 while leaving HLT to pick a task once awake (halt.py's phases)
         self.timer_src: Source | None = None  # the timer interrupt's kernel path (Kernel(timer_path=...))
         self.irq_kpath = False  # True while that path runs on the CPU in place of the interrupted task
 

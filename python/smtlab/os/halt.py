@@ -13,6 +13,8 @@ takes the woken task depends on the kernel the scheduler stands for (``Scheduler
   that runqueue that reschedules first takes it -- in LMbench's pipe latency, the waker, which blocks in ``read()``
   right after its ``write()`` woke the reader -- and the woken CPU, finding nothing, halts again. ``need_resched``
   stays set while the CPU wakes, as on 2.4's idle task, so placement does not count the CPU as idle meanwhile.
+  With a wake path (``Kernel(wake_path=...)``) and a task on another CPU having sent the IPI, the CPU runs that
+  path, the IPI's handler, between its HLT exit and the pick, whether or not a task is left for it then.
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ if TYPE_CHECKING:
     from .cpu import CpuState
     from .kernel import Kernel
 
+# CpuState.waking: 0 (not waking), then these two phases.
+_HLT_EXIT = 1  # leaving HLT (os.wake_cycles)
+_HANDLER = 2  # running the IPI's handler (the kernel's wake path)
+
 
 def start_wake(self: "Kernel", cpu: "CpuState") -> bool:
     """From Kernel._schedule, for a halted CPU under a kernel whose idle CPUs pick when awake: starts the HLT exit
@@ -32,7 +38,7 @@ def start_wake(self: "Kernel", cpu: "CpuState") -> bool:
     wake = self.machine.wake_cost(cpu.id)
     if not wake:
         return False
-    cpu.waking = True
+    cpu.waking = _HLT_EXIT
     cpu.wakes += 1
     self._set_cpu_state(cpu, "switch")
     self.log_decision(cpu.id, "hlt_exit", None, "reschedule IPI: leaving HLT to pick a task")
@@ -46,9 +52,15 @@ def woken(self: "Kernel", cpu: "CpuState") -> None:
     if not cpu.waking:
         self._switch_in(cpu)
         return
-    cpu.waking = False
+    ipi = self.wake_ipi
+    if cpu.waking == _HLT_EXIT and ipi is not None and ipi.start_handler(cpu):
+        cpu.waking = _HANDLER  # its end comes back here (the WakeIpi's resume)
+        return
+    cpu.waking = 0
     cpu.halted = False
     self._set_cpu_state(cpu, "idle")
     self._schedule(cpu)
     if cpu.incoming is None and cpu.current is None:
+        if ipi is not None:
+            ipi.nothing_picked(cpu)
         self.log_decision(cpu.id, "idle", None, "woken, nothing left to run")

@@ -31,7 +31,7 @@ class WakeIpi:
     """Which halted CPUs have a wake-up IPI on the way, and the recorded handler each runs on receiving it."""
 
     __slots__ = ("kernel", "spec", "instructions", "sources", "asid", "pending", "active", "ran_task", "ran_dispatch",
-                 "runs", "resume")
+                 "runs", "resume", "handled")
 
     def __init__(self, kernel: Any, spec: str, instructions: int | None, asid: int,
                  resume: Callable[[CpuState], None]) -> None:
@@ -53,6 +53,7 @@ class WakeIpi:
         self.ran_task: list[Task | None] = [None] * ncpu  # the task switched in after the CPU last ran the path
         self.ran_dispatch = [-1] * ncpu  # and the CPU's dispatch count at that switch-in
         self.runs = [0] * ncpu  # paths run per CPU
+        self.handled = [False] * ncpu  # ran as the handler before the pick (start_handler); the pick is not known yet
 
     def woken(self, waker_cpu: int | None, target: int | None, task: Task) -> None:
         """A task on ``waker_cpu`` woke ``task`` and the scheduler asked ``target`` to reschedule: a halted target
@@ -62,13 +63,21 @@ class WakeIpi:
         if self.kernel.cpus[target].halted:
             self.pending[target] = task
 
-    def start(self, cpu: CpuState) -> bool:
-        """At a switch-in: if an IPI was sent to this CPU for the task switching in, attach the path (True: the
-        kernel accounts the CPU as switching, and the path's end continues the switch). Any pending IPI of the CPU
-        is consumed: it is received before this switch-in."""
-        task, self.pending[cpu.id] = self.pending[cpu.id], None
-        if task is None or task is not cpu.incoming:
+    def start_handler(self, cpu: CpuState) -> bool:
+        """For a CPU that picks its task once awake (halt.py): at the end of its HLT exit, if an IPI was sent to it,
+        attach the path (True: its end calls ``resume``, and the CPU then picks). Whatever task it then switches in
+        counts as the one the path ran for (:meth:`start`); if it picks nothing, :meth:`nothing_picked`."""
+        if self.pending[cpu.id] is None:
             return False
+        self.pending[cpu.id] = None
+        self._attach(cpu)
+        self.handled[cpu.id] = True
+        return True
+
+    def nothing_picked(self, cpu: CpuState) -> None:
+        self.handled[cpu.id] = False
+
+    def _attach(self, cpu: CpuState) -> None:
         m = self.kernel.machine
         src = self.sources[cpu.id]
         if src.retired and src.ended():
@@ -79,6 +88,20 @@ class WakeIpi:
         m.set_retire_limit(cpu.id, cpu.attach_retired + self.instructions)
         self.active[cpu.id] = True
         self.runs[cpu.id] += 1
+
+    def start(self, cpu: CpuState) -> bool:
+        """At a switch-in: if an IPI was sent to this CPU for the task switching in, attach the path (True: the
+        kernel accounts the CPU as switching, and the path's end continues the switch). Any pending IPI of the CPU
+        is consumed: it is received before this switch-in."""
+        if self.handled[cpu.id]:  # it ran before this pick (start_handler): this is the task it ran for
+            self.handled[cpu.id] = False
+            self.ran_task[cpu.id] = cpu.incoming
+            self.ran_dispatch[cpu.id] = cpu.dispatches + 1
+            return False
+        task, self.pending[cpu.id] = self.pending[cpu.id], None
+        if task is None or task is not cpu.incoming:
+            return False
+        self._attach(cpu)
         self.ran_task[cpu.id] = task
         self.ran_dispatch[cpu.id] = cpu.dispatches + 1  # the dispatch this switch-in ends with
         return True

@@ -7,6 +7,7 @@ from typing import Any
 
 from .. import load_config
 from ..os import Kernel, make_scheduler
+from . import kpaths
 from .kpaths import real_paths_on, switch_path, wake_path
 
 #: Scheduler names of the two kernels of the reference study.
@@ -52,18 +53,27 @@ def make_kernel(ht: bool, scheduler: str, *, cores: int = 1, seed: int = 0, pres
     ``charge_os_costs`` (default on for every study experiment): the preset's OS costs (smtlab.os.Kernel): waking a
     halted logical CPU (``os.wake_cycles``), the TLB flush of an address-space switch (untagged TLBs), and the timer
     interrupt at every tick, run as the recorded ``kpath:timer`` when real kernel paths are on (:func:`timer_path`),
-    else ``os.timer_cycles``; with real paths and a scheduler whose kernel wakes a halted CPU through its wake list
-    (``Scheduler.remote_wakeup``: idle_core_first, today's Linux), that CPU also runs the recorded call-function
-    IPI (``kpath:wake_ipi``, kpaths.wake_path). The 2.4.19 and 2.5.32 kernels (linux24, linux25ht) enqueue from
-    the waker and send the reschedule IPI, whose handler only acknowledges the APIC: no recorded path stands for
-    it, and the woken task runs ``kpaths.after_wake``'s estimate of it (trap + 300 instructions)."""
+    else ``os.timer_cycles``; and a halted CPU that a task on another CPU sends an IPI runs its handler as kernel
+    code. With a scheduler whose kernel hands the task over through the target's wake list
+    (``Scheduler.remote_wakeup``: idle_core_first, today's Linux) that is the recorded call-function IPI
+    (``kpath:wake_ipi``, kpaths.wake_path) when real kernel paths are on, else nothing (after_wake's estimate). The
+    2.4.19 and 2.5.32 kernels (linux24, linux25ht) enqueue from the waker and send the reschedule IPI, whose handler
+    only acknowledges the APIC; the halted CPU runs the estimate of it (kpaths.RESCHED_IPI_SPEC, trap + 300
+    instructions) after its HLT exit and then picks a task, if the waker's CPU has not taken it meanwhile
+    (smtlab/os/halt.py)."""
     cfg = load_config(preset, {"core.threads": 2 if ht else 1, "system.packages": cores, **(overrides or {})})
     sched = make_scheduler(scheduler, **(scheduler_params or {}))
     kernel_path, switch_instructions = switch_path()  # the recorded switch when real kernel paths are on
+    wake_spec, wake_instructions = None, None
+    if charge_os_costs:
+        if sched.remote_wakeup:
+            wake_spec = wake_path()
+        else:
+            wake_spec, wake_instructions = kpaths.RESCHED_IPI_SPEC, kpaths.resched_ipi_instructions()
     return Kernel(cfg, sched, hz=hz, time_slice_ms=time_slice_ms, kernel_path=kernel_path,
                   switch_instructions=switch_instructions, seed=seed, log=log, charge_os_costs=charge_os_costs,
                   timer_path=timer_path() if charge_os_costs else None,
-                  wake_path=wake_path() if charge_os_costs and sched.remote_wakeup else None)
+                  wake_path=wake_spec, wake_instructions=wake_instructions)
 
 
 _STACK_GROUPS = {

@@ -221,6 +221,20 @@ REAL_SWITCH_SPEC = "kpath:ctxsw,seed=0"
 REAL_WAKE_SPEC = "kpath:wake_ipi,seed=0"
 
 
+#: The reschedule IPI of the 2.4.19 and 2.5.32 kernels as the halted CPU runs it, between its HLT exit and its pick
+#: (Kernel(wake_path=...) for schedulers without Scheduler.remote_wakeup; smtlab/os/halt.py): interrupt entry and
+#: exit around smp_reschedule_interrupt, which only acknowledges the local APIC, and the idle loop's way to
+#: schedule(). No recording stands for it (6.1's handler does the enqueue too); it is the estimate that after_wake
+#: gives a woken task (trap + the "ipi" path, :func:`resched_ipi_instructions`), as kernel code in a stream of its
+#: own with the path's footprint.
+RESCHED_IPI_SPEC = task_spec(89, footprint_kb=16)
+
+
+def resched_ipi_instructions() -> int:
+    """Instructions of RESCHED_IPI_SPEC per run: the trap's entry and exit and the "ipi" path."""
+    return TRAP_INSTRUCTIONS + PATHS["ipi"].instructions
+
+
 def wake_path() -> str | None:
     """The halted CPU's wake-up path of the study's kernels (Kernel(wake_path=...)) when real kernel paths are on,
     else None (the wake-up costs the HLT exit alone, and after_wake's estimate gives the handler)."""
