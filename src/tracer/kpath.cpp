@@ -202,12 +202,21 @@ std::vector<std::vector<KpathInstance>> splitKpathRecording(const std::string& r
     instances[r.id].push_back(KpathInstance{w->written(), r.instrs.size(), r.kernelInstructions()});
     for (const Instr& i : r.instrs) w->write(i);
   };
+  // Asynchronous interrupt vectors the guest reported (probe.c print_symbols): a tick or an IPI that hits a region's
+  // user code is not part of that path (removeUserModeInterrupts).
+  std::vector<Addr> vectors;
+  for (const char* v : {"asm_sysvec_apic_timer_interrupt", "asm_sysvec_reschedule_ipi",
+                        "asm_sysvec_call_function_single"}) {
+    if (const auto it = symbols.find(v); it != symbols.end()) vectors.push_back(it->second);
+  }
   SplitStats sum;
+  std::uint64_t interrupts = 0;
   for (const std::string& cpu : cpus) {
     const SplitStats s = splitSystemStream(blocks, cpu, [&](SystemRegion&& r) {
       if (r.id >= table.size()) throw TraceError(fmt::format("{}: region id {} is not a kpath", cpu, r.id));
       const KpathInfo& path = table[r.id];
       if (!path.excursion && path.entrySymbol.empty()) {
+        interrupts += removeUserModeInterrupts(r, vectors);
         if (!r.instrs.empty()) add(r);
         return;
       }
@@ -255,6 +264,7 @@ std::vector<std::vector<KpathInstance>> splitKpathRecording(const std::string& r
     sum.deliveryAccesses += s.deliveryAccesses;
     sum.limitReached = sum.limitReached || s.limitReached;
   }
+  sum.interrupts = interrupts;
   for (std::size_t id = 0; id < table.size(); ++id) {
     if (!writers[id]) continue;
     writers[id]->close();
@@ -379,6 +389,7 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
   m["cut_blocks"] = stats.cut;
   m["dropped_accesses"] = stats.droppedAccesses;
   m["delivery_accesses"] = stats.deliveryAccesses;
+  m["interrupts_removed"] = stats.interrupts;
   m["paths"] = std::move(paths);
   boost::json::object symbolTable;
   for (const auto& [name, addr] : symbols) symbolTable[name] = addr;

@@ -10,7 +10,9 @@ namespace smtlab {
 // 1 (no stamp): up to 2026-11-24, QEMU 7.2's abandoned page-crossing instruction was recorded as a phantom record
 //    (tools/qemu-tracer/abandoned_insn.h).
 // 2: the plugins leave it out.
-inline constexpr int kTracerRevision = 2;
+// 3: a kpath: region's records no longer hold a timer tick or an IPI that hit its user code (kpath.cpp,
+//    removeUserModeInterrupts): one getppid instance had held a 6,000-instruction tick.
+inline constexpr int kTracerRevision = 3;
 
 // The stamp of a cached file is "<file>.tracer", one line "tracer-revision N". True when it says kTracerRevision;
 // false when it is missing, unreadable, malformed or names another revision.
