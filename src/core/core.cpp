@@ -58,7 +58,9 @@ Core::Core(CoreId id, const Config& config, MemorySystem& memory)
 }
 
 void Core::tick(Cycle now) {
-  flushAccounting(now);
+  // The cycles since the last tick are charged by account() at the end of this one (one pass over the threads per
+  // tick instead of two); the replay attempts booked in them are counted before anything reads or squashes.
+  scheduler_.catchUpReplays(now);
   if (activeDirty_) {
     activeDirty_ = false;
     activeSetChanged(now);
@@ -283,30 +285,39 @@ void Core::resetStats() {
 void Core::flushAccounting(Cycle now) {
   // NetBurst replay attempts of skipped cycles are counted before anyone reads or squashes what they touch.
   scheduler_.catchUpReplays(now);
+  chargeSinceAccounted(now);
+}
+
+void Core::chargeSinceAccounted(Cycle now) {
   if (now <= accountedUpTo_) return;
   const std::uint64_t n = now - accountedUpTo_;
   accountedUpTo_ = now;
-  if (!lastAnyRunning_) return;
+  if (accountedMask_ == 0) return;
   cyclesActive_ += n;
-  for (auto& th : threads_) {
-    if (th.state != ThreadState::Running) continue;
-    th.stats.cycles += n;
-    th.stats.cpi[static_cast<int>(th.lastCause)] += n;
-    if (th.lastGated) th.stats.fetchGatedCycles += n;
-    for (int q = 0; q < kQueueKinds; ++q) th.stats.occupancy[q].sum += static_cast<std::uint64_t>(th.lastOccupancy[q]) * n;
+  for (std::uint32_t t = 0; t < threadCount_; ++t) {
+    if ((accountedMask_ & (1u << t)) != 0) chargeThread(threads_[t], n);
   }
 }
 
 void Core::account(Cycle now) {
-  // Cycles from `now` on are charged at the next flush with the causes seen now.
+  // The cycles from the last account (or flush) up to now are charged with the causes seen then, for the threads
+  // that ran then (a thread that finished in this tick included); cycles from `now` on are charged at the next
+  // account or flush with the causes seen now. One pass: each thread's charge and new sample touch the same lines.
+  std::uint64_t n = 0;
+  if (now > accountedUpTo_) {
+    n = now - accountedUpTo_;
+    if (accountedMask_ != 0) cyclesActive_ += n;
+  }
+  const std::uint32_t chargeMask = n != 0 ? accountedMask_ : 0;
   accountedUpTo_ = now;
-  lastAnyRunning_ = false;
+  accountedMask_ = 0;
   bool drainKnown = false;
   bool drain = false;
   for (std::uint32_t t = 0; t < threadCount_; ++t) {
     ThreadContext& th = threads_[t];
+    if ((chargeMask & (1u << t)) != 0) chargeThread(th, n);
     if (th.state != ThreadState::Running) continue;
-    lastAnyRunning_ = true;
+    accountedMask_ |= 1u << t;
     for (int q = 0; q < kQueueKinds; ++q) {
       const std::uint32_t used = queues_.byKind[q].used(t);
       th.lastOccupancy[q] = used;
