@@ -65,19 +65,21 @@ void Core::tick(Cycle now) {
     activeDirty_ = false;
     activeSetChanged(now);
   }
-  bool progress = frontEnd_.resolveWrongPaths(now);
+  // Progress of the stages before issue (`early`), of issue, and of the stages after it (`late`): see the wake-up
+  // rule at the end.
+  bool early = frontEnd_.resolveWrongPaths(now);
   if (retire_.tick(now)) {
-    progress = true;
+    early = true;
     lastRetire_ = now;
   }
-  progress |= loadStore_.drainStores(now);  // retired stores write the L1D (post-retire store buffer)
-  progress |= scheduler_.issue(now);
+  early |= loadStore_.drainStores(now);  // retired stores write the L1D (post-retire store buffer)
+  const bool issued = scheduler_.issue(now);
   if (!loadStore_.pendingFlushes().empty() || !loadStore_.orderViolations().empty()) applyPendingFlushes();
-  progress |= frontEnd_.deliver(now);
-  progress |= rename_.tick(now, draining(now));
+  bool late = frontEnd_.deliver(now);
+  late |= rename_.tick(now, draining(now));
   scheduler_.accept(rename_.dispatched());
   rename_.clearDispatched();
-  progress |= frontEnd_.fetch(now);
+  late |= frontEnd_.fetch(now);
   for (std::uint32_t t = 0; t < threadCount_; ++t) finishIfDone(t, now);
   account(now);
   if (checking_) checkInvariants(now);
@@ -99,8 +101,16 @@ void Core::tick(Cycle now) {
                                       id_.value, t, now - th.lastRetire, now.value, describeStuck(now)));
     }
   }
-  if (progress || !events_.empty()) {
+  if (early || late || !events_.empty()) {
     nextWake_ = now + 1;
+  } else if (issued) {
+    // Only the scheduler issued. The stages after it in the cycle (uop queue, rename, fetch) have already seen what
+    // the issue freed and did nothing; what it started shows at cycles computeNextWake names (the issued uops' done
+    // times, their dependents' ready times, a branch's resolution, a FLUSH/STALL gate), so the cycle after this one,
+    // which always found nothing to do (39,936 of 139,871 ticks of the 64 MiB chase, -n 20k), is not ticked. If nothing is
+    // scheduled at all, the next cycle is ticked as before, so that a deadlock is reported at the same cycle.
+    const Cycle next = computeNextWake(now);
+    nextWake_ = next == Cycle::never() ? now + 1 : next;
   } else {
     nextWake_ = computeNextWake(now);
     if (nextWake_ == Cycle::never() && anyRunning) {
