@@ -65,14 +65,14 @@ void Core::tick(Cycle now) {
     activeDirty_ = false;
     activeSetChanged(now);
   }
-  // Progress of the stages before issue (`early`), of issue, and of the stages after it (`late`): see the wake-up
-  // rule at the end.
+  // Progress of wrong-path resolution and retire (`early`), of the store drain and issue, and of the stages after
+  // issue (`late`): see the wake-up rule at the end.
   bool early = frontEnd_.resolveWrongPaths(now);
   if (retire_.tick(now)) {
     early = true;
     lastRetire_ = now;
   }
-  early |= loadStore_.drainStores(now);  // retired stores write the L1D (post-retire store buffer)
+  const bool drained = loadStore_.drainStores(now);  // retired stores write the L1D (post-retire store buffer)
   const bool issued = scheduler_.issue(now);
   if (!loadStore_.pendingFlushes().empty() || !loadStore_.orderViolations().empty()) applyPendingFlushes();
   bool late = frontEnd_.deliver(now);
@@ -103,12 +103,14 @@ void Core::tick(Cycle now) {
   }
   if (early || late || !events_.empty()) {
     nextWake_ = now + 1;
-  } else if (issued) {
-    // Only the scheduler issued. The stages after it in the cycle (uop queue, rename, fetch) have already seen what
-    // the issue freed and did nothing; what it started shows at cycles computeNextWake names (the issued uops' done
-    // times, their dependents' ready times, a branch's resolution, a FLUSH/STALL gate), so the cycle after this one,
-    // which always found nothing to do (39,936 of 139,871 ticks of the 64 MiB chase, -n 20k), is not ticked. If nothing is
-    // scheduled at all, the next cycle is ticked as before, so that a deadlock is reported at the same cycle.
+  } else if (issued || drained) {
+    // Only the scheduler issued or the store buffer wrote to the L1D. The stages after them in the cycle (issue, uop
+    // queue, rename, fetch) have already seen what they freed and did nothing, and retire waits only for done times;
+    // what they started shows at cycles computeNextWake names (the issued uops' done times, their dependents' ready
+    // times, a branch's resolution, a FLUSH/STALL gate, the next buffered store's write), so the cycle after this
+    // one, which always found nothing to do after an issue alone (39,936 of 139,871 ticks of the 64 MiB chase,
+    // -n 20k), is not ticked. If nothing is scheduled at all, the next cycle is ticked as before, so that a deadlock
+    // is reported at the same cycle.
     const Cycle next = computeNextWake(now);
     nextWake_ = next == Cycle::never() ? now + 1 : next;
   } else {
