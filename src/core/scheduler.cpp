@@ -9,13 +9,6 @@ namespace {
 bool olderFirst(const WaitEntry& a, const WaitEntry& b) { return a.age < b.age; }
 }  // namespace
 
-// The heap order of trains_: the earliest next attempt on top, the oldest first within a cycle.
-struct Scheduler::LaterTrain {
-  bool operator()(const ReplayTrain& a, const ReplayTrain& b) const {
-    return a.next != b.next ? a.next > b.next : a.age > b.age;
-  }
-};
-
 Scheduler::Scheduler(const Config& config, std::span<ThreadContext> threads, CoreQueues& queues,
                      ILoadStorePort& loadStore, IBranchResolutionPort& branches)
     : threadCount_(config.core.threads),
@@ -47,7 +40,12 @@ Scheduler::Scheduler(const Config& config, std::span<ThreadContext> threads, Cor
   parkedEpisode_.assign(threadCount_, 0);
   woken_.reserve(window);
   wokenNow_.reserve(window);
-  if (replay_.enabled()) trains_.reserve(window);
+  if (replay_.enabled()) {
+    // A train is a replaying uop in the window: the pool never needs more than the window.
+    trainPool_.reserve(window);
+    phaseHead_.assign(replay_.period(), kNoTrain);
+    phaseNext_.assign(replay_.period(), Cycle{0});
+  }
 }
 
 bool Scheduler::issue(Cycle now) {
@@ -55,7 +53,8 @@ bool Scheduler::issue(Cycle now) {
   // before anything the scheduler sends now (replay.hpp).
   catchUpReplays(now);
   std::uint32_t issued = 0;
-  while (!trains_.empty() && trains_.front().next == now) replayAgain(&issued);
+  if (trainCount_ != 0) replayDue(now, issued);
+  replaysCountedTo_ = now + 1;
   // Booked attempts are progress only when they are wake-up points (the reference mode).
   const std::uint32_t booked = deferReplays_ ? issued : 0;
   // Move everything whose operands are ready by now into the age-ordered ready list.
@@ -256,37 +255,96 @@ bool Scheduler::replayFirstUop(Uop& u, const WaitEntry& e, Cycle now, std::uint3
   ++issuedByUnit_[unit];
   ++threads_[e.thread].stats.replayed;
   // Every attempt before the operands arrive fails; the loop brings the uop back each period, so they are all known
-  // now: book the ones after this (replayAgain counts each in its cycle) and send the uop again at the first
+  // now: book the ones after this (replayDue counts each in its cycle) and send the uop again at the first
   // attempt that finds its data (there it competes as any uop does, and the memory-ordering check is asked again).
   const std::uint64_t attempts = replay_.failingAttempts(now, u.readyAt);
   const Cycle last = now + (attempts - 1) * replay_.period();
   if (attempts > 1) {
-    trains_.push_back({now + replay_.period(), last, e.age, e.seq, e.thread, port, cls, unit});
-    std::push_heap(trains_.begin(), trains_.end(), LaterTrain{});
+    // Its phase was stepped at the top of this cycle (replayDue), so its trains, this one too, are next due now +
+    // period.
+    const auto phase = static_cast<std::uint32_t>(now.value % replay_.period());
+    std::uint32_t node = freeTrain_;
+    if (node != kNoTrain) {
+      freeTrain_ = trainPool_[node].link;
+    } else {
+      node = static_cast<std::uint32_t>(trainPool_.size());
+      trainPool_.emplace_back();
+    }
+    trainPool_[node] = {last, e.age, e.seq, e.thread, port, cls, unit, phaseHead_[phase]};
+    phaseHead_[phase] = node;
+    phaseNext_[phase] = now + replay_.period();
+    ++trainCount_;
   }
   pushWaiting({last + replay_.period(), e.age, e.thread, e.seq});
   return false;
 }
 
-void Scheduler::replayAgain(std::uint32_t* issued) {
-  std::pop_heap(trains_.begin(), trains_.end(), LaterTrain{});
-  ReplayTrain& r = trains_.back();
-  ThreadContext& th = threads_[r.thread];
-  const Uop* u = th.cursor != nullptr ? &th.robSlot(r.seq) : nullptr;
-  if (u == nullptr || !u->valid || u->age != r.age || u->issued) {  // squashed: its loop is emptied
-    trains_.pop_back();
-    return;
+bool Scheduler::trainSquashed(const ReplayTrain& r) const {
+  const ThreadContext& th = threads_[r.thread];
+  if (th.cursor == nullptr) return true;
+  const Uop& u = th.rob[r.seq & th.robMask];
+  return !u.valid || u.age != r.age || u.issued;  // squashed (its loop is emptied) or already sent again
+}
+
+void Scheduler::replayDue(Cycle now, std::uint32_t& issued) {
+  const auto phase = static_cast<std::uint32_t>(now.value % replay_.period());
+  // After catchUpReplays(now) every phase is next due in [now, now + period): this one exactly now, if it has trains.
+  if (phaseHead_[phase] == kNoTrain) return;
+  std::uint32_t* link = &phaseHead_[phase];
+  while (*link != kNoTrain) {
+    const std::uint32_t node = *link;
+    ReplayTrain& r = trainPool_[node];
+    bool done = trainSquashed(r);
+    if (!done) {
+      if (r.port != kNoReplayPort) ports_.reserve(r.port, r.cls, r.thread, now);
+      ++issued;
+      ++issuedByUnit_[r.unit];
+      ++threads_[r.thread].stats.replayed;
+      done = now >= r.last;
+    }
+    if (done) {
+      *link = r.link;
+      r.link = freeTrain_;
+      freeTrain_ = node;
+      --trainCount_;
+    } else {
+      link = &r.link;
+    }
   }
-  if (r.port != kNoReplayPort) ports_.reserve(r.port, r.cls, r.thread, r.next);
-  if (issued != nullptr) ++*issued;
-  ++issuedByUnit_[r.unit];
-  ++th.stats.replayed;
-  if (r.next >= r.last) {
-    trains_.pop_back();
-    return;
+  phaseNext_[phase] = now + replay_.period();
+}
+
+void Scheduler::countSkippedReplays(Cycle now) {
+  const std::uint64_t period = replay_.period();
+  for (std::uint32_t phase = 0; trainCount_ != 0 && phase < phaseHead_.size(); ++phase) {
+    const Cycle first = phaseNext_[phase];
+    if (phaseHead_[phase] == kNoTrain || first >= now) continue;
+    std::uint32_t* link = &phaseHead_[phase];
+    while (*link != kNoTrain) {
+      const std::uint32_t node = *link;
+      ReplayTrain& r = trainPool_[node];
+      bool done = trainSquashed(r);  // the same answer at every skipped attempt: nothing ran in between
+      if (!done) {
+        // Its attempts at first, first + period, ... up to its last or now - 1.
+        const std::uint64_t attempts = (std::min(r.last, Cycle{now.value - 1}) - first) / period + 1;
+        const Cycle lastTaken = first + (attempts - 1) * period;
+        if (r.port != kNoReplayPort) ports_.reservePast(r.port, r.cls, r.thread, lastTaken, attempts);
+        issuedByUnit_[r.unit] += attempts;
+        threads_[r.thread].stats.replayed += attempts;
+        done = lastTaken >= r.last;
+      }
+      if (done) {
+        *link = r.link;
+        r.link = freeTrain_;
+        freeTrain_ = node;
+        --trainCount_;
+      } else {
+        link = &r.link;
+      }
+    }
+    phaseNext_[phase] = first + (now - first + period - 1) / period * period;  // its first cycle from now on
   }
-  r.next = r.next + replay_.period();
-  std::push_heap(trains_.begin(), trains_.end(), LaterTrain{});
+  replaysCountedTo_ = now;
 }
 
 Scheduler::WrongPathIssue Scheduler::issueWrongPath(const WaitEntry& e, bool slotFree, Cycle now) {
@@ -382,7 +440,11 @@ void Scheduler::earliestWake(Cycle now, Cycle& next) const {
   };
   if (!waiting_.empty()) consider(waiting_.earliest());
   // Booked replay attempts wake the core only in the reference mode (sim.replay_deferred = false).
-  if (!deferReplays_ && !trains_.empty()) consider(trains_.front().next);
+  if (!deferReplays_ && trainCount_ != 0) {
+    for (std::size_t phase = 0; phase < phaseHead_.size(); ++phase) {
+      if (phaseHead_[phase] != kNoTrain) consider(phaseNext_[phase]);
+    }
+  }
   if (!ready_.empty()) {
     // Ready uops wait for a port (a busy divider, a full port) or an issue slot: try again next cycle.
     consider(now + 1);

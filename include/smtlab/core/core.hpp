@@ -93,6 +93,15 @@ class Core {
   }
   void finishIfEnded(std::uint32_t t, Cycle now);
   void account(Cycle now);
+  // Charges the cycles from accountedUpTo_ to now to the causes and occupancies sampled at the last account.
+  void chargeSinceAccounted(Cycle now);
+  // n cycles of thread th at its last sampled cause, fetch gating and queue occupancies.
+  static void chargeThread(ThreadContext& th, std::uint64_t n) {
+    th.stats.cycles += n;
+    th.stats.cpi[static_cast<int>(th.lastCause)] += n;
+    if (th.lastGated) th.stats.fetchGatedCycles += n;
+    for (int q = 0; q < kQueueKinds; ++q) th.stats.occupancy[q].sum += std::uint64_t{th.lastOccupancy[q]} * n;
+  }
   // draining: draining(now), asked once per cycle by the caller.
   CpiCause classify(std::uint32_t t, Cycle now, bool draining) const;
   Cycle computeNextWake(Cycle now) const;
@@ -124,7 +133,7 @@ class Core {
   Cycle lastRetire_{0};
   std::uint64_t cyclesActive_ = 0;  // cycles with at least one running thread
   std::uint64_t drains_ = 0;
-  bool lastAnyRunning_ = false;
+  std::uint32_t accountedMask_ = 0;  // threads running at the last account: charged until the next one
   bool checking_ = false;
 };
 

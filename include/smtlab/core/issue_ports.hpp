@@ -4,6 +4,7 @@
 // an unpipelined unit (a divider) stays busy for its interval on its port.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -51,6 +52,21 @@ class IssuePorts {
     if (c.interval > 1) p.busyUntil[static_cast<int>(cls)] = now + c.interval;
     if (c.threadInterval > 0) c.threadNext[thread] = now + c.threadInterval;
     ++p.issued;
+  }
+  // `count` replay attempts on `port` in cycles already past, the last at `last`, counted at once (a core that skipped
+  // those cycles issued nothing else in them). Only what outlives them is kept: the issue count, and the unit's busy
+  // time and the thread's next slot after the last attempt. Every port operation comes in cycle order and each of
+  // these is a class's fixed interval after its cycle, so the latest is the largest: max() gives what reserve()
+  // applied attempt by attempt would leave. The slots taken within those cycles are never asked again.
+  void reservePast(std::uint32_t port, UnitClass cls, std::uint32_t thread, Cycle last, std::uint64_t count) {
+    Port& p = ports_[port];
+    ClassState& c = classes_[static_cast<int>(cls)];
+    if (c.interval > 1) {
+      Cycle& busy = p.busyUntil[static_cast<int>(cls)];
+      busy = std::max(busy, last + c.interval);
+    }
+    if (c.threadInterval > 0) c.threadNext[thread] = std::max(c.threadNext[thread], last + c.threadInterval);
+    p.issued += count;
   }
 
   std::uint32_t portCount() const { return static_cast<std::uint32_t>(ports_.size()); }

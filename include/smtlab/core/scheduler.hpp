@@ -37,8 +37,9 @@ class Scheduler {
   void earliestWake(Cycle now, Cycle& next) const;
   // NetBurst replay: counts the booked replay attempts of the cycles before `now` (with sim.replay_deferred they are
   // not wake-up points; the core calls this before anything reads or squashes what they touch).
+  // Inline: asked at every tick, and almost always there is nothing to count.
   void catchUpReplays(Cycle now) {
-    while (!trains_.empty() && trains_.front().next < now) replayAgain(nullptr);
+    if (replaysCountedTo_ < now) countSkippedReplays(now);
   }
 
   std::uint32_t latency(FuKind fu) const { return latency_[static_cast<int>(fu)]; }
@@ -62,23 +63,31 @@ class Scheduler {
   // An instruction sent before its operands arrived (replay): its first uop took its slot and port and the
   // instruction comes back after the loop. false: no slot or port for that uop this cycle (it stays ready).
   bool replayFirstUop(Uop& u, const WaitEntry& e, Cycle now, std::uint32_t& issued);
-  // NetBurst replay: the failing attempts still to come of one uop sent before its data (replay.hpp), one heap entry
-  // per uop: at `next`, next + period, ... up to `last`, on `port` (kNoReplayPort: an issue slot only).
+  // NetBurst replay: the failing attempts still to come of one uop sent before its data (replay.hpp), one entry per
+  // uop: every period cycles on `port` (kNoReplayPort: an issue slot only), up to `last`.
   struct ReplayTrain {
-    Cycle next;
     Cycle last;
     std::uint64_t age;
     std::uint64_t seq;
     std::uint32_t thread;
     std::uint32_t port;
     UnitClass cls;
-    std::uint8_t unit;  // issuedByUnit_ index
+    std::uint8_t unit;     // issuedByUnit_ index
+    std::uint32_t link;    // the next train of its phase, or of the free list
   };
   static constexpr std::uint32_t kNoReplayPort = ~0u;
-  struct LaterTrain;
-  // Takes the earliest train's next attempt (at its cycle, ahead of the scheduler's own issue in that cycle) and books
-  // the one after; `issued` (the current cycle's issue count) is null for a past cycle, where nothing else issued.
-  void replayAgain(std::uint32_t* issued);
+  static constexpr std::uint32_t kNoTrain = ~0u;
+  // A train's attempts all fall on cycles of one phase (cycle mod period), so the trains of a phase are due together:
+  // they are kept in one list per phase, stepped once per period (no heap: the order within a cycle does not matter,
+  // every attempt takes its slot and port unconditionally, replayDue), and cycles the core skipped are counted in
+  // bulk, one step per train instead of one per attempt (countSkippedReplays).
+  bool trainSquashed(const ReplayTrain& r) const;
+  // Takes the attempts due at `now` (before the scheduler's own issue in that cycle), adding their issue slots to
+  // `issued`.
+  void replayDue(Cycle now, std::uint32_t& issued);
+  // Counts the attempts of the cycles from replaysCountedTo_ up to now - 1, which the core skipped: nothing issued in
+  // them and nothing changed, so each train is settled in one step.
+  void countSkippedReplays(Cycle now);
   // Squashed: gone; Parked: waits for a producer (parked or in the heap); Issued; Waits: ready, lacks slot or port.
   enum class WrongPathIssue : std::uint8_t { Squashed, Parked, Issued, Waits };
   WrongPathIssue issueWrongPath(const WaitEntry& e, bool slotFree, Cycle now);
@@ -102,7 +111,14 @@ class Scheduler {
   IssuePorts ports_;
   const ReplayLoop replay_;
   const bool deferReplays_;            // sim.replay_deferred
-  std::vector<ReplayTrain> trains_;    // min-heap by next attempt, then age
+  // Replay trains (a pool with a free list, sized once for the window) and, per phase, the list of its trains and
+  // the cycle of their next attempt (every train of a phase shares it).
+  std::vector<ReplayTrain> trainPool_;
+  std::uint32_t freeTrain_ = kNoTrain;
+  std::vector<std::uint32_t> phaseHead_;
+  std::vector<Cycle> phaseNext_;
+  std::uint32_t trainCount_ = 0;
+  Cycle replaysCountedTo_{0};  // every booked attempt of a cycle before this one has been counted
   WaitQueue waiting_;               // by readyAt (operands known ready at that cycle)
   std::vector<WaitEntry> ready_;    // ready now, oldest first, waiting for a unit or issue slot
   // Memory ordering (issue 10 §3): per thread, loads waiting for an older store's address (or a forwarding store's
