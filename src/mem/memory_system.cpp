@@ -78,7 +78,7 @@ struct MemorySystem::Impl {
   // One cache level: hit, merge with an in-flight fill, or a primary miss that waits for an MSHR, asks `below`
   // (a callable Cycle -> Outcome) and installs the line; a dirty victim goes to `writeback(line, cycle)`.
   template <class Below, class Writeback>
-  static Outcome accessCache(Cache& c, MemLevel level, std::uint64_t line, Cycle now, bool write, Below&& below,
+  static Outcome accessCache(Cache& c, MemLevel level, LineAddr line, Cycle now, bool write, Below&& below,
                              Writeback&& writeback) {
     CacheStats& s = c.stats();
     ++s.accesses;
@@ -107,16 +107,16 @@ struct MemorySystem::Impl {
     return out;
   }
 
-  Outcome llcAccess(std::uint32_t core, std::uint64_t line, Cycle now) {
+  Outcome llcAccess(std::uint32_t core, LineAddr line, Cycle now) {
     Cache& c = llc[core / coresPerPackage];
     return accessCache(
         c, MemLevel::LLC, line, now, false,
         // The request leaves for DRAM once the LLC has found it missing: idle-channel total = llc + dram latency.
         [this, &c](Cycle start) { return Outcome{dram.read(start + c.latency()), MemLevel::Dram}; },
-        [this](std::uint64_t, Cycle when) { dram.write(when); });
+        [this](LineAddr, Cycle when) { dram.write(when); });
   }
 
-  void writebackToLlc(std::uint32_t core, std::uint64_t line, Cycle when) {
+  void writebackToLlc(std::uint32_t core, LineAddr line, Cycle when) {
     // Non-inclusive: a victim the level below does not hold goes further down instead of allocating there.
     Cache& c = llc[core / coresPerPackage];
     const std::uint32_t entry = c.find(line);
@@ -127,7 +127,7 @@ struct MemorySystem::Impl {
     }
   }
 
-  void writebackToL2(std::uint32_t core, std::uint64_t line, Cycle when) {
+  void writebackToL2(std::uint32_t core, LineAddr line, Cycle when) {
     Cache& c = l2[core];
     const std::uint32_t entry = c.find(line);
     if (entry != Cache::kNotFound) {
@@ -137,19 +137,19 @@ struct MemorySystem::Impl {
     }
   }
 
-  Outcome l2Access(std::uint32_t core, std::uint64_t line, Cycle now) {
+  Outcome l2Access(std::uint32_t core, LineAddr line, Cycle now) {
     Cache& c = l2[core];
     const Outcome out = accessCache(
         c, MemLevel::L2, line, now, false, [this, core, line](Cycle start) { return llcAccess(core, line, start); },
-        [this, core](std::uint64_t victim, Cycle when) { writebackToLlc(core, victim, when); });
+        [this, core](LineAddr victim, Cycle when) { writebackToLlc(core, victim, when); });
     if (nextLinePrefetch && out.primaryMiss) prefetchNextLine(core, c, line, now);
     return Outcome{out.ready, out.level};
   }
 
   // Next-line prefetch into L2 on a demand miss: stays within the page, never waits for an MSHR.
-  void prefetchNextLine(std::uint32_t core, Cache& c, std::uint64_t line, Cycle now) {
-    const std::uint64_t next = line + 1;
-    if (((next << lineShift) >> pageShift) != ((line << lineShift) >> pageShift)) return;
+  void prefetchNextLine(std::uint32_t core, Cache& c, LineAddr line, Cycle now) {
+    const LineAddr next = line.next();
+    if ((next.firstByte(lineShift) >> pageShift) != (line.firstByte(lineShift) >> pageShift)) return;
     if (c.find(next) != Cache::kNotFound) return;
     const std::uint32_t slot = c.freeMshrAt(now);
     if (slot == Cache::kNotFound) return;
@@ -163,10 +163,10 @@ struct MemorySystem::Impl {
     }
   }
 
-  Outcome l1Access(Cache& l1, std::uint32_t core, std::uint64_t line, Cycle now, bool write) {
+  Outcome l1Access(Cache& l1, std::uint32_t core, LineAddr line, Cycle now, bool write) {
     return accessCache(
         l1, MemLevel::L1, line, now, write, [this, core, line](Cycle start) { return l2Access(core, line, start); },
-        [this, core](std::uint64_t victim, Cycle when) { writebackToL2(core, victim, when); });
+        [this, core](LineAddr victim, Cycle when) { writebackToL2(core, victim, when); });
   }
 
   void checkCore(CoreId core) const {
@@ -185,7 +185,7 @@ struct MemorySystem::Impl {
     ws.pwcHits += plan.pwcHit ? 1 : 0;
     Cycle t = now;
     for (std::uint32_t i = 0; i < plan.count; ++i) {
-      const std::uint64_t line = plan.entries[i] >> lineShift;
+      const LineAddr line = LineAddr::of(plan.entries[i], lineShift);
       t = walkFromL2 ? l2Access(core, line, t).ready : l1Access(l1d[core], core, line, t, false).ready;
     }
     return t;
@@ -202,17 +202,17 @@ struct MemorySystem::Impl {
     Cache& l1 = l1d[core.value];
     const Addr first = physicalAddress(asid, addr);
     const Tlb::Translation tr = translate(tlb, core.value, asid, addr, first, now);
-    Outcome out = l1Access(l1, core.value, first >> lineShift, tr.ready, write);
+    Outcome out = l1Access(l1, core.value, LineAddr::of(first, lineShift), tr.ready, write);
     MemResult result{out.ready, out.level, tr.miss};
     const Addr last = physicalAddress(asid, addr + (size > 0 ? size - 1 : 0));
-    if ((last >> lineShift) != (first >> lineShift)) [[unlikely]] {
+    if (LineAddr::of(last, lineShift) != LineAddr::of(first, lineShift)) [[unlikely]] {
       // An access split across two lines (maybe two pages): ready when both halves are.
       Tlb::Translation tr2 = tr;
       if ((last >> pageShift) != (first >> pageShift)) {
         const Addr lastVirtual = addr + size - 1;
         tr2 = translate(tlb, core.value, asid, lastVirtual, last, now);
       }
-      const Outcome out2 = l1Access(l1, core.value, last >> lineShift, tr2.ready, write);
+      const Outcome out2 = l1Access(l1, core.value, LineAddr::of(last, lineShift), tr2.ready, write);
       result.ready = std::max(result.ready, out2.ready);
       result.level = std::max(result.level, out2.level);
       result.tlbMiss = result.tlbMiss || tr2.miss;
@@ -228,7 +228,7 @@ struct MemorySystem::Impl {
     }
     const Addr phys = physicalAddress(asid, pc);
     const Tlb::Translation tr = translate(itlb[core.value * threads + thread.value], core.value, asid, pc, phys, now);
-    const Outcome out = l1Access(l1i[core.value], core.value, phys >> lineShift, tr.ready, false);
+    const Outcome out = l1Access(l1i[core.value], core.value, LineAddr::of(phys, lineShift), tr.ready, false);
     return MemResult{out.ready, out.level, tr.miss};
   }
 

@@ -1,5 +1,6 @@
-// Strong types for the quantities the model passes around: simulated time, addresses and the ids of threads,
-// cores and logical CPUs. They keep a cycle count from being used as an address or a core id as a thread id.
+// Strong types for the quantities the model passes around: simulated time, addresses, cache line numbers and the
+// ids of threads, cores and logical CPUs. They keep a cycle count from being used as an address or a core id as a
+// thread id.
 #pragma once
 
 #include <compare>
@@ -46,9 +47,40 @@ struct Cycle {
 // A byte address in a program's virtual address space.
 using Addr = std::uint64_t;
 
+// A cache line number: a byte address shifted right by log2(line bytes). A line number is not a byte address: one
+// used for the other still compiles as an integer but looks up, compares or indexes at the wrong granularity (64
+// lines apart instead of one, or 64 bytes treated as 64 lines), a silent wrong answer. So it converts neither from
+// nor to an integer; it is made from an address by of(addr, shift), has only the operations a line number has
+// (comparison, hashing, the next line, its first byte), and exposes .value where a tag store or table indexes by it.
+// Same size and layout as the integer: no cost.
+class LineAddr {
+ public:
+  std::uint64_t value{};
+
+  constexpr LineAddr() = default;
+  // The line holding byte `addr`, for lines of 2^shift bytes.
+  static constexpr LineAddr of(Addr addr, std::uint32_t shift) { return LineAddr{addr >> shift}; }
+  // A number that already is a line number (a key read back from a tag store that holds lines).
+  static constexpr LineAddr fromNumber(std::uint64_t line) { return LineAddr{line}; }
+
+  constexpr auto operator<=>(const LineAddr&) const = default;
+  // The line after this one (a next-line prefetch).
+  constexpr LineAddr next() const { return LineAddr{value + 1}; }
+  // Its first byte, for lines of 2^shift bytes (to ask which page the line is in).
+  constexpr Addr firstByte(std::uint32_t shift) const { return value << shift; }
+
+ private:
+  constexpr explicit LineAddr(std::uint64_t line) : value(line) {}
+};
+
 }  // namespace smtlab
 
 template <class Tag, class Rep>
 struct std::hash<smtlab::StrongId<Tag, Rep>> {
   std::size_t operator()(const smtlab::StrongId<Tag, Rep>& id) const noexcept { return std::hash<Rep>{}(id.value); }
+};
+
+template <>
+struct std::hash<smtlab::LineAddr> {
+  std::size_t operator()(const smtlab::LineAddr& line) const noexcept { return std::hash<std::uint64_t>{}(line.value); }
 };

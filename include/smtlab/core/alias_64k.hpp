@@ -19,8 +19,8 @@ class Alias64k {
   explicit Alias64k(std::uint32_t lineBytes);
   // Records an access to the line of `addr`; true if the position held another line (a conflict).
   bool touch(Asid asid, Addr addr) {
-    const Addr line = addr >> lineShift_;
-    Slot& s = slots_[line & mask_];
+    const LineAddr line = LineAddr::of(addr, lineShift_);
+    Slot& s = slots_[line.value & mask_];  // the line's position modulo 64 KiB
     const bool conflict = s.valid && (s.line != line || s.asid != asid.value);
     s = Slot{line, asid.value, true};
     return conflict;
@@ -28,12 +28,12 @@ class Alias64k {
 
  private:
   struct Slot {
-    Addr line = 0;
+    LineAddr line;
     std::uint32_t asid = 0;
     bool valid = false;
   };
   std::uint32_t lineShift_ = 6;
-  Addr mask_ = 0;
+  std::uint64_t mask_ = 0;  // lines per 64 KiB, minus one: masks a line number, not an address
   std::vector<Slot> slots_;
 };
 

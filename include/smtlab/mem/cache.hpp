@@ -19,7 +19,7 @@ class Cache {
 
   struct Eviction {
     bool dirty = false;       // the displaced line must be written back below
-    std::uint64_t line = 0;   // its line number
+    LineAddr line;            // its line number
   };
   struct MshrGrant {
     std::uint32_t slot;
@@ -34,17 +34,18 @@ class Cache {
   std::uint32_t sets() const { return tags_.sets(); }
   std::uint32_t ways() const { return tags_.ways(); }
 
-  // Lookup by line number (address >> log2(line bytes)); kNotFound on a miss. No side effects.
-  std::uint32_t find(std::uint64_t line) const { return tags_.find(line); }
+  // Lookup by line number; kNotFound on a miss. No side effects. The tag store holds the raw line numbers (its keys
+  // are line or page numbers, so it stays a plain integer store).
+  std::uint32_t find(LineAddr line) const { return tags_.find(line.value); }
   void touch(std::uint32_t entry) { tags_.touch(entry); }
   void setDirty(std::uint32_t entry) { dirty_[entry] = 1; }
   Cycle ready(std::uint32_t entry) const { return ready_[entry]; }
   MemLevel source(std::uint32_t entry) const { return source_[entry]; }
 
   // Installs `line` (absent) whose data arrives at `ready` from level `source`.
-  Eviction fill(std::uint64_t line, Cycle ready, MemLevel source, bool dirty) {
-    const auto ins = tags_.insert(line);
-    Eviction ev{ins.evicted && dirty_[ins.entry] != 0, ins.evictedKey};
+  Eviction fill(LineAddr line, Cycle ready, MemLevel source, bool dirty) {
+    const auto ins = tags_.insert(line.value);
+    Eviction ev{ins.evicted && dirty_[ins.entry] != 0, LineAddr::fromNumber(ins.evictedKey)};
     ready_[ins.entry] = ready;
     source_[ins.entry] = source;
     dirty_[ins.entry] = dirty ? 1 : 0;
