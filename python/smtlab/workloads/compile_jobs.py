@@ -18,7 +18,8 @@ process (its own task and address-space id), as before.
 
 **Cache.** ``$SMTLAB_STUDY_CACHE`` (else ``$XDG_CACHE_HOME/smtlab``, else ~/.cache/smtlab), sub-folder ``cc1``:
 ``aim9.i``, ``cc1.wI.trace`` and ``cc1.wI.json`` (the recorder's manifest) per window, and ``cc1.stamp``, a SHA-256 of
-the recipe (command line, skips, window), the cc1 binary and its input. Windows are recorded again only when the
+the recipe (command line, environment, skips, window), the cc1 binary and its input. cc1 runs in a fixed environment
+(:func:`recording_env`) so that a skip lands on the same instruction whoever records. Windows are recorded again only when the
 stamp changes. Each file is recorded under ``*.partial`` and renamed when complete, the stamp last, so an interrupted
 run leaves no half window. Six windows are 6 x 3 M instructions, about 1.5 MB of native trace.
 
@@ -124,9 +125,22 @@ def recipe(cache: Path) -> tuple[list[str], list[Path]]:
     return [str(cc1), "-fpreprocessed", "-quiet", "-O2", source.name, "-o", os.devnull], [cc1, source]
 
 
+def recording_env() -> dict[str, str]:
+    """The environment cc1 runs in under the recorder: fixed, because QEMU hands the recorder's environment to the
+    program, and its size moves every later instruction (glibc and cc1's getenv calls walk it; the stack starts below
+    it), so a skip would land elsewhere in the compile from a shell with other variables. The tracer's own settings
+    (SMTLAB_QEMU, SMTLAB_QEMU_PLUGIN) are kept when set: smtlab needs them to find QEMU and the plugin."""
+    env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C"}
+    for key in ("SMTLAB_QEMU", "SMTLAB_QEMU_PLUGIN"):
+        if os.environ.get(key):
+            env[key] = os.environ[key]
+    return env
+
+
 def fingerprint(argv: list[str], inputs: list[Path]) -> str:
     h = hashlib.sha256()
-    h.update(json.dumps({"argv": argv, "skips": [skip_of(w) for w in range(WINDOWS)], "window": WINDOW}).encode())
+    h.update(json.dumps({"argv": argv, "env": recording_env(), "skips": [skip_of(w) for w in range(WINDOWS)],
+                         "window": WINDOW}).encode())
     for path in inputs:
         h.update(path.read_bytes())
     return h.hexdigest()
@@ -141,7 +155,8 @@ def _record(smtlab: Path, argv: list[str], cache: Path, window: int) -> None:
            "--max-instructions", str(WINDOW), "--", *argv]
     try:
         try:
-            proc = subprocess.run(cmd, cwd=cache, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            proc = subprocess.run(cmd, cwd=cache, env=recording_env(), stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True)
         except OSError as e:
             raise CompileJobError(f"cannot run {smtlab}: {e.strerror}") from None
         if proc.returncode != 0:

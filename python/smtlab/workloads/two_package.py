@@ -73,5 +73,8 @@ def run(experiment: str, scheduler: str, seed: int, instructions: int, jobs: int
     if experiment == "make_j2":
         out["job_sources"] = [compile_jobs.job_source(i) or task_spec(60 + i, 64) for i in range(jobs)]
         out["job_instructions"] = {r["name"]: r["instructions"] for r in k.task_records() if r["name"][:2] == "cc"}
+        # What each job retired from which source, as the kernel opened them: the proof of what the jobs ran.
+        out["job_retired_by_source"] = {r.task.name: {spec: src.retired for spec, src in r.sources.items()}
+                                        for r in k.records if r.task.name[:2] == "cc"}
     k.machine.close()
     return out
