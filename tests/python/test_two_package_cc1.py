@@ -95,6 +95,7 @@ def test_without_gcc_the_jobs_fall_back_to_the_generated_stream_and_say_so(monke
     monkeypatch.setenv("SMTLAB_STUDY_CACHE", str(tmp_path))
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # no gcc
     monkeypatch.delenv(cj.CC1_ENV, raising=False)
+    monkeypatch.delenv(cj.CC1_WHY_ENV, raising=False)
     why = cj.enable()
     assert why is not None and "gcc not found" in why
     assert os.environ[cj.CC1_ENV] == "0"
@@ -116,6 +117,7 @@ def test_a_failed_recording_leaves_no_window_and_no_stamp(monkeypatch, tmp_path)
     monkeypatch.setenv("SMTLAB_STUDY_CACHE", str(cache))
     monkeypatch.setenv("SMTLAB_CLI", str(fake))
     monkeypatch.delenv(cj.CC1_ENV, raising=False)
+    monkeypatch.delenv(cj.CC1_WHY_ENV, raising=False)
     why = cj.enable()
     assert why is not None and "window 0 exited with 3" in why and "qemu-x86_64: not found" in why
     assert sorted(p.name for p in (cache / "cc1").iterdir()) == ["aim9.i"]
