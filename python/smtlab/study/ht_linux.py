@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..workloads import aim9, chat, fileserver, lmbench, two_package
+from ..workloads import aim9, chat, compile_jobs, fileserver, lmbench, two_package
 from ..workloads.base import KERNELS
 from . import checks as chk
 from .common import geomean, markdown_table, read_reference, run_jobs, speedup_pct, stack_line
@@ -384,6 +384,10 @@ def run_tbench(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool)
 def run_two_package(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool) -> Section:
     seeds = range(2) if quick else range(5)
     instructions = 1_500_000 if quick else 3_000_000
+    # make_j2's compile jobs on real cc1 windows (recorded on first use, with a line per window), else the generated
+    # stream; either way the notes name the source.
+    compile_jobs.enable(compile_jobs.log_stderr if progress else None)
+    jobs_note = compile_jobs.note()
     params = [dict(experiment=e, scheduler=s, seed=seed, instructions=instructions)
               for e in ("cpu_pair", "make_j2") for seed in seeds for s in KERNELS.values()]
     res = run_jobs(_two_package_job, params, workers, progress, "two_package")
@@ -414,7 +418,8 @@ def run_two_package(out_dir: pathlib.Path, quick: bool, workers: int, progress: 
     md = [markdown_table(df, 3), "",
           "netburst with system.packages=2, core.threads=2 (2 packages x 2 logical CPUs). `cpu_pair`: two CPU-bound "
           f"tasks of {instructions:,} instructions forked by a shell; `make_j2`: 6 compile jobs (seeded lengths "
-          "50-100% of that, each reading its source first: a 200 us I/O wait) kept two at a time by make. The "
+          "50-100% of that, each reading its source first: a 200 us I/O wait) kept two at a time by make; "
+          f"source: {jobs_note.split(': ', 1)[1]}. The "
           "'one-package share' is the fraction of all instructions retired by the busier package (0.5: the work was "
           "spread; 1.0: both tasks shared one package's siblings while the other package idled); 'package moves' "
           "counts migrations between packages.", "",
@@ -430,7 +435,7 @@ def run_two_package(out_dir: pathlib.Path, quick: bool, workers: int, progress: 
           f"make_j2 is mixed (HT-aware gain {make['HT-aware gain %'].min():+.1f}% to "
           f"{make['HT-aware gain %'].max():+.1f}%): Linux24 wins or loses by its random draws, and Linux25HT pays "
           f"for 2.5's wake-up, which looks only at the woken task's last CPU and its siblings (see the note)."]
-    notes = []
+    notes = [jobs_note]
     if not checks["ht_aware_never_worse"]:
         bad = [r for r in rows if r["Linux25HT ms"] > r["Linux24 ms"] * 1.005]
         kinds = sorted({r["experiment"] for r in bad})

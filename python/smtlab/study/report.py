@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from ..fileio import atomic_path, check_output_path, write_json, write_text
 from ..workloads.kpaths import REAL_PATHS, REAL_PATHS_ENV, enable_real_paths
-from ..workloads import user_streams
+from ..workloads import compile_jobs, user_streams
 from .common import kernel_cache_env, markdown_table, text_table
 from .fidelity import fidelity, fidelity_line
 from .section import Section
@@ -51,8 +51,10 @@ def real_kernel_paths_note(real_kernel: bool) -> str:
 def real_user_programs_note(real_user: bool) -> str:
     """Switches the workloads' recorded user programs on (user_streams.enable_user_streams) unless ``real_user`` is
     False, and returns the report's one line naming the workloads whose user-mode work is real, or why none is."""
+    os.environ.pop(compile_jobs.CC1_ENV, None)  # decided by the two_package section, unless turned off here
     if not real_user:
         os.environ[user_streams.USER_STREAMS_ENV] = "0"
+        os.environ[compile_jobs.CC1_ENV] = "off"  # make_j2's compile jobs too (two_package)
         return "user programs: estimated instruction counts for every workload's user-mode work (--no-user-programs)"
     why = user_streams.enable_user_streams()
     if why is not None:
@@ -170,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-kpath", action="store_true",
                     help="estimated instruction counts for every system call, no recorded kernel paths")
     ap.add_argument("--no-user-programs", action="store_true",
-                    help="estimated user-mode work for chat, dbench and tbench, not their recorded programs")
+                    help="estimated user-mode work for chat, dbench, tbench and make_j2, not their recorded programs")
     a = ap.parse_args(argv)
     only = [x.strip() for x in a.only.split(",") if x.strip()] or None
     try:

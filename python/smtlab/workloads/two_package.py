@@ -4,7 +4,10 @@ put two busy tasks on the siblings of one package while the other package idles.
 - ``cpu_pair``: two CPU-bound tasks (a kernel-like integer program each, ``instructions`` long) forked from one
   parent; the makespan is measured.
 - ``make_j2``: a ``make -j2``-like build: a make process starts compile jobs (seeded random lengths, each reading
-  its source first: a short I/O wait) keeping two running at a time, and waits for each to finish.
+  its source first: a short I/O wait) keeping two running at a time, and waits for each to finish. Each job is its
+  own process running a window of gcc's real ``cc1`` (compile_jobs.py: job i its own stretch of one -O2 compile),
+  or, when the windows cannot be recorded here, its own generated stream (``task_spec(60 + i)``), as
+  :func:`compile_jobs.note` says.
 Both are seeded (the tick order of the kernel and the job lengths), and run under Linux24 and Linux25HT.
 """
 
@@ -14,8 +17,21 @@ import random
 from typing import Any, Iterator
 
 from ..os import IO, Block, Compute, Send, Spawn, Task
+from . import compile_jobs
 from .base import make_kernel
 from .kpaths import WakeChannel, syscall, task_spec
+
+
+def job_steps(job: int, n: int, done: WakeChannel) -> list[Any]:
+    """Compile job ``job`` of ``n`` instructions: read the source (200 us of I/O), compile, tell make. The compile
+    is ``n`` instructions of the job's cc1 window when compile_jobs is on, else of the task's own generated stream."""
+    source = compile_jobs.job_source(job)
+    if source is None:
+        return [IO(us=200), Compute(n), Send(done)]
+    if n > compile_jobs.WINDOW:
+        raise ValueError(f"make_j2: a compile job of {n:,} instructions is longer than its cc1 window "
+                         f"({compile_jobs.WINDOW:,}; compile_jobs.WINDOW)")
+    return [IO(us=200), Compute(n, source=source), Send(done)]
 
 
 def run(experiment: str, scheduler: str, seed: int, instructions: int, jobs: int = 6) -> dict[str, Any]:
@@ -32,9 +48,6 @@ def run(experiment: str, scheduler: str, seed: int, instructions: int, jobs: int
         lengths = [int(instructions * rng.uniform(0.5, 1.0)) for _ in range(jobs)]
         done = WakeChannel("make.wait")
 
-        def job(n: int) -> list[Any]:
-            return [IO(us=200), Compute(n), Send(done)]
-
         def make() -> Iterator[Any]:
             running = 0
             for i, n in enumerate(lengths):
@@ -42,7 +55,7 @@ def run(experiment: str, scheduler: str, seed: int, instructions: int, jobs: int
                     yield Block(done)
                     running -= 1
                 yield from syscall("fork")
-                yield Spawn(Task(f"cc{i}", job(n), source=task_spec(60 + i, 64)))
+                yield Spawn(Task(f"cc{i}", job_steps(i, n, done), source=task_spec(60 + i, 64)))
                 running += 1
             while running:
                 yield Block(done)
@@ -57,5 +70,11 @@ def run(experiment: str, scheduler: str, seed: int, instructions: int, jobs: int
     st = k.machine.stats()
     out["core_ipc"] = [c["ipc"] for c in st["cores"]]
     out["core_instructions"] = [c["instructions"] for c in st["cores"]]
+    if experiment == "make_j2":
+        out["job_sources"] = [compile_jobs.job_source(i) or task_spec(60 + i, 64) for i in range(jobs)]
+        out["job_instructions"] = {r["name"]: r["instructions"] for r in k.task_records() if r["name"][:2] == "cc"}
+        # What each job retired from which source, as the kernel opened them: the proof of what the jobs ran.
+        out["job_retired_by_source"] = {r.task.name: {spec: src.retired for spec, src in r.sources.items()}
+                                        for r in k.records if r.task.name[:2] == "cc"}
     k.machine.close()
     return out

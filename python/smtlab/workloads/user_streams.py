@@ -199,4 +199,5 @@ def note() -> str:
         by_workload.setdefault(p.workload, []).append(f"{p.name} ({mean:.0f} instructions)")
     parts = "; ".join(f"{w}: {', '.join(v)}" for w, v in by_workload.items())
     return ("user programs: real user-mode work (workloads/user, traced with the QEMU tracer, mean instance length) "
-            f"for {parts}; every other workload's user work is estimated")
+            f"for {parts}; make_j2's compile jobs: see the two_package note; every other workload's user work is "
+            "estimated")
