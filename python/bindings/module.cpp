@@ -9,6 +9,7 @@
 
 #include "binding.hpp"
 #include "smtlab/common/error.hpp"
+#include "smtlab/tracer/tracer_revision.hpp"
 
 namespace smtlab::python {
 
@@ -124,6 +125,9 @@ PYBIND11_MODULE(_core, m) {
       "smtlab._core: the C++ simultaneous-multithreading model (machine, trace sources, config). Coarse-grained: "
       "Machine.run simulates many cycles per call with the GIL released. The package smtlab re-exports these names.";
   m.attr("__version__") = SMTLAB_VERSION;
+  // Bumped whenever the tracer changes what a recording of the same program holds (tracer_revision.hpp): caches of
+  // recordings made from Python (e.g. the study's cc1 windows) put it in their stamps.
+  m.attr("TRACER_REVISION") = smtlab::kTracerRevision;
 
   gError = makeException(m, "Error", PyExc_Exception, "Base of every error smtlab reports (bad input, misuse).");
   gUsageError = makeException(m, "UsageError", py::make_tuple(py::handle(gError), py::handle(PyExc_ValueError)),

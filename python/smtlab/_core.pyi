@@ -6,6 +6,7 @@ import enum
 from typing import Any, Iterable, Mapping, Sequence
 
 __version__: str
+TRACER_REVISION: int
 
 class Error(Exception):
     """Base of every error smtlab reports (bad input, misuse)."""

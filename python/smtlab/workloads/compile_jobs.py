@@ -18,7 +18,8 @@ process (its own task and address-space id), as before.
 
 **Cache.** ``$SMTLAB_STUDY_CACHE`` (else ``$XDG_CACHE_HOME/smtlab``, else ~/.cache/smtlab), sub-folder ``cc1``:
 ``aim9.i``, ``cc1.wI.trace`` and ``cc1.wI.json`` (the recorder's manifest) per window, and ``cc1.stamp``, a SHA-256 of
-the recipe (command line, environment, skips, window), the cc1 binary and its input. cc1 runs in a fixed environment
+the recipe (command line, environment, skips, window, the tracer's revision ``_core.TRACER_REVISION``), the cc1
+binary and its input. cc1 runs in a fixed environment
 (:func:`recording_env`) so that a skip lands on the same instruction whoever records. Windows are recorded again only when the
 stamp changes. Each file is recorded under ``*.partial`` and renamed when complete, the stamp last, so an interrupted
 run leaves no half window. Six windows are 6 x 3 M instructions, about 1.5 MB of native trace.
@@ -139,8 +140,10 @@ def recording_env() -> dict[str, str]:
 
 def fingerprint(argv: list[str], inputs: list[Path]) -> str:
     h = hashlib.sha256()
+    from .._core import TRACER_REVISION  # a tracer change that alters recordings records the windows again
+
     h.update(json.dumps({"argv": argv, "env": recording_env(), "skips": [skip_of(w) for w in range(WINDOWS)],
-                         "window": WINDOW}).encode())
+                         "window": WINDOW, "tracer_revision": TRACER_REVISION}).encode())
     for path in inputs:
         h.update(path.read_bytes())
     return h.hexdigest()
