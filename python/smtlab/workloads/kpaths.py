@@ -152,11 +152,11 @@ REAL_PATHS = {
     "fs_write": "disk_write",  # 1 KiB appended to an ext4 file (AIM9 sync disk tests)
     "fsync": "fsync",  # the data block and the journal commit to the virtio disk, and the wait
 }
-# Not "ipi": the wake-up IPI is no system call of the woken task. The study's cross-CPU wake-ups mostly land on a
-# halted logical CPU, where Linux 6.1 queues the task on the wake list and sends the call-function IPI
-# (ttwu_queue_cond): recorded as kpath:wake_ipi, which the kernel runs on the halted target (Kernel(wake_path=...),
-# :func:`wake_path`), and after_wake then adds nothing. A wake-up of a busy CPU (RESCHEDULE_VECTOR into a running
-# task, kpath:resched_ipi) keeps after_wake's estimate.
+# Not "ipi": the wake-up IPI is no system call of the woken task. A halted target runs the IPI's handler itself as
+# the kernel's wake path (Kernel(wake_path=...), smtlab/os/halt.py and wake_ipi.py): for the 2.4.19 / 2.5.32
+# schedulers the reschedule IPI's estimate (RESCHED_IPI_SPEC), for today's kernel (idle_core_first) Linux 6.1's
+# recorded call-function IPI (kpath:wake_ipi, :func:`wake_path`); after_wake then adds nothing. A wake-up of a busy
+# CPU (RESCHEDULE_VECTOR into a running task, kpath:resched_ipi recorded but not used) keeps after_wake's estimate.
 
 #: The environment variable that switches real paths on ("1") in this process and the study's worker processes
 #: (set by :func:`enable_real_paths`, read by :func:`real_paths_on`).
@@ -217,7 +217,8 @@ REAL_SWITCH_SPEC = "kpath:ctxsw,seed=0"
 
 
 #: The recorded wake-up IPI on a halted CPU (call-function-single vector, sched_ttwu_pending, the idle loop's exit, up
-#: to __schedule). Every logical CPU runs the same instance (seed 0), whole, for the reason REAL_SWITCH_SPEC gives.
+#: to __schedule): the wake path of today's kernel (idle_core_first) only, see RESCHED_IPI_SPEC for 2.4/2.5. Every
+#: logical CPU runs the same instance (seed 0), whole, for the reason REAL_SWITCH_SPEC gives.
 REAL_WAKE_SPEC = "kpath:wake_ipi,seed=0"
 
 
@@ -236,8 +237,9 @@ def resched_ipi_instructions() -> int:
 
 
 def wake_path() -> str | None:
-    """The halted CPU's wake-up path of the study's kernels (Kernel(wake_path=...)) when real kernel paths are on,
-    else None (the wake-up costs the HLT exit alone, and after_wake's estimate gives the handler)."""
+    """The recorded wake-up path of a halted CPU for today's kernel (make_kernel gives it to idle_core_first) when real
+    kernel paths are on, else None (the wake-up costs the HLT exit alone, and after_wake's estimate gives the
+    handler)."""
     if real_paths_on():
         from .._core import Source
 
