@@ -100,7 +100,7 @@ def test_without_gcc_the_jobs_fall_back_to_the_generated_stream_and_say_so(monke
     assert why is not None and "gcc not found" in why
     assert os.environ[cj.CC1_ENV] == "0"
     note = cj.note()
-    assert note.startswith("make_j2 compile jobs: generated stream") and "gcc not found" in note
+    assert note.startswith("make_j2 compile jobs and cpu_pair tasks: generated stream") and "gcc not found" in note
     assert two_package.job_steps(0, 1000, WakeChannel("t"))[1] == Compute(1000)
     seed, instructions = 1, 100_000
     out = two_package.run("make_j2", "linux24", seed, instructions)
@@ -128,3 +128,13 @@ def test_no_user_programs_turns_the_cc1_jobs_off(monkeypatch):
     monkeypatch.setenv(cj.CC1_ENV, "off")
     assert "--no-user-programs" in cj.enable()
     assert cj.job_source(0) is None and "--no-user-programs" in cj.note()
+
+
+def test_cpu_pair_tasks_run_their_cc1_windows(cc1_on):
+    # Task i runs window i for exactly its length (the experiment's instructions); its generated stream runs none.
+    instructions = 150_000
+    out = two_package.run("cpu_pair", "linux24", 0, instructions)
+    for i in range(2):
+        assert out["task_retired_by_source"][f"cpu{i}"] == {str(cj.window_path(i)): instructions}
+    with pytest.raises(ValueError, match="cpu_pair: a task of"):
+        two_package.compile_step(0, cj.WINDOW + 1, "cpu_pair: a task")

@@ -417,9 +417,9 @@ def run_two_package(out_dir: pathlib.Path, quick: bool, workers: int, progress: 
     checks = {"ht_aware_never_worse": never_worse(rows), "cpu_pair_ht_aware_never_worse": never_worse(pair_rows)}
     md = [markdown_table(df, 3), "",
           "netburst with system.packages=2, core.threads=2 (2 packages x 2 logical CPUs). `cpu_pair`: two CPU-bound "
-          f"tasks of {instructions:,} instructions forked by a shell; `make_j2`: 6 compile jobs (seeded lengths "
-          "50-100% of that, each reading its source first: a 200 us I/O wait) kept two at a time by make; "
-          f"source: {jobs_note.split(': ', 1)[1]}. The "
+          f"tasks of {instructions:,} instructions forked by a shell (task i runs compile window i); `make_j2`: 6 "
+          "compile jobs (seeded lengths 50-100% of that, each reading its source first: a 200 us I/O wait) kept two "
+          f"at a time by make; source of both: {jobs_note.split(': ', 1)[1]}. The "
           "'one-package share' is the fraction of all instructions retired by the busier package (0.5: the work was "
           "spread; 1.0: both tasks shared one package's siblings while the other package idled); 'package moves' "
           "counts migrations between packages.", "",

@@ -239,15 +239,17 @@ def job_source(job: int) -> str | None:
 
 
 def note() -> str:
-    """The report's line naming the source of make_j2's compile jobs (call after :func:`enable`)."""
+    """The report's line naming the source of make_j2's compile jobs and cpu_pair's tasks (call after
+    :func:`enable`)."""
     if cc1_jobs_on():
-        return (f"make_j2 compile jobs: real gcc 12 cc1 -O2 compiling workloads/kernels/aim9.c (traced with smtlab "
-                f"trace record), job i = {WINDOW / M:g} M instructions from instruction {SKIP // M} M + "
-                f"(i mod {WINDOWS}) x {STRIDE // M} M of the compile")
+        return (f"make_j2 compile jobs and cpu_pair tasks: real gcc 12 cc1 -O2 compiling workloads/kernels/aim9.c "
+                f"(traced with smtlab trace record), job i = {WINDOW / M:g} M instructions from instruction "
+                f"{SKIP // M} M + (i mod {WINDOWS}) x {STRIDE // M} M of the compile")
     why = os.environ.get(CC1_WHY_ENV) or "estimated user work asked for (--no-user-programs)"
     if os.environ.get(CC1_ENV) == "off":
         why = "estimated user work asked for (--no-user-programs)"
-    return f"make_j2 compile jobs: generated stream (gen:mix, task_spec(60 + i)); {why}"
+    return (f"make_j2 compile jobs and cpu_pair tasks: generated stream (gen:mix, task_spec(60 + i) and "
+            f"task_spec(50 + i)); {why}")
 
 
 def log_stderr(line: str) -> None:

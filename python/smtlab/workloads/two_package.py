@@ -1,8 +1,9 @@
 """The 2-package x 2-thread experiment of the reference study's 2.5 discussion: where an HT-unaware scheduler can
 put two busy tasks on the siblings of one package while the other package idles.
 
-- ``cpu_pair``: two CPU-bound tasks (a kernel-like integer program each, ``instructions`` long) forked from one
-  parent; the makespan is measured.
+- ``cpu_pair``: two CPU-bound tasks, ``instructions`` long, forked from one parent; the makespan is measured. Task i
+  runs cc1 window i (compile_jobs.py), a real compiler pass, like the make jobs; or, when the windows cannot be had,
+  its own generated stream (``task_spec(50 + i)``).
 - ``make_j2``: a ``make -j2``-like build: a make process starts compile jobs (seeded random lengths, each reading
   its source first: a short I/O wait) keeping two running at a time, and waits for each to finish. Each job is its
   own process running a window of gcc's real ``cc1`` (compile_jobs.py: job i its own stretch of one -O2 compile),
@@ -22,16 +23,21 @@ from .base import make_kernel
 from .kpaths import WakeChannel, syscall, task_spec
 
 
+def compile_step(job: int, n: int, what: str = "make_j2: a compile job") -> Compute:
+    """``n`` instructions of cc1 window ``job`` when compile_jobs is on, else of the task's own generated stream."""
+    source = compile_jobs.job_source(job)
+    if source is None:
+        return Compute(n)
+    if n > compile_jobs.WINDOW:
+        raise ValueError(f"{what} of {n:,} instructions is longer than its cc1 window "
+                         f"({compile_jobs.WINDOW:,}; compile_jobs.WINDOW)")
+    return Compute(n, source=source)
+
+
 def job_steps(job: int, n: int, done: WakeChannel) -> list[Any]:
     """Compile job ``job`` of ``n`` instructions: read the source (200 us of I/O), compile, tell make. The compile
     is ``n`` instructions of the job's cc1 window when compile_jobs is on, else of the task's own generated stream."""
-    source = compile_jobs.job_source(job)
-    if source is None:
-        return [IO(us=200), Compute(n), Send(done)]
-    if n > compile_jobs.WINDOW:
-        raise ValueError(f"make_j2: a compile job of {n:,} instructions is longer than its cc1 window "
-                         f"({compile_jobs.WINDOW:,}; compile_jobs.WINDOW)")
-    return [IO(us=200), Compute(n, source=source), Send(done)]
+    return [IO(us=200), compile_step(job, n), Send(done)]
 
 
 def run(experiment: str, scheduler: str, seed: int, instructions: int, jobs: int = 6) -> dict[str, Any]:
@@ -41,7 +47,8 @@ def run(experiment: str, scheduler: str, seed: int, instructions: int, jobs: int
         def parent() -> Iterator[Any]:
             for i in range(2):
                 yield from syscall("fork")
-                yield Spawn(Task(f"cpu{i}", [Compute(instructions)], source=task_spec(50 + i, 64)))
+                yield Spawn(Task(f"cpu{i}", [compile_step(i, instructions, "cpu_pair: a task")],
+                                 source=task_spec(50 + i, 64)))
         k.spawn(Task("shell", parent, source=task_spec(49)))
     else:
         rng = random.Random(seed)
@@ -70,6 +77,9 @@ def run(experiment: str, scheduler: str, seed: int, instructions: int, jobs: int
     st = k.machine.stats()
     out["core_ipc"] = [c["ipc"] for c in st["cores"]]
     out["core_instructions"] = [c["instructions"] for c in st["cores"]]
+    if experiment == "cpu_pair":
+        out["task_retired_by_source"] = {r.task.name: {spec: src.retired for spec, src in r.sources.items()}
+                                         for r in k.records if r.task.name[:3] == "cpu"}
     if experiment == "make_j2":
         out["job_sources"] = [compile_jobs.job_source(i) or task_spec(60 + i, 64) for i in range(jobs)]
         out["job_instructions"] = {r["name"]: r["instructions"] for r in k.task_records() if r["name"][:2] == "cc"}
