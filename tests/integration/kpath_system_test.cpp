@@ -13,6 +13,9 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <boost/json.hpp>
 
@@ -89,6 +92,7 @@ class KpathBoot : public ::testing::Test {
   void checkWakeIpiStartsAtItsVectorRunsTheWakeListAndStopsBeforeTheSwitch();
   void checkCrossCpuWakeQueuesOnTheWakeListAndSendsTheIpi();
   void checkTraceInfoWorksOnAKpath();
+  void checkFileServerPathsRunTheirFileSystemCode();
   static inline std::string skip_;
   static inline fs::path cache_;
   static inline std::string manifest_;
@@ -291,6 +295,29 @@ void KpathBoot::checkTraceInfoWorksOnAKpath() {
   EXPECT_EQ(std::system(cmd.c_str()), 0);
 }
 
+void KpathBoot::checkFileServerPathsRunTheirFileSystemCode() {
+  // Each of dbench's operations on the ext4 disk must run the VFS or ext4 function that serves that call in Linux 6.1
+  // (fs/ext4/file.c, fs/ext4/namei.c, fs/ext4/dir.c, fs/locks.c, fs/open.c), reached through the file or inode
+  // operations (so never inlined), from user mode and back; and no path runs another's entry point (a 4 KiB pread
+  // does not write, a pwrite does not read).
+  const std::vector<std::pair<std::string, std::string>> paths = {
+      {"file_open", "ext4_file_open"},     {"file_read", "ext4_file_read_iter"},
+      {"file_write", "ext4_file_write_iter"}, {"file_lock", "fcntl_setlk"},
+      {"file_close", "filp_close"},        {"file_create", "ext4_create"},
+      {"rename", "ext4_rename2"},          {"getdents", "ext4_readdir"}};
+  for (int seed = 0; seed < 4; ++seed) {
+    for (const auto& [path, entry] : paths) {
+      const auto t = instance(path, seed);
+      ASSERT_FALSE(t.empty()) << path;
+      EXPECT_TRUE(runs(t, symbol(entry))) << path << " seed " << seed;
+      EXPECT_LT(t.front().pc, kKernelHalf) << path;
+      EXPECT_LT(t.back().pc, kKernelHalf) << path;
+    }
+    EXPECT_FALSE(runs(instance("file_read", seed), symbol("ext4_file_write_iter"))) << "seed " << seed;
+    EXPECT_FALSE(runs(instance("file_write", seed), symbol("ext4_file_read_iter"))) << "seed " << seed;
+  }
+}
+
 // One test: ctest runs every test in a process of its own, and each process would boot the guest again.
 TEST_F(KpathBoot, RecordedPathsAreWhatTheKernelMustRun) {
   {
@@ -340,6 +367,10 @@ TEST_F(KpathBoot, RecordedPathsAreWhatTheKernelMustRun) {
   {
     SCOPED_TRACE("CrossCpuWakeQueuesOnTheWakeListAndSendsTheIpi");
     checkCrossCpuWakeQueuesOnTheWakeListAndSendsTheIpi();
+  }
+  {
+    SCOPED_TRACE("FileServerPathsRunTheirFileSystemCode");
+    checkFileServerPathsRunTheirFileSystemCode();
   }
 }
 

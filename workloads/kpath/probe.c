@@ -351,6 +351,78 @@ static void disk_paths(int n) {
   unlink("/mnt/kpath-fsync");
 }
 
+/* A file server's operations (dbench's NetBench mix: open, read, write, lock, close, create, rename, find) on the ext4
+ * disk: 16 files of 64 KiB written and synced first, so reads and writes hit the page cache and the disk model of
+ * the study stays the only disk wait; each instance works on file i mod 16 at offset (i mod 16) x 4 KiB. */
+static void fileserver_paths(int n) {
+  enum { FILES = 16, FILE_KIB = 64 };
+  static char data[4096], dents[4096];
+  memset(data, 's', sizeof data);
+  char name[64], tmp[64], fresh[64];
+  if (mkdir("/mnt/srv", 0755) != 0 && errno != EEXIST) die("mkdir /mnt/srv");
+  for (int f = 0; f < FILES; ++f) {
+    snprintf(name, sizeof name, "/mnt/srv/f%02d", f);
+    int fd = open(name, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    if (fd < 0) die("create /mnt/srv file");
+    for (int k = 0; k < FILE_KIB / 4; ++k)
+      if (write(fd, data, sizeof data) != (ssize_t)sizeof data) die("fill /mnt/srv file");
+    if (fsync(fd) != 0) die("fsync /mnt/srv file");
+    close(fd);
+  }
+  int dir = open("/mnt/srv", O_RDONLY | O_DIRECTORY);
+  if (dir < 0) die("open /mnt/srv");
+  for (int i = 0; i < n; ++i) {
+    int f = i % FILES;
+    off_t off = (off_t)f * (off_t)sizeof data;
+    snprintf(name, sizeof name, "/mnt/srv/f%02d", f);
+    snprintf(tmp, sizeof tmp, "/mnt/srv/t%02d", f);
+    snprintf(fresh, sizeof fresh, "/mnt/srv/n%d", i);
+    BEGIN(KP_file_open);
+    int fd = open(name, O_RDWR);
+    END(KP_file_open);
+    if (fd < 0) die("open /mnt/srv file");
+    BEGIN(KP_file_read);
+    ssize_t got = pread(fd, data, sizeof data, off);
+    END(KP_file_read);
+    if (got != (ssize_t)sizeof data) die("pread /mnt/srv file");
+    BEGIN(KP_file_write);
+    ssize_t put = pwrite(fd, data, sizeof data, off);
+    END(KP_file_write);
+    if (put != (ssize_t)sizeof data) die("pwrite /mnt/srv file");
+    struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = off, .l_len = 1};
+    BEGIN(KP_file_lock);
+    int locked = fcntl(fd, F_SETLK, &lock);
+    END(KP_file_lock);
+    if (locked != 0) die("fcntl F_SETLK");
+    lock.l_type = F_UNLCK;
+    if (fcntl(fd, F_SETLK, &lock) != 0) die("fcntl F_UNLCK");
+    BEGIN(KP_file_close);
+    close(fd);
+    END(KP_file_close);
+    BEGIN(KP_file_create);
+    int nfd = open(fresh, O_CREAT | O_EXCL | O_RDWR, 0644);
+    END(KP_file_create);
+    if (nfd < 0) die("create a new /mnt/srv file");
+    close(nfd);
+    unlink(fresh);
+    BEGIN(KP_rename);
+    int moved = rename(name, tmp);
+    END(KP_rename);
+    if (moved != 0 || rename(tmp, name) != 0) die("rename /mnt/srv file");
+    if (lseek(dir, 0, SEEK_SET) != 0) die("lseek /mnt/srv");
+    BEGIN(KP_getdents);
+    long listed = syscall(SYS_getdents64, dir, dents, sizeof dents);
+    END(KP_getdents);
+    if (listed <= 0) die("getdents64 /mnt/srv");
+  }
+  close(dir);
+  for (int f = 0; f < FILES; ++f) {
+    snprintf(name, sizeof name, "/mnt/srv/f%02d", f);
+    unlink(name);
+  }
+  rmdir("/mnt/srv");
+}
+
 /* A reschedule IPI as the receiving CPU handles it (-smp 2 guest). On CPU 1 a SCHED_IDLE spinner runs in a marked
  * user region while a normal task, also on CPU 1, sleeps in read(); the parent on CPU 0 wakes that task. Linux 6.1's
  * try_to_wake_up queues it on CPU 1's run queue from CPU 0 (the CPUs share a cache and CPU 1 is busy, so not the
@@ -462,7 +534,10 @@ static void print_symbols(void) {
                                        /* the halted-CPU wake-up: its vector, the receiver's and sender's sides */
                                        "asm_sysvec_call_function_single", "sched_ttwu_pending",
                                        "send_call_function_single_ipi", "native_send_call_func_single_ipi",
-                                       "tick_nohz_idle_exit", "schedule_idle"};
+                                       "tick_nohz_idle_exit", "schedule_idle",
+                                       /* the file-server paths' ext4 and VFS entry points */
+                                       "ext4_file_open", "ext4_file_read_iter", "ext4_file_write_iter",
+                                       "fcntl_setlk", "filp_close", "ext4_create", "ext4_rename2", "ext4_readdir"};
   FILE *f = fopen("/proc/kallsyms", "r");
   if (!f) die("/proc/kallsyms");
   char line[512], name[256], type;
@@ -511,7 +586,8 @@ int main(int argc, char **argv) {
       {"system calls", simple_syscalls}, {"pipes", pipe_paths}, {"context switch", ctxsw_path},
       {"processes", process_paths},
       {"files", file_paths},             {"tcp", tcp_paths},    {"timer", timer_path},
-      {"disk", disk_paths},              {"reschedule IPI", resched_ipi_path},
+      {"disk", disk_paths},              {"file server", fileserver_paths},
+      {"reschedule IPI", resched_ipi_path},
       {"wake-up IPI", wake_ipi_path}};
   for (size_t k = 0; k < sizeof phases / sizeof phases[0]; ++k) {
     printf("kpath probe: %s\n", phases[k].name);

@@ -2,8 +2,10 @@
 
 dbench: N client processes replay a file-server operation mix (the NetBench trace's open / read / write / lock /
 unlock / stat / close / rename / unlink / create / find / flush calls), drawn per client from a seeded random stream
-with fixed proportions. Each operation is a system call (kpaths ``vfs_op``), reads and writes add the copy of 4 KiB
-(4 x ``copy_kb``). Reads miss the page cache with the probability that the clients' files (21 MiB each) do not fit
+with fixed proportions. Each operation is a system call: the recorded instance of the same call on a file of the
+guest's ext4 disk (``kpath:``, Linux 6.1: open, 4 KiB pread and pwrite in the page cache with their copy, fcntl
+lock, close, open(O_CREAT), stat, unlink, rename, getdents64; kpaths.REAL_PATHS) when real paths are on, else the
+estimate (kpaths ``vfs_op``, reads and writes adding the copy of 4 KiB, 4 x ``copy_kb``). Reads miss the page cache with the probability that the clients' files (21 MiB each) do not fit
 in the 2 GiB of RAM left for it, and then wait for the disk model; written data is written back by a daemon
 (bdflush) in the background, which also occupies the disk. Throughput: MB read + written per simulated second.
 
@@ -30,14 +32,15 @@ from typing import Any, Iterator
 from ..os import IO, Block, Send, Task
 from .base import counters, machine_summary, make_kernel
 from .disk import Disk
-from .kpaths import PATHS, WakeChannel, after_wake, kernel, mark_waker, syscall, task_spec
+from .kpaths import PATHS, WakeChannel, after_wake, estimated, kernel, mark_waker, recorded, syscall, task_spec
 from .user_streams import UserStream
 
-#: dbench's operation mix: (name, share, KiB moved, is a write).
-DBENCH_MIX = [("read", 0.30, 4, False), ("write", 0.22, 4, True), ("open", 0.10, 0, False),
-              ("close", 0.10, 0, False), ("stat", 0.12, 0, False), ("lock", 0.06, 0, False),
-              ("find", 0.05, 0, False), ("unlink", 0.02, 0, False), ("rename", 0.01, 0, False),
-              ("create", 0.02, 0, True)]
+#: dbench's operation mix: (name, share, KiB moved, is a write, the recorded call: a key of kpaths.REAL_PATHS).
+DBENCH_MIX = [("read", 0.30, 4, False, "file_read"), ("write", 0.22, 4, True, "file_write"),
+              ("open", 0.10, 0, False, "file_open"), ("close", 0.10, 0, False, "file_close"),
+              ("stat", 0.12, 0, False, "stat"), ("lock", 0.06, 0, False, "file_lock"),
+              ("find", 0.05, 0, False, "find"), ("unlink", 0.02, 0, False, "unlink"),
+              ("rename", 0.01, 0, False, "rename"), ("create", 0.02, 0, True, "file_create")]
 CLIENT_MIB = 21.0
 CACHE_MIB = 2048.0
 CLIENT_WORK = 1500  # user instructions per operation (parse the next line of client.txt)
@@ -45,6 +48,13 @@ CLIENT_WORK = 1500  # user instructions per operation (parse the next line of cl
 
 def _miss_probability(clients: int) -> float:
     return max(0.0, 1.0 - CACHE_MIB / (clients * CLIENT_MIB))
+
+
+def dbench_call(call: str, kib: int, task: Task) -> list[Any]:
+    """One dbench operation's system call for ``task``: its recorded instance (``call``, a key of
+    kpaths.REAL_PATHS; a read's or write's copy is in it), else the estimate: ``vfs_op`` plus ``kib`` x ``copy_kb``."""
+    estimate = estimated("vfs_op") + ([kernel("copy_kb", kib)] if kib else [])
+    return recorded(call, estimate, task)
 
 
 def build_dbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list[Task]:
@@ -65,11 +75,10 @@ def build_dbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
             writes = 0
             while True:
                 op = rng.choices(range(len(names)), weights)[0]
-                _, _, kib, is_write = DBENCH_MIX[op]
+                _, _, kib, is_write, call = DBENCH_MIX[op]
                 yield from work.work()
-                yield from syscall("vfs_op")
+                yield from dbench_call(call, kib, me)
                 if kib:
-                    yield kernel("copy_kb", kib)
                     if not is_write and rng.random() < p_miss:
                         yield IO(cycles=disk.request(k.now, kib))
                     stats["bytes"] += kib * 1024

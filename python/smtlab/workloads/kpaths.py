@@ -151,6 +151,16 @@ REAL_PATHS = {
     "exit+wait": "exit_wait",  # a child's _exit and its parent's waitpid return
     "fs_write": "disk_write",  # 1 KiB appended to an ext4 file (AIM9 sync disk tests)
     "fsync": "fsync",  # the data block and the journal commit to the virtio disk, and the wait
+    # dbench's file-server operations on files of the guest's ext4 disk (fileserver.py; the probe's "file server"
+    # phase): reads and writes of 4 KiB in the page cache, their copy included.
+    "file_open": "file_open",
+    "file_read": "file_read",
+    "file_write": "file_write",
+    "file_lock": "file_lock",  # fcntl(F_SETLK) of a byte range
+    "file_close": "file_close",
+    "file_create": "file_create",  # open(O_CREAT) of a new file, without its close
+    "rename": "rename",
+    "find": "getdents",  # dbench's FIND_FIRST: read a directory
 }
 # Not "ipi": the wake-up IPI is no system call of the woken task. A halted target runs the IPI's handler itself as
 # the kernel's wake path (Kernel(wake_path=...), smtlab/os/halt.py and wake_ipi.py): for the 2.4.19 / 2.5.32
