@@ -127,6 +127,11 @@ void visitParams(Config& c, V&& v) {
     "for ceil(uops / fetch_width) cycles)",
     1, 64);
   v("core.fetch_threads", k.fetch_threads, "threads that may fetch in the same cycle (Pentium 4: 1)", 1, 8);
+  v("core.build_width", k.build_width,
+    "trace-cache build mode: after an L1I (trace cache) miss a thread's instructions come from the one decoder the "
+    "threads share, this many per cycle, until its fetch reaches a line that hits (Pentium 4: 1; 0 = off, a miss "
+    "costs only its latency)",
+    0, 16);
   v("core.fetch_break_on_taken", k.fetch_break_on_taken,
     "a taken branch ends its thread's fetch for the cycle (false for a trace cache)");
   v("core.frontend_depth", k.frontend_depth,

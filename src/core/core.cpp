@@ -262,6 +262,7 @@ void Core::squashFrom(std::uint32_t t, std::uint64_t from) {
     th.fetchBlock = FetchBlock::None;
   }
   th.lastFetchLine = ~Addr{0};
+  th.building = false;  // the next line's access decides again
   loadStore_.squashFrom(t, from);
   cur.rewindTo(from);
 }

@@ -18,6 +18,7 @@ FrontEnd::FrontEnd(CoreId core, const Config& config, MemorySystem& memory, std:
       breakOnTaken_(config.core.fetch_break_on_taken),
       lineShift_(static_cast<std::uint32_t>(std::countr_zero(config.mem.line_bytes))),
       l1iLatency_(config.mem.l1i.latency),
+      buildWidth_(config.core.build_width),
       pipeCapacity_(std::max(1u, config.core.fetch_width) * std::max(1u, config.core.frontend_depth)),
       wrongPath_(config.core.wrong_path),
       memory_(memory),
@@ -45,8 +46,9 @@ bool FrontEnd::fetch(Cycle now) {
     const std::uint32_t inPipe = th.pipeCount() + th.wrongPath.pipeCount();
     if (inPipe >= pipeCapacity_) continue;
     if (!th.waitingBranch && th.cursor->peek() == nullptr) continue;
-    c.eligible = true;
     anyEligible = true;
+    if (th.building) continue;  // fetches through the decoder (below), not from the trace cache
+    c.eligible = true;
     c.frontEnd = inPipe + uopq.used(t) + iq.used(t);
     c.branches = th.unresolvedBranches;
     if (wantMisses) {
@@ -60,9 +62,34 @@ bool FrontEnd::fetch(Cycle now) {
   for (std::uint32_t i = 0; i < n && i < fetchThreads_ && budget > 0; ++i) {
     budget -= fetchThread(fetchOrder_[i], budget, now);
   }
+  if (buildWidth_ > 0) decode(now);
   // A thread that could fetch either fetched or started an I-cache miss, and a sibling that could fetch but did not
   // get the slot may get it next cycle: either way the next cycle can differ, so it must not be skipped.
   return true;
+}
+
+void FrontEnd::decode(Cycle now) {
+  // Trace-cache build mode (NetBurst): a thread whose code line missed the trace cache gets its instructions from the
+  // one decoder, build_width per cycle, which the threads share: one thread per cycle, in turn (Marr et al. 2002:
+  // "several instructions" for one logical processor before switching; chosen: one cycle's worth). The trace-cache
+  // slot above is a separate path: a sibling that hits keeps fetching from it meanwhile.
+  std::uint32_t chosen = threadCount_;
+  for (std::uint32_t k = 0; k < threadCount_; ++k) {
+    const std::uint32_t t = (decodeNext_ + k) % threadCount_;
+    const ThreadContext& th = threads_[t];
+    if (!th.building || th.state != ThreadState::Running) continue;
+    if ((th.waitingBranch && !wrongPath_) || th.fetchResumeAt > now || th.gatedUntil > now) continue;
+    if (th.pipeCount() + th.wrongPath.pipeCount() >= pipeCapacity_) continue;
+    if (!th.waitingBranch && th.cursor->peek() == nullptr) continue;
+    if (chosen == threadCount_) {
+      chosen = t;
+    } else {
+      ++threads_[t].stats.fetchBuildWaitCycles;
+    }
+  }
+  if (chosen == threadCount_) return;
+  decodeNext_ = (chosen + 1) % threadCount_;
+  fetchThread(chosen, buildWidth_, now);
 }
 
 std::uint32_t FrontEnd::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle now) {
@@ -76,11 +103,17 @@ std::uint32_t FrontEnd::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle
     if (line != th.lastFetchLine) {
       const MemResult r = memory_.fetch(core_, ThreadId{t}, th.asid, in->pc, now);
       th.lastFetchLine = line;
-      // An L1I hit is part of the front-end depth; anything slower holds this thread's fetch until the line arrives.
+      // An L1I hit is part of the front-end depth; anything slower holds this thread's fetch until the line arrives,
+      // and then (build_width > 0) its instructions come from the decoder until a line hits again.
       if (r.ready > now + l1iLatency_) {
         th.fetchResumeAt = r.ready;
         th.fetchBlock = FetchBlock::ICache;
         th.stats.fetchIcacheStallCycles += r.ready - now;
+        th.building = buildWidth_ > 0;
+        return got;
+      }
+      if (th.building) {
+        th.building = false;  // back on the trace cache: the rest of this cycle's decode slot goes unused
         return got;
       }
     }
@@ -93,6 +126,7 @@ std::uint32_t FrontEnd::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle
     fe.plan = decoder_.decode(*in);
     th.cursor->advanceFetch();
     ++th.stats.fetched;
+    th.stats.fetchBuilt += th.building;
     ++got;
     if (wrongPath_) th.wrongPath.noteFetched(*in);
     if (in->isBranch()) {

@@ -30,6 +30,7 @@ void ThreadContext::bind(std::shared_ptr<TraceCursor> trace, Asid space, Cycle n
   waitingBranch = false;
   gatedUntil = now;
   lastFetchLine = ~Addr{0};
+  building = false;
   unresolvedBranches = 0;
   stackDelta = false;  // a task switch loads the stack pointer explicitly
   retiredStackDelta = false;

@@ -76,6 +76,8 @@ json::object threadStatsJson(const ThreadStats& s, const Core& core, std::uint32
   o["loads_by_level"] = json::object{{"l1", s.loadLevel[0]}, {"l2", s.loadLevel[1]}, {"llc", s.loadLevel[2]},
                                      {"dram", s.loadLevel[3]}};
   o["fetch_icache_stall_cycles"] = s.fetchIcacheStallCycles;
+  o["fetch_built"] = s.fetchBuilt;
+  o["fetch_build_wait_cycles"] = s.fetchBuildWaitCycles;
   o["fetch_gated_cycles"] = s.fetchGatedCycles;
   o["flushes"] = s.flushes;
   o["wrong_path_fetched"] = s.wrongPathFetched;

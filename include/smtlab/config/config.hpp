@@ -172,6 +172,7 @@ struct CoreConfig {
   FetchPolicy fetch_policy = FetchPolicy::RoundRobin;
   std::uint32_t fetch_width = 4;
   std::uint32_t fetch_threads = 1;  // threads that may fetch in one cycle
+  std::uint32_t build_width = 0;    // trace-cache build mode: instructions the shared decoder delivers per cycle (0 off)
   bool fetch_break_on_taken = true; // a taken branch ends the thread's fetch for the cycle
   std::uint32_t frontend_depth = 5; // cycles from fetch until a uop can be renamed
   std::uint32_t rename_width = 4;

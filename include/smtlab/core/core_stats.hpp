@@ -93,6 +93,8 @@ struct ThreadStats {
   std::uint64_t stores = 0;
   std::uint64_t marks = 0;
   std::uint64_t fetchIcacheStallCycles = 0;
+  std::uint64_t fetchBuilt = 0;           // instructions fetched through the decoder in build mode (core.build_width)
+  std::uint64_t fetchBuildWaitCycles = 0; // cycles in build mode waiting while the sibling had the shared decoder
   std::uint64_t fetchGatedCycles = 0;  // STALL/FLUSH kept the thread from fetching
   std::uint64_t flushes = 0;           // FLUSH policy squashes
   // Wrong path and replay (issue 10 §4).

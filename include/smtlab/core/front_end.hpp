@@ -45,6 +45,8 @@ class FrontEnd final : public IBranchResolutionPort {
  private:
   std::uint32_t fetchThread(std::uint32_t t, std::uint32_t budget, Cycle now);
   std::uint32_t fetchWrongPath(std::uint32_t t, std::uint32_t budget, Cycle now);
+  // Trace-cache build mode: the shared decoder serves one thread in build mode this cycle (core.build_width).
+  void decode(Cycle now);
 
   const CoreId core_;
   const std::uint32_t threadCount_;
@@ -53,6 +55,7 @@ class FrontEnd final : public IBranchResolutionPort {
   const bool breakOnTaken_;
   const std::uint32_t lineShift_;
   const std::uint32_t l1iLatency_;
+  const std::uint32_t buildWidth_;  // core.build_width: 0 = no build mode
   const std::uint32_t pipeCapacity_;
   const bool wrongPath_;
   MemorySystem& memory_;
@@ -62,6 +65,7 @@ class FrontEnd final : public IBranchResolutionPort {
   BranchPredictor predictor_;
   std::vector<std::uint32_t> fetchOrder_;
   std::vector<FetchCandidate> candidates_;
+  std::uint32_t decodeNext_ = 0;  // the thread the shared decoder tries first next cycle (round robin)
   const UopDecoder decoder_;  // tells microcoded instructions (the microcode sequencer, issue 10 §2)
 };
 

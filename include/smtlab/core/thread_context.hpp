@@ -134,6 +134,7 @@ struct ThreadContext {
   bool waitingBranch = false;        // a mispredicted branch was fetched and has not resolved
   std::uint64_t waitingBranchSeq = 0;
   Addr lastFetchLine = ~Addr{0};
+  bool building = false;             // trace-cache build mode: lastFetchLine missed, so fetch goes through the decoder
   Cycle gatedUntil{0};               // STALL / FLUSH: a load of this thread misses to memory until then
 
   // Rename and the reorder buffer: renamed uops are seq [cursor->retireSeq(), robTail).
