@@ -23,6 +23,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -270,8 +271,9 @@ MECHANISMS: list[Mechanism] = [
     ),
 ]
 
-# The order in which costs are measured (the table keeps its own order): the mechanisms issue 10 asks about most
-# first, the fetch-policy alternative last, so that an interrupted measurement (--runs-cache) has the important rows.
+# The order in which costs are measured (the table keeps its own order): every mechanism on the first workload
+# (gen:mix), then on the next, each time the mechanisms issue 10 asks about most first and the fetch-policy
+# alternative last, so that an interrupted measurement (--runs-cache) covers every row at least once.
 MEASURE_FIRST = ("Wrong path", "NetBurst replay", "Post-retire store buffer", "Store-to-load forwarding",
                  "Memory-dependence predictor", "Physical register files", "64K aliasing (NetBurst)",
                  "Page walks (through the caches, walk cache)", "Stack engine", "4K aliasing", "Event skipping",
@@ -359,12 +361,10 @@ def measure(binary: Path, trace_dir: Path, n: int, log, runs_cache: Path | None 
     rows = []
     with tempfile.TemporaryDirectory(prefix="smtlab-mechcost-") as tmp:
         order = {name: i for i, name in enumerate(MEASURE_FIRST)}
-        for mech in sorted(MECHANISMS, key=lambda m: order.get(m.name, len(order))):
-            if not mech.switch:
-                continue
-            for workload, spec in WORKLOADS:
-                if spec.endswith(".trace"):
-                    spec = str(trace_dir / spec)
+        switched = sorted((m for m in MECHANISMS if m.switch), key=lambda m: order.get(m.name, len(order)))
+        for workload, name in WORKLOADS:
+            spec = str(trace_dir / name) if name.endswith(".trace") else name
+            for mech in switched:
                 result = {}
                 for side in ("on", "off"):
                     overrides = getattr(mech.switch, side)
@@ -389,7 +389,8 @@ def measure(binary: Path, trace_dir: Path, n: int, log, runs_cache: Path | None 
                     "cycles_on": result["on"]["cycles"], "cycles_off": result["off"]["cycles"],
                 })
     table_order = [m.name for m in MECHANISMS]
-    return sorted(rows, key=lambda r: table_order.index(r["mechanism"]))  # stable: mix before cc1
+    workload_order = [w for w, _ in WORKLOADS]
+    return sorted(rows, key=lambda r: (table_order.index(r["mechanism"]), workload_order.index(r["workload"])))
 
 
 def cost_percent(row: dict) -> float:
@@ -463,6 +464,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="run nothing new: only the rows whose runs are all in --runs-cache")
     parser.add_argument("--check-only", action="store_true", help="only check keys and tests against the tree")
     args = parser.parse_args(argv)
+    # A TERM (or a job stopped by its id) unwinds like Ctrl-C: subprocess.run kills the running valgrind and the
+    # temporary folder is removed; the runs already finished stay in --runs-cache.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     binary = args.binary
     if not (binary.is_file() and os.access(binary, os.X_OK)):

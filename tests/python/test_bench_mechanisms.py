@@ -84,6 +84,29 @@ json.dump({{"host_seconds": 1.0, "instructions": 1000, "cycles": 2000, "logical_
     assert {row["overrides"] for row in document["rows"]} == {"core.replay=false sim.skip=false"}
 
 
+def test_ht_gain_passes_the_overrides_to_all_three_runs(tmp_path):
+    ht = _load("ht_gain")
+    log = tmp_path / "argv.log"
+    exe = tmp_path / "smtlab"
+    # Each run: thread i retired 1000 instructions in 2000 cycles; the run 2000 in 2000 (numbers only need to be
+    # valid windows here; the arithmetic is tested in test_bench_tools.py).
+    exe.write_text(f"""#!{sys.executable}
+import json, sys
+args = sys.argv[1:]
+open({str(log)!r}, "a").write(" ".join(args) + "\\n")
+out = args[args.index("--json") + 1]
+cpu = {{"instructions": 1000, "cycles": 2000}}
+json.dump({{"host_seconds": 1.0, "instructions": 2000, "cycles": 2000, "logical_cpus": [cpu, cpu]}}, open(out, "w"))
+""")
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    out = tmp_path / "ht.json"
+    assert ht.main([str(exe), "--no-programs", "-c", "netburst", "-n", "1k", "--set", "core.wrong_path=true",
+                    "--json", str(out)]) == 0
+    lines = log.read_text().splitlines()
+    assert len(lines) == 3 and all("--set core.wrong_path=true" in line for line in lines)
+    assert json.loads(out.read_text())["overrides"] == ["core.wrong_path=true"]
+
+
 def test_bench_refuses_a_malformed_set_before_running_anything(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         bench.main([str(tmp_path / "smtlab"), "--set", "core.replay"])
