@@ -451,8 +451,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="instructions of the long callgrind run (the short one runs N/5; default 300k)")
     parser.add_argument("--trace-dir", type=Path, help="bench.py's trace cache holding cc1.a.trace (default: "
                                                        "bench-traces/ beside the smtlab program)")
-    parser.add_argument("--csv", type=Path, default=REPO / "bench" / "mechanism_cost.csv", metavar="FILE",
-                        help="write the runs as CSV (default bench/mechanism_cost.csv)")
+    parser.add_argument("--csv", type=Path, default=REPO / "docs" / "mechanism_cost.csv", metavar="FILE",
+                        help="write the runs as CSV (default docs/mechanism_cost.csv, the data behind the table)")
     parser.add_argument("--markdown", type=Path, metavar="FILE", help="also write the tables to FILE")
     parser.add_argument("--doc", type=Path, metavar="FILE",
                         help="splice the tables into FILE between its mechanism-table markers (docs/mechanisms.md)")
