@@ -237,7 +237,7 @@ MECHANISMS: list[Mechanism] = [
     Mechanism(
         "Packages with a per-package LLC",
         "system.packages x cores x threads, an LLC per package, DRAM shared; logical CPUs numbered as Linux "
-        "enumerates them (APIC-ID order for 2.4/2.5)",
+        "enumerates them (APIC-ID order for 2.4/2.5); every preset has one package, the study sets two",
         ("system.packages", "system.cores", "system.siblings_adjacent"),
         ((IT + "topology_test.cpp", "Topology.ALineLoadedOnOnePackageMissesOnTheOther"),
          (IT + "topology_test.cpp", "Topology.LinuxNumberingMapsCpusToPackageCoreThread"),
@@ -249,7 +249,7 @@ MECHANISMS: list[Mechanism] = [
         "OS costs (wake, TLB flush, timer)",
         "Cycles charged by the Python OS layer: waking a halted CPU (IPI + HLT exit), a TLB flush on an "
         "address-space switch unless tagged (Intel SDM: no PCID before Westmere), the timer tick (values chosen or "
-        "from Linux intel_idle tables, per preset)",
+        "from Linux intel_idle tables, per preset); charged only by Kernel(charge_os_costs=True)",
         ("os.wake_cycles", "os.timer_cycles", "mem.tlb_tagged"),
         ((PY + "test_os_topology.py", "test_wake_cost_delays_the_first_instruction_by_exactly_the_configured_cycles"),
          (PY + "test_os_topology.py", "test_timer_interrupt_takes_its_cycles_at_every_tick_of_a_running_cpu"),
@@ -419,7 +419,10 @@ def markdown(rows: list[dict], configs: dict[str, dict], meta: dict) -> str:
     out.write(f"Cost measured {meta.get('date', '?')} with `{meta.get('command', '?')}`: callgrind host instructions "
               f"per simulated instruction (marginal, {meta.get('instructions', '?')} vs 1/5 of it, one thread), "
               "mechanism on / off; cost = on / off - 1. Cycles are the simulated cycles of the long run: equal "
-              "cycles mean the workload does not exercise the switch.\n\n")
+              "cycles mean the switch did not change the simulated timing, by design for event skipping and (within a "
+              "few cycles) for the wrong path of a thread alone (its wrong-path uops only take slots a sibling could use), otherwise "
+              "because the workload does not exercise the mechanism (gen:mix has no call, return, push or pop for "
+              "the stack engine).\n\n")
     out.write("| mechanism | preset | workload | on | off | host instr / instr on | off | cost | cycles on | "
               "cycles off |\n")
     out.write("|---|---|---|---|---|---|---|---|---|---|\n")
