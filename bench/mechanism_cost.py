@@ -83,8 +83,8 @@ MECHANISMS: list[Mechanism] = [
     Mechanism(
         "Stage units and thread choice (fetch / rename / retire)",
         "Core split into front end, rename/allocate, scheduler, load/store unit, retire, each owning its state; one "
-        "thread-choice interface at fetch, rename and retire (Pentium 4 alternation: Marr et al. 2002; ICOUNT, "
-        "BRCOUNT, MISSCOUNT: Tullsen et al. 1996; oldest-first: chosen)",
+        "thread-choice interface at fetch, rename and retire (Pentium 4 alternation at all three: Marr et al., ITJ "
+        "2002; ICOUNT, BRCOUNT, MISSCOUNT: Tullsen et al., ISCA 1996; oldest-first: chosen)",
         ("core.fetch_policy", "core.rename_policy", "core.retire_policy", "core.fetch_threads"),
         ((UC + "thread_choice/thread_choice_test.cpp", "ThreadChoice.RenameRoundRobinStartsWithTheThreadAfterTheLastServed"),
          (UC + "thread_choice/thread_choice_test.cpp", "ThreadChoice.RetireOldestFirstDrainsTheOlderThreadFirst"),
@@ -108,7 +108,8 @@ MECHANISMS: list[Mechanism] = [
         "Uops and the microcode sequencer",
         "Load-op = load + op, store = STA + STD, RMW = 4 uops; an instruction of more than 4 uops comes from the "
         "microcode sequencer, holding its thread's fetch for ceil(uops / fetch_width) cycles (Intel optimization "
-        "manual; counts from uops.info); micro-fusion on Pentium M and later (Agner Fog)",
+        "manual, MSROM above 4 uops; recorded counts from uops.info's Broadwell tables); micro-fusion from the "
+        "Pentium M on (Agner Fog), so off on netburst",
         ("core.fu.int_div.uops", "core.micro_fusion", "core.fetch_width"),
         ((UC + "front_end/microcode_sequencer_test.cpp", "MicrocodeSequencer.AMicrocodedDivideBlocksItsOwnThreadsDecode"),
          (IT + "uop_window_test.cpp", "UopWindow.ARobOfNEntriesHoldsNOverFourReadModifyWritesWhileALoadBlocksRetire"),
@@ -119,7 +120,8 @@ MECHANISMS: list[Mechanism] = [
     Mechanism(
         "Issue ports",
         "core.ports lists each port's unit classes, one uop per port per cycle, class:2 for a double-speed ALU "
-        "(published port maps: Hinton et al. 2001 for NetBurst, Intel optimization manual for Broadwell)",
+        "(published port maps: Hinton et al., ITJ 2001 and the IA-32 optimization manual for NetBurst; the Intel "
+        "optimization manual and Agner Fog for Broadwell; Architecture Day 2021 for the modern preset)",
         ("core.ports", "core.issue_width"),
         ((UC + "scheduler/issue_ports_test.cpp", "IssuePorts.TwoFpBoundThreadsOnNetburstNeverExceedOneFpExecuteUopPerCycle"),
          (UC + "scheduler/issue_ports_test.cpp", "IssuePorts.TwoIntStreamsOnNetburstReachFourAluUopsPerCycleOnTwoDoubleSpeedPorts")),
@@ -128,8 +130,9 @@ MECHANISMS: list[Mechanism] = [
     ),
     Mechanism(
         "Physical register files",
-        "Integer and FP/vector files through the shared capacity class; rename waits for a free register (NetBurst "
-        "128/128: Hinton et al. 2001; Broadwell 168/168: Intel optimization manual); CPI cause `regs`",
+        "Integer and FP/vector files through the shared capacity class; rename waits for a free register, CPI "
+        "cause `regs` (NetBurst 128/128: IA-32 SDM via shared/reference; Haswell/Broadwell 168/168: shared/reference; "
+        "architectural registers per thread: chosen, x86-64's)",
         ("core.int_prf.entries", "core.int_prf.sharing", "core.int_prf.architectural", "core.fp_prf.entries",
          "core.fp_prf.sharing", "core.fp_prf.architectural"),
         ((IT + "register_file_limits_test.cpp", "RegisterFileLimits.RenamingEntriesCapInFlightWritersAndTheIpcFollows"),
@@ -141,7 +144,7 @@ MECHANISMS: list[Mechanism] = [
     Mechanism(
         "Post-retire store buffer",
         "A retired store keeps its store-queue entry until it writes the L1D at stores_per_cycle, a miss holding its "
-        "thread's drain (Intel optimization manual: senior stores)",
+        "thread's drain (Shanley, The Unabridged Pentium 4; Intel optimization manual: senior stores)",
         ("core.lsu.store_buffer", "core.lsu.stores_per_cycle"),
         ((IT + "lsu_store_buffer_test.cpp", "StoreBuffer.AStoreBoundLoopRunsAtTheDrainRate"),
          (IT + "lsu_store_buffer_test.cpp", "StoreBuffer.StoresMissingTheL1HoldTheirEntriesUntilTheirLinesAreOwned")),
@@ -151,7 +154,8 @@ MECHANISMS: list[Mechanism] = [
     Mechanism(
         "Store-to-load forwarding",
         "A load covered by an older store takes its data at forward_latency without an L1D access; a partial "
-        "overlap blocks it (NetBurst same-address rule: Intel optimization manual)",
+        "overlap blocks it (Intel, A Detailed Look Inside the NetBurst Micro-Architecture, 2000, Store Forwarding, "
+        "with its same-address rule; forward_latency chosen as an L1D hit)",
         ("core.lsu.forwarding", "core.lsu.forward_same_address", "core.lsu.forward_latency"),
         ((IT + "lsu_memory_order_test.cpp", "StoreForwarding.AForwardedLoadChainPaysTheForwardingLatencyPerLink"),
          (IT + "lsu_memory_order_test.cpp",
@@ -163,7 +167,8 @@ MECHANISMS: list[Mechanism] = [
     Mechanism(
         "Memory-dependence predictor",
         "Loads go ahead of older stores with unknown addresses unless a per-PC bit says they conflicted; a violated "
-        "order flushes from the load (Intel optimization manual: memory disambiguation)",
+        "order flushes from the load (NetBurst: Intel 2000, loads not predicted to alias move ahead; later cores: "
+        "optimization manual, memory disambiguation; predictor size chosen)",
         ("core.lsu.memory_dependence", "core.lsu.predictor_entries"),
         ((IT + "lsu_memory_order_test.cpp", "MemoryDependence.ALoadBehindAnUnknownStoreAddressWaitsWithoutPrediction"),
          (IT + "lsu_memory_order_test.cpp", "MemoryDependence.ALoadThatWentAheadOfAConflictingStoreIsFlushed")),
@@ -182,8 +187,8 @@ MECHANISMS: list[Mechanism] = [
     ),
     Mechanism(
         "64K aliasing (NetBurst)",
-        "The L1D holds one line per virtual address modulo 64 KiB, across both logical CPUs (Pentium 4 facts in "
-        "shared/reference)",
+        "The L1D holds one line per virtual address modulo 64 KiB, across both logical CPUs (shared/reference "
+        "netburst_ht_facts.md)",
         ("core.lsu.alias_64k",),
         ((IT + "lsu_memory_order_test.cpp", "Aliasing.TwoThreadsWhoseStacksAre64KiBApartConflictWith64kAliasing"),),
         _eq("core.lsu.alias_64k", True),
