@@ -27,7 +27,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -86,7 +86,8 @@ MECHANISMS: list[Mechanism] = [
         "thread-choice interface at fetch, rename and retire (Pentium 4 alternation at all three: Marr et al., ITJ "
         "2002; ICOUNT, BRCOUNT, MISSCOUNT: Tullsen et al., ISCA 1996; oldest-first: chosen)",
         ("core.fetch_policy", "core.rename_policy", "core.retire_policy", "core.fetch_threads"),
-        ((UC + "thread_choice/thread_choice_test.cpp", "ThreadChoice.RenameRoundRobinStartsWithTheThreadAfterTheLastServed"),
+        ((UC + "thread_choice/thread_choice_test.cpp",
+          "ThreadChoice.RenameRoundRobinStartsWithTheThreadAfterTheLastServed"),
          (UC + "thread_choice/thread_choice_test.cpp", "ThreadChoice.RetireOldestFirstDrainsTheOlderThreadFirst"),
          (IT + "smt_sharing_test.cpp", "SmtSharing.IcountBeatsRoundRobinWhenTheComputeThreadCanUseEveryFetchSlot")),
         _always,
@@ -111,7 +112,8 @@ MECHANISMS: list[Mechanism] = [
         "manual, MSROM above 4 uops; recorded counts from uops.info's Broadwell tables); micro-fusion from the "
         "Pentium M on (Agner Fog), so off on netburst",
         ("core.fu.int_div.uops", "core.micro_fusion", "core.fetch_width"),
-        ((UC + "front_end/microcode_sequencer_test.cpp", "MicrocodeSequencer.AMicrocodedDivideBlocksItsOwnThreadsDecode"),
+        ((UC + "front_end/microcode_sequencer_test.cpp",
+          "MicrocodeSequencer.AMicrocodedDivideBlocksItsOwnThreadsDecode"),
          (IT + "uop_window_test.cpp", "UopWindow.ARobOfNEntriesHoldsNOverFourReadModifyWritesWhileALoadBlocksRetire"),
          (UC + "rename_allocate/uop_rename_test.cpp", "UopRename.MicroFusionHalvesTheRobEntriesOfLoadOpCode")),
         _always,
@@ -123,8 +125,10 @@ MECHANISMS: list[Mechanism] = [
         "(published port maps: Hinton et al., ITJ 2001 and the IA-32 optimization manual for NetBurst; the Intel "
         "optimization manual and Agner Fog for Broadwell; Architecture Day 2021 for the modern preset)",
         ("core.ports", "core.issue_width"),
-        ((UC + "scheduler/issue_ports_test.cpp", "IssuePorts.TwoFpBoundThreadsOnNetburstNeverExceedOneFpExecuteUopPerCycle"),
-         (UC + "scheduler/issue_ports_test.cpp", "IssuePorts.TwoIntStreamsOnNetburstReachFourAluUopsPerCycleOnTwoDoubleSpeedPorts")),
+        ((UC + "scheduler/issue_ports_test.cpp",
+          "IssuePorts.TwoFpBoundThreadsOnNetburstNeverExceedOneFpExecuteUopPerCycle"),
+         (UC + "scheduler/issue_ports_test.cpp",
+          "IssuePorts.TwoIntStreamsOnNetburstReachFourAluUopsPerCycleOnTwoDoubleSpeedPorts")),
         _always,
         not_separable="no switch: ports replaced the per-class unit counts",
     ),
@@ -136,7 +140,8 @@ MECHANISMS: list[Mechanism] = [
         ("core.int_prf.entries", "core.int_prf.sharing", "core.int_prf.architectural", "core.fp_prf.entries",
          "core.fp_prf.sharing", "core.fp_prf.architectural"),
         ((IT + "register_file_limits_test.cpp", "RegisterFileLimits.RenamingEntriesCapInFlightWritersAndTheIpcFollows"),
-         (UC + "rename_allocate/register_file_test.cpp", "RegisterFile.RenamingEntriesAreTheFileMinusTheArchitecturalOnes")),
+         (UC + "rename_allocate/register_file_test.cpp",
+          "RegisterFile.RenamingEntriesAreTheFileMinusTheArchitecturalOnes")),
         lambda cfg: cfg["core.int_prf.entries"] > 0 or cfg["core.fp_prf.entries"] > 0,
         Switch("netburst", (), ("core.int_prf.entries=0", "core.fp_prf.entries=0")),
         note="off = both files unlimited (entries 0)",
@@ -181,7 +186,8 @@ MECHANISMS: list[Mechanism] = [
         "A load matching an older store in address bits 0..11 only waits as if dependent (Intel optimization "
         "manual: 4-KByte aliasing)",
         ("core.lsu.alias_4k",),
-        ((IT + "lsu_memory_order_test.cpp", "Aliasing.ALoadMatchingAnOlderStoreInTheLow12BitsOnlyWaitsWith4kAliasing"),),
+        ((IT + "lsu_memory_order_test.cpp",
+          "Aliasing.ALoadMatchingAnOlderStoreInTheLow12BitsOnlyWaitsWith4kAliasing"),),
         _eq("core.lsu.alias_4k", True),
         Switch("broadwell", (), ("core.lsu.alias_4k=false",)),
     ),
@@ -242,7 +248,8 @@ MECHANISMS: list[Mechanism] = [
     Mechanism(
         "Packages with a per-package LLC",
         "system.packages x cores x threads, an LLC per package, DRAM shared; logical CPUs numbered as Linux "
-        "enumerates them (APIC-ID order for 2.4/2.5); every preset has one package, the study sets two",
+        "enumerates them (APIC-ID order for 2.4/2.5); every preset has one package, the study's two-package "
+        "experiment sets two",
         ("system.packages", "system.cores", "system.siblings_adjacent"),
         ((IT + "topology_test.cpp", "Topology.ALineLoadedOnOnePackageMissesOnTheOther"),
          (IT + "topology_test.cpp", "Topology.LinuxNumberingMapsCpusToPackageCoreThread"),
@@ -425,7 +432,8 @@ def markdown(rows: list[dict], configs: dict[str, dict], meta: dict) -> str:
               f"per simulated instruction (marginal, {meta.get('instructions', '?')} vs 1/5 of it, one thread), "
               "mechanism on / off; cost = on / off - 1. Cycles are the simulated cycles of the long run: equal "
               "cycles mean the switch did not change the simulated timing, by design for event skipping and (within a "
-              "few cycles) for the wrong path of a thread alone (its wrong-path uops only take slots a sibling could use), otherwise "
+              "few cycles) for the wrong path of a thread alone (its wrong-path uops only take slots a sibling could "
+              "use), otherwise "
               "because the workload does not exercise the mechanism (gen:mix has no call, return, push or pop for "
               "the stack engine).\n\n")
     out.write("| mechanism | preset | workload | on | off | host instr / instr on | off | cost | cycles on | "

@@ -150,7 +150,8 @@ def test_on_in_follows_the_presets_own_sources():
     by_name = {m.name: m for m in mc.MECHANISMS}
     netburst, broadwell = _preset("netburst"), _preset("broadwell")
     assert not by_name["Stack engine"].on_in(netburst) and by_name["Stack engine"].on_in(broadwell)
-    assert by_name["64K aliasing (NetBurst)"].on_in(netburst) and not by_name["64K aliasing (NetBurst)"].on_in(broadwell)
+    alias_64k = by_name["64K aliasing (NetBurst)"]
+    assert alias_64k.on_in(netburst) and not alias_64k.on_in(broadwell)
     assert by_name["4K aliasing"].on_in(broadwell) and not by_name["4K aliasing"].on_in(netburst)
     assert by_name["NetBurst replay"].on_in(netburst) and not by_name["NetBurst replay"].on_in(broadwell)
 
