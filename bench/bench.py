@@ -64,16 +64,19 @@ def parse_count(text: str) -> int:
 
 
 def run_command(binary: Path, config: str, specs: list[str], max_instructions: int, json_path: Path,
-                warmup: int = 0) -> list[str]:
+                warmup: int = 0, overrides: tuple[str, ...] | list[str] = ()) -> list[str]:
+    """The `smtlab run` command line; each of `overrides` (KEY=VALUE) becomes one `--set`, applied over the preset."""
     cmd = [str(binary), "run", "-q", "-c", config, *specs, "--max-instructions", str(max_instructions),
            "--json", str(json_path)]
+    for override in overrides:
+        cmd += ["--set", override]
     return cmd + (["--warmup", str(warmup)] if warmup else [])
 
 
 def run_json(binary: Path, config: str, specs: list[str], max_instructions: int, json_path: Path,
-             warmup: int = 0) -> dict:
+             warmup: int = 0, overrides: tuple[str, ...] | list[str] = ()) -> dict:
     """Runs smtlab once and returns its JSON result (the keys this script reads are checked)."""
-    cmd = run_command(binary, config, specs, max_instructions, json_path, warmup)
+    cmd = run_command(binary, config, specs, max_instructions, json_path, warmup, overrides)
     json_path.unlink(missing_ok=True)  # a result left from an earlier run must not pass for this one
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -135,6 +138,14 @@ def marginal_cost(short: tuple[int, int], long: tuple[int, int]) -> float:
     return (host_long - host_short) / (sim_long - sim_short)
 
 
+def parse_override(text: str) -> str:
+    """A `--set` argument: KEY=VALUE with a non-empty key (smtlab itself checks that the key exists and the value)."""
+    key, sep, _ = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"not KEY=VALUE: {text!r} (example: --set core.wrong_path=true)")
+    return text
+
+
 def write_atomically(path: Path, text: str) -> None:
     """Writes `text` to `path` through a temporary file in the same folder, renamed when complete."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -184,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--csv", nargs="?", const=str(REPO / "bench" / "results.csv"), metavar="FILE",
                         help="also write the rows as CSV (default file: bench/results.csv)")
     parser.add_argument("--check", action="store_true", help="exit with status 1 if a row is below its target")
+    parser.add_argument("--set", dest="overrides", action="append", type=parse_override, default=[],
+                        metavar="KEY=VALUE", help="override a config key over every preset, as `smtlab run --set` "
+                                                  "(repeatable; e.g. --set core.wrong_path=true)")
     parser.add_argument("--callgrind", action="store_true",
                         help="instead of timing, count host instructions per simulated instruction under valgrind "
                              "(two runs per row, of N/5 and N instructions per thread; use a small N such as 1M)")
@@ -209,7 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     rows_to_run = workloads(args, binary, log)
     info = host_info()
     mode = "callgrind" if args.callgrind else f"best of {args.repeat}"
-    print(f"smtlab speed: {binary}, --max-instructions {args.max_instructions} per thread, {mode}; "
+    sets = "".join(f" --set {o}" for o in args.overrides)
+    print(f"smtlab speed: {binary}{sets}, --max-instructions {args.max_instructions} per thread, {mode}; "
           f"load average {' '.join(map(str, info['load_average']))} on {info['cpus']} CPUs")
     if args.callgrind:
         header = f"{'config':<10} {'workload':<10} {'threads':>7} {'sim. instr':>13} {'host instr / sim. instr':>24}"
@@ -226,12 +241,12 @@ def main(argv: list[str] | None = None) -> int:
                 threads = len(specs)
                 json_path = Path(tmp) / "run.json"
                 row = {"config": config, "workload": name, "threads": threads, "specs": " ".join(specs),
-                       "max_instructions": args.max_instructions}
+                       "overrides": " ".join(args.overrides), "max_instructions": args.max_instructions}
                 try:
                     if args.callgrind:
                         counts = []
                         for n in (max(args.max_instructions // 5, 1), args.max_instructions):
-                            cmd = run_command(binary, config, specs, n, json_path)
+                            cmd = run_command(binary, config, specs, n, json_path, overrides=args.overrides)
                             host = callgrind_count(cmd)
                             data = json.loads(json_path.read_text())
                             counts.append((host, int(data.get("simulated_instructions", data["instructions"]))))
@@ -240,7 +255,8 @@ def main(argv: list[str] | None = None) -> int:
                         print(f"{config:<10} {name:<10} {threads:>7} {counts[1][1]:>13,} {cost:>24.0f}", flush=True)
                         rows.append(row)
                         continue
-                    runs = [speed(run_json(binary, config, specs, args.max_instructions, json_path))
+                    runs = [speed(run_json(binary, config, specs, args.max_instructions, json_path,
+                                           overrides=args.overrides))
                             for _ in range(args.repeat)]
                 except (BenchError, OSError, ValueError, KeyError) as err:
                     print(f"bench: {err}", file=sys.stderr)
@@ -265,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     if not rows:
         print("bench: no rows were run", file=sys.stderr)
         return 1
-    document = {"binary": str(binary), "mode": mode, **info, "rows": rows}
+    document = {"binary": str(binary), "mode": mode, "overrides": args.overrides, **info, "rows": rows}
     write_atomically(Path(args.json), json.dumps(document, indent=1) + "\n")
     print(f"wrote {args.json}")
     if args.csv:

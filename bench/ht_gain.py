@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import programs  # noqa: E402
-from bench import BenchError, host_info, parse_count, run_json, write_atomically  # noqa: E402
+from bench import BenchError, host_info, parse_count, parse_override, run_json, write_atomically  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 GENERATOR_COPIES = {"mix": ("gen:mix,seed=1", "gen:mix,seed=2")}
@@ -90,13 +90,15 @@ def run_total(data: dict) -> Window:
     return Window(int(data.get("simulated_instructions", data["instructions"])), int(data["cycles"]))
 
 
-def measure(binary: Path, config: str, a: str, b: str, n: int, warmup: int, tmp: Path) -> tuple[HtGain, dict]:
-    """The three runs of one program on one preset; returns the figures and the raw windows."""
+def measure(binary: Path, config: str, a: str, b: str, n: int, warmup: int, tmp: Path,
+            overrides: tuple[str, ...] | list[str] = ()) -> tuple[HtGain, dict]:
+    """The three runs of one program on one preset (with `overrides` as --set); returns the figures and the raw
+    windows."""
     # CPUs 0 and 1 are the two hardware threads of core 0 (siblings are adjacent); other cores of the preset idle.
     json_path = tmp / "run.json"
-    alone_a = run_json(binary, config, [a], n, json_path, warmup)
-    alone_b = run_json(binary, config, [b], n, json_path, warmup)
-    pair = run_json(binary, config, [a, b], n, json_path, warmup)
+    alone_a = run_json(binary, config, [a], n, json_path, warmup, overrides)
+    alone_b = run_json(binary, config, [b], n, json_path, warmup, overrides)
+    pair = run_json(binary, config, [a, b], n, json_path, warmup, overrides)
     windows = {"alone_a": cpu_window(alone_a, 0), "alone_b": cpu_window(alone_b, 0), "pair_a": cpu_window(pair, 0),
                "pair_b": cpu_window(pair, 1), "pair_total": run_total(pair)}
     return ht_gain(**windows), {k: asdict(v) for k, v in windows.items()}
@@ -115,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", metavar="NAME", help="only this program (mix or a real program)")
     parser.add_argument("--no-programs", action="store_true", help="gen:mix only; do not trace real programs")
     parser.add_argument("--trace-dir", type=Path, help="cache of the real programs' traces (as bench.py)")
+    parser.add_argument("--set", dest="overrides", action="append", type=parse_override, default=[],
+                        metavar="KEY=VALUE", help="override a config key over every preset, as `smtlab run --set` "
+                                                  "(repeatable; e.g. --set core.wrong_path=true)")
     parser.add_argument("--json", default=str(REPO / "bench" / "ht_gain.json"), metavar="FILE",
                         help="write the table as JSON (default bench/ht_gain.json)")
     args = parser.parse_args(argv)
@@ -136,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
     copies = {k: v for k, v in copies.items() if args.only in (None, k)}
 
     info = host_info()
-    print(f"HT gain: {binary}, {args.max_instructions} instructions per thread"
+    print(f"HT gain: {binary}{''.join(f' --set {o}' for o in args.overrides)}, {args.max_instructions} "
+          "instructions per thread"
           + (f" after {args.warmup} of warm-up" if args.warmup else "") + "; two copies on one core vs one copy")
     header = (f"{'config':<10} {'program':<9} {'IPC a':>6} {'IPC b':>6} {'IPC 1 copy':>10} {'IPC 2 copies':>12} "
               f"{'HT gain':>8} {'wt. speedup':>11}")
@@ -147,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         for config in [c for c in args.config.split(",") if c]:
             for name, (a, b) in copies.items():
                 try:
-                    gain, windows = measure(binary, config, a, b, args.max_instructions, args.warmup or 0, Path(tmp))
+                    gain, windows = measure(binary, config, a, b, args.max_instructions, args.warmup or 0, Path(tmp),
+                                            args.overrides)
                 except (BenchError, OSError, ValueError, KeyError) as err:
                     print(f"ht_gain: {config} {name}: {err}", file=sys.stderr)
                     return 1
@@ -160,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         print("ht_gain: nothing was run", file=sys.stderr)
         return 1
     document = {"binary": str(binary), "max_instructions": args.max_instructions, "warmup": args.warmup or 0,
+                "overrides": args.overrides,
                 **info, "rows": rows}
     write_atomically(Path(args.json), json.dumps(document, indent=1) + "\n")
     print(f"wrote {args.json}")
