@@ -223,6 +223,18 @@ MECHANISMS: list[Mechanism] = [
         Switch("netburst", ("core.wrong_path=true",), ()),
     ),
     Mechanism(
+        "Trace-cache build mode (NetBurst)",
+        "After a trace-cache (L1I) miss the thread's instructions come from the one decoder the threads share, "
+        "build_width per cycle, until a line hits (IA-32 optimization manual p.1-14: one decoder, one instruction per "
+        "clock; Marr et al., ITJ 2002: the threads alternate on it)",
+        ("core.build_width",),
+        ((IT + "build_mode_test.cpp", "BuildMode.OneThreadDecodesAMissedLineAtTheDecodersRate"),
+         (IT + "build_mode_test.cpp", "BuildMode.TwoBuildingThreadsShareOneDecoder"),
+         (IT + "build_mode_test.cpp", "BuildMode.ASiblingOnTheTraceCacheKeepsItsSlot")),
+        _ne("core.build_width", 0),
+        Switch("netburst", (), ("core.build_width=0",)),
+    ),
+    Mechanism(
         "NetBurst replay",
         "A load's dependents issue for an L1 hit and re-issue every replay_period cycles on a miss, taking port slots "
         "again (Hinton et al. 2001; period chosen)",
@@ -289,7 +301,7 @@ MECHANISMS: list[Mechanism] = [
 MEASURE_FIRST = ("Wrong path", "NetBurst replay", "Post-retire store buffer", "Store-to-load forwarding",
                  "Memory-dependence predictor", "Physical register files", "64K aliasing (NetBurst)",
                  "Page walks (through the caches, walk cache)", "Stack engine", "4K aliasing", "Event skipping",
-                 "Long-latency hook (STALL / FLUSH)")
+                 "Long-latency hook (STALL / FLUSH)", "Trace-cache build mode (NetBurst)")
 
 # One-thread workloads of the cost columns: (name, spec); cc1's is copy a of bench/programs.py's cache.
 WORKLOADS = (("mix", "gen:mix"), ("cc1", "cc1.a.trace"))
