@@ -198,10 +198,10 @@ bool Core::draining(Cycle now) const {
   return false;
 }
 
-void Core::squashFrom(std::uint32_t t, std::uint64_t from) {
+void Core::squashFrom(std::uint32_t t, SeqNum from) {
   ThreadContext& th = threads_[t];
   TraceCursor& cur = *th.cursor;
-  const std::uint64_t fetchEnd = cur.fetchSeq();
+  const SeqNum fetchEnd = cur.fetchSeq();
   // Wrong-path uops are younger than every fetched instruction: any squash takes them (the wrong path restarts if its
   // branch survives and has not resolved).
   if (!th.wrongPath.empty()) th.wrongPath.squash(t, queues_);
@@ -213,10 +213,11 @@ void Core::squashFrom(std::uint32_t t, std::uint64_t from) {
   SharedCapacity& iq = queues_[QueueKind::Iq];
   SharedCapacity& lq = queues_[QueueKind::Lq];
   SharedCapacity& sq = queues_[QueueKind::Sq];
-  for (std::uint64_t seq = fetchEnd; seq-- > from;) {
+  for (SeqNum seq = fetchEnd; seq > from;) {
+    --seq;  // youngest first
     const Instr& in = cur.at(seq);
     if (seq >= th.robTail) {
-      if (seq < th.enteredSeq) uopq.release(t, th.front[seq & th.frontMask].uopqHeld);  // its uops (uopwindow)
+      if (seq < th.enteredSeq) uopq.release(t, th.front[seq.value & th.frontMask].uopqHeld);  // its uops (uopwindow)
       if (in.isBranch()) --th.unresolvedBranches;
     } else {
       Uop& u = th.robSlot(seq);
@@ -234,8 +235,8 @@ void Core::squashFrom(std::uint32_t t, std::uint64_t from) {
   }
   th.stats.fetched -= fetchEnd - from;
   // Surviving producers may list squashed consumers; those were linked last, so they sit at the head of each list.
-  const std::uint64_t keepEnd = std::min(th.robTail, from);
-  for (std::uint64_t seq = cur.retireSeq(); seq < keepEnd; ++seq) {
+  const SeqNum keepEnd = std::min(th.robTail, from);
+  for (SeqNum seq = cur.retireSeq(); seq < keepEnd; ++seq) {
     Uop& p = th.robSlot(seq);
     if (p.issued) continue;
     while (p.depHead != kNoDep) {
@@ -246,14 +247,14 @@ void Core::squashFrom(std::uint32_t t, std::uint64_t from) {
   }
   // Rebuild the rename map from the surviving instructions (a stack update under the stack engine wrote no
   // stack-pointer mapping), and the stack engine's offset state as of the youngest survivor.
-  th.renameMap.fill(0);
-  for (std::uint64_t seq = cur.retireSeq(); seq < keepEnd; ++seq) {
+  th.renameMap.fill(kNoProducer);
+  for (SeqNum seq = cur.retireSeq(); seq < keepEnd; ++seq) {
     const bool stackUpdate = th.robSlot(seq).stackUpdate;
     for (RegId d : cur.at(seq).dst) {
-      if (d != kNoReg && !(stackUpdate && d == kStackPointerReg)) th.renameMap[d] = seq + 1;
+      if (d != kNoReg && !(stackUpdate && d == kStackPointerReg)) th.renameMap[d] = seq;
     }
   }
-  th.stackDelta = keepEnd > cur.retireSeq() ? th.robSlot(keepEnd - 1).stackDelta : th.retiredStackDelta;
+  th.stackDelta = keepEnd > cur.retireSeq() ? th.robSlot(keepEnd.prev()).stackDelta : th.retiredStackDelta;
   th.robTail = keepEnd;
   th.enteredSeq = std::min(th.enteredSeq, from);
   if (th.waitingBranch && th.waitingBranchSeq >= from) {
@@ -270,9 +271,9 @@ void Core::squashFrom(std::uint32_t t, std::uint64_t from) {
 void Core::applyPendingFlushes() {
   for (const auto& [t, seq] : loadStore_.pendingFlushes()) {
     ThreadContext& th = threads_[t];
-    if (th.cursor != nullptr && seq + 1 < th.cursor->fetchSeq() && seq >= th.cursor->retireSeq()) {
+    if (th.cursor != nullptr && seq.next() < th.cursor->fetchSeq() && seq >= th.cursor->retireSeq()) {
       ++th.stats.flushes;
-      squashFrom(t, seq + 1);
+      squashFrom(t, seq.next());
     }
   }
   loadStore_.clearPendingFlushes();
@@ -358,7 +359,7 @@ CpiCause Core::classify(std::uint32_t t, Cycle now, bool draining) const {
     if (th.fetchBlock == FetchBlock::Pause) return CpiCause::Pause;
     return CpiCause::Frontend;
   }
-  const Uop& head = th.rob[th.cursor->retireSeq() & th.robMask];
+  const Uop& head = th.rob[th.cursor->retireSeq().value & th.robMask];
   if (head.issued && head.doneAt <= now) return CpiCause::SiblingRetire;
   if (head.issued && head.hasLoad) return static_cast<CpiCause>(static_cast<int>(CpiCause::MemL1) + static_cast<int>(head.level));
   const CpiCause block = rename_.blockCause(t);
@@ -377,12 +378,12 @@ Cycle Core::computeNextWake(Cycle now) const {
   consider(drainUntil_);
   for (const auto& th : threads_) {
     if (th.state != ThreadState::Running) continue;
-    const std::uint64_t head = th.cursor->retireSeq();
+    const SeqNum head = th.cursor->retireSeq();
     if (th.robTail != head) {
-      const Uop& u = th.rob[head & th.robMask];
+      const Uop& u = th.rob[head.value & th.robMask];
       if (u.issued) consider(u.doneAt);
     }
-    if (th.pipeCount() != 0) consider(th.front[th.enteredSeq & th.frontMask].availableAt);
+    if (th.pipeCount() != 0) consider(th.front[th.enteredSeq.value & th.frontMask].availableAt);
     if (th.wrongPath.pipeCount() != 0) consider(th.wrongPath.at(th.wrongPath.entered).availableAt);
     if (th.waitingBranch) consider(th.wrongPath.resolveAt);
     consider(th.fetchResumeAt);
@@ -399,14 +400,15 @@ std::string Core::describeStuck(Cycle /*now*/) const {
     if (th.state != ThreadState::Running) continue;
     if (!out.empty()) out += "; ";
     out += fmt::format("thread {} ('{}'): ", t, th.cursor->describe());
-    const std::uint64_t head = th.cursor->retireSeq();
+    const SeqNum head = th.cursor->retireSeq();
     if (th.robTail == head) {
       out += fmt::format("ROB empty, {} in the uop queue, fetch {}", th.frontCount(),
                          th.waitingBranch ? "waits for a mispredicted branch"
                                           : fmt::format("resumes at cycle {}", th.fetchResumeAt.value));
     } else {
-      const Uop& u = th.rob[head & th.robMask];
-      out += fmt::format("oldest instruction #{} pc {:#x} op {} is {}", u.seq, u.instr->pc, opClassName(u.instr->op),
+      const Uop& u = th.rob[head.value & th.robMask];
+      out += fmt::format("oldest instruction #{} pc {:#x} op {} is {}", u.seq.value, u.instr->pc,
+                         opClassName(u.instr->op),
                          u.issued ? fmt::format("executing until cycle {}", u.doneAt.value)
                                   : fmt::format("waiting for {} operand(s)", u.pendingSrcs));
     }
@@ -444,16 +446,21 @@ void Core::checkInvariants(Cycle now) const {
       if (!(cur.retireSeq() <= th.robTail && th.robTail <= th.enteredSeq && th.enteredSeq <= cur.fetchSeq() &&
             cur.fetchSeq() <= cur.loadedEnd())) {
         fail(t, fmt::format("sequence order retire {} <= rob tail {} <= queue end {} <= fetch {} <= loaded {} broken",
-                            cur.retireSeq(), th.robTail, th.enteredSeq, cur.fetchSeq(), cur.loadedEnd()));
+                            cur.retireSeq().value, th.robTail.value, th.enteredSeq.value, cur.fetchSeq().value,
+                            cur.loadedEnd().value));
       }
       std::uint64_t lastAge = 0;
-      for (std::uint64_t seq = cur.retireSeq(); seq < th.robTail; ++seq) {
-        const Uop& u = th.rob[seq & th.robMask];
-        if (!u.valid || u.seq != seq) fail(t, fmt::format("ROB slot of instruction #{} holds #{} (valid {})", seq, u.seq, u.valid));
-        if (u.age <= lastAge) fail(t, fmt::format("ROB out of program order at #{}", seq));
+      for (SeqNum seq = cur.retireSeq(); seq < th.robTail; ++seq) {
+        const Uop& u = th.rob[seq.value & th.robMask];
+        if (!u.valid || u.seq != seq) {
+          fail(t, fmt::format("ROB slot of instruction #{} holds #{} (valid {})", seq.value, u.seq.value, u.valid));
+        }
+        if (u.age <= lastAge) fail(t, fmt::format("ROB out of program order at #{}", seq.value));
         lastAge = u.age;
-        if (u.instr != &cur.at(seq)) fail(t, fmt::format("instruction #{} points at the wrong trace record", seq));
-        if (u.robHeld == 0) fail(t, fmt::format("instruction #{} in the ROB holds no ROB entry", seq));
+        if (u.instr != &cur.at(seq)) {
+          fail(t, fmt::format("instruction #{} points at the wrong trace record", seq.value));
+        }
+        if (u.robHeld == 0) fail(t, fmt::format("instruction #{} in the ROB holds no ROB entry", seq.value));
         count[static_cast<int>(QueueKind::Rob)] += u.robHeld;  // one entry per uop not yet retired (uopwindow)
         count[static_cast<int>(QueueKind::Iq)] += u.iqHeld;  // one entry per uop not yet issued
         if (u.hasLoad) ++count[static_cast<int>(QueueKind::Lq)];
@@ -461,8 +468,9 @@ void Core::checkInvariants(Cycle now) const {
         intRegs[t] += u.intRegs;
         fpRegs[t] += u.fpRegs;
       }
-      for (std::uint64_t seq = th.robTail; seq < th.enteredSeq; ++seq) {
-        count[static_cast<int>(QueueKind::UopQueue)] += th.front[seq & th.frontMask].uopqHeld;  // its uops (uopwindow)
+      for (SeqNum seq = th.robTail; seq < th.enteredSeq; ++seq) {
+        // its uops (uopwindow)
+        count[static_cast<int>(QueueKind::UopQueue)] += th.front[seq.value & th.frontMask].uopqHeld;
       }
       if (th.pipeCount() + th.wrongPath.pipeCount() > frontEnd_.pipeCapacity()) {
         fail(t, fmt::format("front-end pipe holds {} + {} wrong-path > {}", th.pipeCount(), th.wrongPath.pipeCount(),

@@ -118,8 +118,8 @@ std::uint32_t FrontEnd::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle
       }
     }
     if (th.pipeCount() >= pipeCapacity_) break;
-    const std::uint64_t seq = th.cursor->fetchSeq();
-    FrontEntry& fe = th.front[seq & th.frontMask];
+    const SeqNum seq = th.cursor->fetchSeq();
+    FrontEntry& fe = th.front[seq.value & th.frontMask];
     fe.availableAt = now + frontendDepth_;
     fe.mispredicted = false;
     fe.btbMiss = false;
@@ -207,12 +207,12 @@ bool FrontEnd::deliver(Cycle now) {
   for (std::uint32_t t = 0; t < threadCount_; ++t) {
     ThreadContext& th = threads_[t];
     if (th.state != ThreadState::Running) continue;
-    const std::uint64_t end = th.cursor->fetchSeq();
+    const SeqNum end = th.cursor->fetchSeq();
     // The uop queue holds uops (uopwindow): an instruction takes one entry per fused-domain uop. A microcode
     // sequence streams through from the sequencer, so it never needs more at once than the thread is guaranteed
     // (chosen, as the issue queue: SharedCapacity::guaranteed).
     while (th.enteredSeq < end) {
-      FrontEntry& fe = th.front[th.enteredSeq & th.frontMask];
+      FrontEntry& fe = th.front[th.enteredSeq.value & th.frontMask];
       if (fe.availableAt > now) break;
       const std::uint32_t slots = std::max<std::uint32_t>(1, std::min<std::uint32_t>(fe.plan.fused, uopq.guaranteed(t)));
       if (uopq.check(t, slots) != CapacityVerdict::Ok) break;

@@ -94,7 +94,7 @@ void LoadStoreUnit::search(std::uint32_t t, const Uop& load, Cycle now, Search& 
           } else if (forwarding_ && covers) {
             out.forwarded[k] = true;
             out.dataAt[k] = e.dataAt;
-            out.source[k] = inFlight ? e.seq + 1 : 0;
+            out.source[k] = inFlight ? e.seq.next() : kNoStore;
           } else if (forwarding_ || memDependence_ != MemDependence::Off) {
             holdFor(Hold::ForwardStall, written);  // the store-forwarding stall
           }
@@ -116,7 +116,7 @@ void LoadStoreUnit::countHold(std::uint32_t t, const Uop& load, Hold hold) {
   ThreadContext& th = threads_[t];
   auto& counted = holdCounted_[t];
   if (counted.size() != th.rob.size()) counted.assign(th.rob.size(), {0, 0});  // once, when first needed
-  auto& [age, kinds] = counted[load.seq & th.robMask];
+  auto& [age, kinds] = counted[load.seq.value & th.robMask];
   if (age != load.age) {
     age = load.age;
     kinds = 0;
@@ -209,7 +209,7 @@ void LoadStoreUnit::pruneSpeculative(std::uint32_t t) {
   const ThreadContext& th = threads_[t];
   std::erase_if(speculative_[t], [&](const SpeculativeLoad& l) {
     if (th.cursor == nullptr || l.seq < th.cursor->retireSeq() || l.seq >= th.robTail) return true;
-    const Uop& u = th.rob[l.seq & th.robMask];
+    const Uop& u = th.rob[l.seq.value & th.robMask];
     return !u.valid || u.age != l.age;
   });
 }
@@ -239,7 +239,7 @@ void LoadStoreUnit::executeStore(std::uint32_t t, const Uop& u, Cycle now) {
   if (victim == nullptr) return;
   if (memDependence_ == MemDependence::Predictor) conflictBits_[(victim->pc ^ (victim->pc >> 12)) & predictorMask_] = 1;
   orderViolations_.emplace_back(t, victim->seq);
-  const std::uint64_t from = victim->seq;
+  const SeqNum from = victim->seq;
   std::erase_if(spec, [&](const SpeculativeLoad& l) { return l.seq >= from; });  // squashed with it
 }
 
@@ -265,7 +265,7 @@ void LoadStoreUnit::retireMemory(std::uint32_t t, const Uop& u, Cycle now) {
   if (u.hasLoad) queues_[QueueKind::Lq].release(t);
 }
 
-void LoadStoreUnit::squashFrom(std::uint32_t t, std::uint64_t from) {
+void LoadStoreUnit::squashFrom(std::uint32_t t, SeqNum from) {
   if (!tracking_) return;
   stores_.squashFrom(t, from);
   std::erase_if(speculative_[t], [&](const SpeculativeLoad& l) { return l.seq >= from; });

@@ -117,8 +117,9 @@ std::uint32_t RenameAllocate::chooseByPolicy(Cycle now) {
     if (!hasRenamable(t)) {
       c.oldest = 0;  // paying rename debt: its instruction is older than anything queued
     } else {
-      c.oldest = th.robTail != th.enteredSeq ? th.front[th.robTail & th.frontMask].availableAt.value  // fetch order
-                                             : th.wrongPath.at(th.wrongPath.renamed).availableAt.value;
+      c.oldest = th.robTail != th.enteredSeq
+                     ? th.front[th.robTail.value & th.frontMask].availableAt.value  // fetch order
+                     : th.wrongPath.at(th.wrongPath.renamed).availableAt.value;
     }
   }
   if (!any) return threadCount_;
@@ -141,25 +142,25 @@ void RenameAllocate::renameWrongPath(std::uint32_t t, Cycle now) {
   // map as of the mispredicted branch (every real instruction before it is renamed first). The scheduler reads the
   // producers' results when it first tries the uop, the next cycle, and parks it until a producer still unissued
   // then issues.
-  const std::uint64_t oldestReal = th.cursor->retireSeq();
+  const SeqNum oldestReal = th.cursor->retireSeq();
   u.producers = 0;
   for (const RegId r : u.srcRegs) {
     if (r == kNoReg) continue;
     const std::uint64_t w = wp.renameMap[r];
     if (w != 0 && w - 1 >= wp.head) {
-      u.producer[u.producers] = kWrongPathTag | (w - 1);
+      u.producer[u.producers] = UopRef::wrongPath(w - 1);
       u.producerAge[u.producers++] = wp.at(w - 1).age;
       continue;
     }
-    const std::uint64_t p = th.renameMap[r];
-    if (p == 0 || p - 1 < oldestReal) continue;  // value already in the register file
-    u.producer[u.producers] = p - 1;
-    u.producerAge[u.producers++] = th.robSlot(p - 1).age;
+    const SeqNum p = th.renameMap[r];
+    if (p == kNoProducer || p < oldestReal) continue;  // value already in the register file
+    u.producer[u.producers] = UopRef::real(p);
+    u.producerAge[u.producers++] = th.robSlot(p).age;
   }
   for (const RegId d : u.dstRegs) {
     if (d != kNoReg) wp.renameMap[d] = index + 1;
   }
-  dispatched_.push_back({now + 1, u.age, t, kWrongPathTag | index});
+  dispatched_.push_back({now + 1, u.age, t, UopRef::wrongPath(index)});
 }
 
 std::uint32_t RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
@@ -168,9 +169,9 @@ std::uint32_t RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
     renameWrongPath(t, now);
     return 1;
   }
-  const std::uint64_t seq = th.robTail;
+  const SeqNum seq = th.robTail;
   const Instr& in = th.cursor->at(seq);
-  const FrontEntry& fe = th.front[seq & th.frontMask];
+  const FrontEntry& fe = th.front[seq.value & th.frontMask];
 
   const UopPlan& plan = planOf(t, seq, in);
   queues_[QueueKind::UopQueue].release(t, fe.uopqHeld);
@@ -241,14 +242,14 @@ std::uint32_t RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
   u.intRegs = need.intRegs;
   u.fpRegs = need.fpRegs;
 
-  const std::uint64_t oldest = th.cursor->retireSeq();
-  const std::uint32_t slot = static_cast<std::uint32_t>(seq & th.robMask);
+  const SeqNum oldest = th.cursor->retireSeq();
+  const std::uint32_t slot = static_cast<std::uint32_t>(seq.value & th.robMask);
   for (int k = 0; k < kMaxSrcRegs; ++k) {
     const RegId r = in.src[k];
     if (r == kNoReg) continue;
-    const std::uint64_t p = th.renameMap[r];
-    if (p == 0 || p - 1 < oldest) continue;  // value already in the register file
-    Uop& producer = th.robSlot(p - 1);
+    const SeqNum p = th.renameMap[r];
+    if (p == kNoProducer || p < oldest) continue;  // value already in the register file
+    Uop& producer = th.robSlot(p);
     if (producer.issued) {
       u.readyAt = std::max(u.readyAt, producer.doneAt);
       // Replay: until a missing load's hit time has passed, the scheduler still expects its data then.
@@ -266,12 +267,12 @@ std::uint32_t RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
   // almost always retired long before).
   if (stackSync) u.readyAt = u.readyAt + 1;
   for (RegId d : in.dst) {
-    if (d != kNoReg && !(stackUpdate && d == kStackPointerReg)) th.renameMap[d] = seq + 1;
+    if (d != kNoReg && !(stackUpdate && d == kStackPointerReg)) th.renameMap[d] = seq;
   }
-  th.robTail = seq + 1;
+  th.robTail = seq.next();
   // The front end delivered again: a fetch hold that has ended stops being the reason this thread waits.
   if (th.fetchResumeAt <= now) th.fetchBlock = FetchBlock::None;
-  if (u.pendingSrcs == 0) dispatched_.push_back({u.scheduledAt, u.age, t, seq});
+  if (u.pendingSrcs == 0) dispatched_.push_back({u.scheduledAt, u.age, t, UopRef::real(seq)});
   return plan.fused;
 }
 

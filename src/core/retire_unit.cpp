@@ -28,7 +28,7 @@ std::uint32_t RetireUnit::chooseByPolicy(Cycle now) {
     if (!policyNeedsCounters_) continue;
     const ThreadContext& th = threads_[t];
     c.frontEnd = th.pipeCount() + uopq.used(t) + iq.used(t);
-    c.oldest = th.rob[th.cursor->retireSeq() & th.robMask].age;
+    c.oldest = th.rob[th.cursor->retireSeq().value & th.robMask].age;
   }
   if (!any) return threadCount_;
   policy_->choose(candidates_.data(), threadCount_, now, order_.data());

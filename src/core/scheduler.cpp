@@ -67,13 +67,13 @@ bool Scheduler::issue(Cycle now) {
   // Issues what it can of e: false = gone (squashed, parked, held by memory ordering, replaying, or every uop issued
   // or waiting for data), true = stays ready (a uop lacks a port or an issue slot).
   auto tryIssue = [&](const WaitEntry& e) -> bool {
-    if ((e.seq & kWrongPathTag) != 0) {
+    if (e.uop.isWrongPath()) {
       const WrongPathIssue r = issueWrongPath(e, issued < issueWidth_, now);
       if (r == WrongPathIssue::Issued) ++issued;
       return r == WrongPathIssue::Waits;
     }
     ThreadContext& th = threads_[e.thread];
-    Uop* u = th.cursor != nullptr ? &th.robSlot(e.seq) : nullptr;
+    Uop* u = th.cursor != nullptr ? &th.robSlot(e.uop.seq()) : nullptr;
     if (u == nullptr || !u->valid || u->age != e.age || u->issued) return false;  // squashed meanwhile
     if (issued >= issueWidth_) return true;
     if (u->loadLeft) {
@@ -85,7 +85,7 @@ bool Scheduler::issue(Cycle now) {
         return false;
       }
       if (retry > now) {
-        pushWaiting({retry, e.age, e.thread, e.seq});
+        pushWaiting({retry, e.age, e.thread, e.uop});
         return false;
       }
     }
@@ -179,7 +179,7 @@ bool Scheduler::issueUops(Uop& u, const WaitEntry& e, Cycle now, std::uint32_t& 
   Cycle wake = Cycle::never();
   if (u.opLeft) wake = u.loadDataAt;                           // the op waits for the load's data
   if (u.stdLeft && !u.opLeft) wake = std::min(wake, u.hasOp ? u.opDoneAt : u.loadDataAt);
-  pushWaiting({wake, e.age, t, e.seq});
+  pushWaiting({wake, e.age, t, e.uop});
   return false;
 }
 
@@ -187,7 +187,7 @@ void Scheduler::finish(Uop& u, std::uint32_t t) {
   ThreadContext& th = threads_[t];
   u.issued = true;
   u.doneAt = u.partsDoneAt;
-  if (!parkedWrongPath_[t].empty()) wakeWrongPathConsumers(t, u.seq);
+  if (!parkedWrongPath_[t].empty()) wakeWrongPathConsumers(t, UopRef::real(u.seq));
   if (u.instr->isBranch()) {
     --th.unresolvedBranches;
     if (u.mispredicted) branches_.mispredictResolved(t, u, u.hasOp ? u.opDoneAt : u.doneAt);
@@ -205,7 +205,7 @@ void Scheduler::parkLoad(const WaitEntry& e) {
     const ThreadContext& th = threads_[e.thread];
     std::erase_if(parked, [&](const WaitEntry& p) {
       if (th.cursor == nullptr) return true;
-      const Uop& u = th.rob[p.seq & th.robMask];
+      const Uop& u = th.rob[p.uop.seq().value & th.robMask];
       return !u.valid || u.age != p.age || u.issued;
     });
   }
@@ -225,7 +225,7 @@ void Scheduler::wakeDependents(std::uint32_t t, Uop& producer, Cycle scheduled) 
     Uop& c = th.rob[node / kMaxSrcRegs];
     c.readyAt = std::max(c.readyAt, producer.doneAt);
     c.scheduledAt = std::max(c.scheduledAt, scheduled);
-    if (--c.pendingSrcs == 0) pushWaiting({c.scheduledAt, c.age, t, c.seq});
+    if (--c.pendingSrcs == 0) pushWaiting({c.scheduledAt, c.age, t, UopRef::real(c.seq)});
   }
   producer.depHead = kNoDep;
 }
@@ -270,19 +270,19 @@ bool Scheduler::replayFirstUop(Uop& u, const WaitEntry& e, Cycle now, std::uint3
       node = static_cast<std::uint32_t>(trainPool_.size());
       trainPool_.emplace_back();
     }
-    trainPool_[node] = {last, e.age, e.seq, e.thread, port, cls, unit, phaseHead_[phase]};
+    trainPool_[node] = {last, e.age, e.uop.seq(), e.thread, port, cls, unit, phaseHead_[phase]};
     phaseHead_[phase] = node;
     phaseNext_[phase] = now + replay_.period();
     ++trainCount_;
   }
-  pushWaiting({last + replay_.period(), e.age, e.thread, e.seq});
+  pushWaiting({last + replay_.period(), e.age, e.thread, e.uop});
   return false;
 }
 
 bool Scheduler::trainSquashed(const ReplayTrain& r) const {
   const ThreadContext& th = threads_[r.thread];
   if (th.cursor == nullptr) return true;
-  const Uop& u = th.rob[r.seq & th.robMask];
+  const Uop& u = th.rob[r.seq.value & th.robMask];
   return !u.valid || u.age != r.age || u.issued;  // squashed (its loop is emptied) or already sent again
 }
 
@@ -350,7 +350,7 @@ void Scheduler::countSkippedReplays(Cycle now) {
 Scheduler::WrongPathIssue Scheduler::issueWrongPath(const WaitEntry& e, bool slotFree, Cycle now) {
   ThreadContext& th = threads_[e.thread];
   WrongPathState& wp = th.wrongPath;
-  const std::uint64_t index = e.seq & ~kWrongPathTag;
+  const std::uint64_t index = e.uop.wrongPathIndex();
   if (index < wp.head || index >= wp.renamed) return WrongPathIssue::Squashed;
   WrongPathUop& u = wp.at(index);
   if (u.age != e.age || u.issued) return WrongPathIssue::Squashed;
@@ -359,17 +359,17 @@ Scheduler::WrongPathIssue Scheduler::issueWrongPath(const WaitEntry& e, bool slo
   // retired (its value is in the register file).
   Cycle ready = now;
   for (std::uint32_t k = 0; k < u.producers; ++k) {
-    const std::uint64_t p = u.producer[k];
-    const bool wrong = (p & kWrongPathTag) != 0;
+    const UopRef p = u.producer[k];
+    const bool wrong = p.isWrongPath();
     bool issued = true;
     Cycle doneAt{0};
     if (wrong) {
-      const WrongPathUop& q = wp.at(p & ~kWrongPathTag);
+      const WrongPathUop& q = wp.at(p.wrongPathIndex());
       if (q.age != u.producerAge[k]) continue;
       issued = q.issued;
       doneAt = q.doneAt;
     } else {
-      const Uop& q = th.robSlot(p);
+      const Uop& q = th.robSlot(p.seq());
       if (!q.valid || q.age != u.producerAge[k]) continue;
       issued = q.issued;
       doneAt = q.doneAt;
@@ -381,7 +381,7 @@ Scheduler::WrongPathIssue Scheduler::issueWrongPath(const WaitEntry& e, bool slo
     ready = std::max(ready, doneAt);
   }
   if (ready > now) {
-    pushWaiting({ready, e.age, e.thread, e.seq});
+    pushWaiting({ready, e.age, e.thread, e.uop});
     return WrongPathIssue::Parked;
   }
   // One uop, through a port of its op's unit class (a nop or marker needs none, as on the right path).
@@ -399,11 +399,11 @@ Scheduler::WrongPathIssue Scheduler::issueWrongPath(const WaitEntry& e, bool slo
   --wp.unissued;
   queues_[QueueKind::Iq].release(e.thread);
   ++th.stats.wrongPathIssued;
-  if (!parkedWrongPath_[e.thread].empty()) wakeWrongPathConsumers(e.thread, e.seq);
+  if (!parkedWrongPath_[e.thread].empty()) wakeWrongPathConsumers(e.thread, e.uop);
   return WrongPathIssue::Issued;
 }
 
-void Scheduler::parkWrongPath(const WaitEntry& e, std::uint64_t producer) {
+void Scheduler::parkWrongPath(const WaitEntry& e, UopRef producer) {
   auto& parked = parkedWrongPath_[e.thread];
   dropSquashedWrongPath(e.thread);
   parked.push_back({e, producer});
@@ -419,7 +419,7 @@ void Scheduler::dropSquashedWrongPath(std::uint32_t t) {
   parkedEpisode_[t] = episode;
 }
 
-void Scheduler::wakeWrongPathConsumers(std::uint32_t t, std::uint64_t producer) {
+void Scheduler::wakeWrongPathConsumers(std::uint32_t t, UopRef producer) {
   // The parked wrong-path uops waiting for `producer` are asked again in this cycle (they see its result time).
   dropSquashedWrongPath(t);
   auto& parked = parkedWrongPath_[t];

@@ -42,7 +42,7 @@ void StoreQueue::sync(std::uint32_t t) {
   }
 }
 
-StoreEntry* StoreQueue::inFlight(std::uint32_t t, std::uint64_t seq) {
+StoreEntry* StoreQueue::inFlight(std::uint32_t t, SeqNum seq) {
   sync(t);
   Ring& r = ring_[t];
   // Entries are in seq order: search from the youngest (a store is usually looked up soon after it is renamed).
@@ -54,7 +54,7 @@ StoreEntry* StoreQueue::inFlight(std::uint32_t t, std::uint64_t seq) {
   return nullptr;
 }
 
-void StoreQueue::retire(std::uint32_t t, std::uint64_t seq, Cycle now) {
+void StoreQueue::retire(std::uint32_t t, SeqNum seq, Cycle now) {
   sync(t);
   Ring& r = ring_[t];
   if (r.retiredEnd == r.tail || r.slots[r.retiredEnd & r.mask].seq != seq) return;  // not listed: nothing to keep
@@ -78,7 +78,7 @@ void StoreQueue::retire(std::uint32_t t, std::uint64_t seq, Cycle now) {
   ++buffered_;
 }
 
-void StoreQueue::retireWritten(std::uint32_t t, std::uint64_t seq) {
+void StoreQueue::retireWritten(std::uint32_t t, SeqNum seq) {
   sync(t);
   Ring& r = ring_[t];
   if (r.head != r.retiredEnd || r.retiredEnd == r.tail || r.slots[r.retiredEnd & r.mask].seq != seq) return;
@@ -86,7 +86,7 @@ void StoreQueue::retireWritten(std::uint32_t t, std::uint64_t seq) {
   ++r.retiredEnd;
 }
 
-void StoreQueue::squashFrom(std::uint32_t t, std::uint64_t from) {
+void StoreQueue::squashFrom(std::uint32_t t, SeqNum from) {
   Ring& r = ring_[t];
   while (r.tail > r.retiredEnd && r.slots[(r.tail - 1) & r.mask].seq >= from) --r.tail;
   if (r.scanned > from) r.scanned = from;
@@ -96,7 +96,7 @@ void StoreQueue::rebind(std::uint32_t t) {
   Ring& r = ring_[t];
   r.tail = r.retiredEnd;
   const ThreadContext& th = contexts_[t];
-  r.scanned = th.cursor != nullptr ? th.cursor->retireSeq() : 0;
+  r.scanned = th.cursor != nullptr ? th.cursor->retireSeq() : SeqNum{0};
 }
 
 void StoreQueue::popWritten(std::uint32_t t) {

@@ -22,7 +22,7 @@ void ThreadContext::bind(std::shared_ptr<TraceCursor> trace, Asid space, Cycle n
   cursor->reserve(rob.size() + front.size() + 256);
   asid = space;
   asidTag = space.value;
-  renameMap.fill(0);
+  renameMap.fill(kNoProducer);
   robTail = cursor->fetchSeq();
   enteredSeq = robTail;
   fetchResumeAt = now;

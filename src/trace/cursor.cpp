@@ -17,7 +17,7 @@ void TraceCursor::reserve(std::size_t n) {
   const std::size_t want = std::bit_ceil(std::max<std::size_t>(n, 2 * batch_));
   if (want <= ring_.size()) return;
   std::vector<Instr> bigger(want);
-  for (std::uint64_t s = retireSeq_; s < loadedEnd_; ++s) bigger[s & (want - 1)] = ring_[s & mask_];
+  for (SeqNum s = retireSeq_; s < loadedEnd_; ++s) bigger[s.value & (want - 1)] = ring_[s.value & mask_];
   ring_ = std::move(bigger);
   mask_ = want - 1;
 }
@@ -30,7 +30,7 @@ const Instr* TraceCursor::readBatch() {
     throw Error("trace cursor for '" + source_->describe() +
                 "': rewind window is full (more instructions in flight than the cursor holds)");
   }
-  const std::uint64_t start = loadedEnd_ & mask_;
+  const std::uint64_t start = loadedEnd_.value & mask_;
   const std::size_t room = static_cast<std::size_t>(std::min<std::uint64_t>({free, ring_.size() - start, batch_}));
   const std::size_t got = source_->read(std::span<Instr>(ring_.data() + start, room));
   if (got == 0) {
@@ -38,10 +38,10 @@ const Instr* TraceCursor::readBatch() {
     return nullptr;
   }
   loadedEnd_ += got;
-  return &ring_[fetchSeq_ & mask_];
+  return &ring_[fetchSeq_.value & mask_];
 }
 
-void TraceCursor::rewindTo(std::uint64_t seq) {
+void TraceCursor::rewindTo(SeqNum seq) {
   if (seq < retireSeq_ || seq > fetchSeq_) {
     throw Error("trace cursor for '" + source_->describe() + "': rewind outside the in-flight window");
   }

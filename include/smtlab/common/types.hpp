@@ -1,6 +1,6 @@
-// Strong types for the quantities the model passes around: simulated time, addresses, cache line numbers and the
-// ids of threads, cores and logical CPUs. They keep a cycle count from being used as an address or a core id as a
-// thread id.
+// Strong types for the quantities the model passes around: simulated time, addresses, cache line numbers, instruction
+// sequence numbers and the ids of threads, cores and logical CPUs. They keep a cycle count from being used as an
+// address or a core id as a thread id.
 #pragma once
 
 #include <compare>
@@ -71,6 +71,42 @@ class LineAddr {
 
  private:
   constexpr explicit LineAddr(std::uint64_t line) : value(line) {}
+};
+
+// An instruction's sequence number: its place in its thread's program order (the trace cursor numbers the records it
+// reads 0, 1, 2, ...; a refetched instruction keeps its number). The ROB, the uop queue, the store queue, squashes
+// ("everything from seq on") and memory ordering ("is this store older than that load") all key on it. A sequence
+// number is not a count, a cycle or an address: one mixed with those still compiles as an integer and gives a silent
+// wrong answer (a squash from a cycle, an occupancy compared with a position). So it converts neither from nor to an
+// integer implicitly and has only the operations a position in program order has: comparison (older < younger),
+// stepping on in program order (next(), ++, + n instructions), the number of instructions between two (a - b, a
+// count), and .value where a ring is indexed (value & mask). Same size and layout as the integer: no cost.
+struct SeqNum {
+  std::uint64_t value{};
+
+  constexpr SeqNum() = default;
+  constexpr explicit SeqNum(std::uint64_t v) : value(v) {}
+
+  constexpr auto operator<=>(const SeqNum&) const = default;
+  // The instruction after / before this one in program order.
+  constexpr SeqNum next() const { return SeqNum{value + 1}; }
+  constexpr SeqNum prev() const { return SeqNum{value - 1}; }
+  constexpr SeqNum& operator++() {
+    ++value;
+    return *this;
+  }
+  constexpr SeqNum& operator--() {
+    --value;
+    return *this;
+  }
+  // n instructions further on.
+  constexpr SeqNum operator+(std::uint64_t n) const { return SeqNum{value + n}; }
+  constexpr SeqNum& operator+=(std::uint64_t n) {
+    value += n;
+    return *this;
+  }
+  // How many instructions lie in [o, *this): a count, not a sequence number.
+  constexpr std::uint64_t operator-(SeqNum o) const { return value - o.value; }
 };
 
 }  // namespace smtlab

@@ -77,7 +77,7 @@ class Core {
 
  private:
   // Removes every in-flight instruction of thread t with seq >= from; fetch restarts at `from`.
-  void squashFrom(std::uint32_t t, std::uint64_t from);
+  void squashFrom(std::uint32_t t, SeqNum from);
   void applyPendingFlushes();
   void activeSetChanged(Cycle now);
   // True while the core drains for a change of partitioning: for recombine_cycles, and until every thread holds no

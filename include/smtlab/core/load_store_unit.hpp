@@ -50,16 +50,16 @@ class LoadStoreUnit final : public ILoadStorePort {
   bool hasBufferedStores() const { return tracking_ && stores_.anyBuffered(); }
   std::uint32_t bufferedStores(std::uint32_t thread) const { return tracking_ ? stores_.retiredCount(thread) : 0; }
   // The core squashed thread t's instructions from seq `from` on; retired stores stay and drain.
-  void squashFrom(std::uint32_t thread, std::uint64_t from);
+  void squashFrom(std::uint32_t thread, SeqNum from);
   // A trace was attached to (or restarted on) thread t.
   void threadBound(std::uint32_t thread);
 
   // (thread, seq) of loads after which FLUSH squashes, gathered during issue; the core applies and clears them.
-  const std::vector<std::pair<std::uint32_t, std::uint64_t>>& pendingFlushes() const { return pendingFlushes_; }
+  const std::vector<std::pair<std::uint32_t, SeqNum>>& pendingFlushes() const { return pendingFlushes_; }
   void clearPendingFlushes() { pendingFlushes_.clear(); }
   // (thread, seq) of loads that read before a conflicting older store resolved: the core squashes from each load
   // (counted as memory-order flushes, not FLUSH-policy ones), then clears them.
-  const std::vector<std::pair<std::uint32_t, std::uint64_t>>& orderViolations() const { return orderViolations_; }
+  const std::vector<std::pair<std::uint32_t, SeqNum>>& orderViolations() const { return orderViolations_; }
   void clearOrderViolations() { orderViolations_.clear(); }
 
  private:
@@ -69,19 +69,22 @@ class LoadStoreUnit final : public ILoadStorePort {
     Hold hold = Hold::None;
     Cycle retryAt = Cycle::never();
     bool bypassedUnknown = false;  // went ahead of an older store whose address is unknown
-    // Per load operand: forwarded from a store (dataAt: the store's data), and the seq of the youngest older store
-    // the operand's bytes depend on (kNoStore: the cache).
+    // Per load operand: forwarded from a store (dataAt: the store's data), and which in-flight stores the operand's
+    // bytes already reflect: those older than `source`, which is one past the store it forwarded from (kNoStore: none,
+    // it read the cache or a retired store).
     std::array<bool, kMaxLoads> forwarded{};
     std::array<Cycle, kMaxLoads> dataAt{};
-    std::array<std::uint64_t, kMaxLoads> source{};
+    std::array<SeqNum, kMaxLoads> source{};  // kNoStore
   };
-  static constexpr std::uint64_t kNoStore = ~std::uint64_t{0};
+  // No in-flight store is reflected: every older store may still write the bytes. Sequence number 0, older than any
+  // store the load can see, so "store older than source" is false for all of them.
+  static constexpr SeqNum kNoStore{0};
   // A load that went ahead of an older unknown-address store, kept until a store's address can show it read early.
   struct SpeculativeLoad {
-    std::uint64_t seq;
+    SeqNum seq;
     std::uint64_t age;
     MemRef ref;
-    std::uint64_t source;  // seq of the store it forwarded from or was ordered behind (kNoStore: none)
+    SeqNum source;  // the stores older than this are in the bytes it read (Search::source; kNoStore: none)
     Addr pc;
   };
 
@@ -117,8 +120,8 @@ class LoadStoreUnit final : public ILoadStorePort {
   std::uint32_t lastThread_ = 0;
   std::uint64_t lastAge_ = 0;
   Cycle lastCycle_ = Cycle::never();
-  std::vector<std::pair<std::uint32_t, std::uint64_t>> pendingFlushes_;
-  std::vector<std::pair<std::uint32_t, std::uint64_t>> orderViolations_;
+  std::vector<std::pair<std::uint32_t, SeqNum>> pendingFlushes_;
+  std::vector<std::pair<std::uint32_t, SeqNum>> orderViolations_;
 };
 
 }  // namespace smtlab

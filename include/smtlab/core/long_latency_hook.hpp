@@ -26,8 +26,8 @@ class LongLatencyHook {
   MemLevel threshold() const { return threshold_; }
 
   // A load of thread t (instruction seq) executed, served by `level`, its data ready at `dataReady`.
-  void onLoad(ThreadContext& th, std::uint32_t t, std::uint64_t seq, MemLevel level, Cycle dataReady,
-              std::vector<std::pair<std::uint32_t, std::uint64_t>>& flushes) const {
+  void onLoad(ThreadContext& th, std::uint32_t t, SeqNum seq, MemLevel level, Cycle dataReady,
+              std::vector<std::pair<std::uint32_t, SeqNum>>& flushes) const {
     if (action_ == LongLatencyAction::None || level < threshold_) return;
     if (dataReady > th.gatedUntil) th.gatedUntil = dataReady;
     if (action_ == LongLatencyAction::Flush) flushes.emplace_back(t, seq);

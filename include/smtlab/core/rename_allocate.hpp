@@ -73,8 +73,8 @@ class RenameAllocate {
   }
   // The instruction's uops: as the front end decoded them at fetch, else (a unit test's hand-filled front entry)
   // decoded here once into the entry. A reference into the thread's front ring: valid until the entry is refetched.
-  const UopPlan& planOf(std::uint32_t t, std::uint64_t seq, const Instr& in) const {
-    UopPlan& plan = threads_[t].front[seq & threads_[t].frontMask].plan;
+  const UopPlan& planOf(std::uint32_t t, SeqNum seq, const Instr& in) const {
+    UopPlan& plan = threads_[t].front[seq.value & threads_[t].frontMask].plan;
     if (!plan.valid) plan = decoder_.decode(in);
     return plan;
   }

@@ -31,7 +31,7 @@ class RetireUnit {
     const ThreadContext& th = threads_[t];
     if (th.state != ThreadState::Running || th.robTail == th.cursor->retireSeq()) return false;
     if (th.stats.instructions >= th.retireLimit) return false;
-    const Uop& head = th.rob[th.cursor->retireSeq() & th.robMask];
+    const Uop& head = th.rob[th.cursor->retireSeq().value & th.robMask];
     return head.issued && head.doneAt <= now;
   }
   // The thread the configured policy serves (threadCount_ if none can retire).

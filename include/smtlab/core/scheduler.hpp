@@ -68,7 +68,7 @@ class Scheduler {
   struct ReplayTrain {
     Cycle last;
     std::uint64_t age;
-    std::uint64_t seq;
+    SeqNum seq;
     std::uint32_t thread;
     std::uint32_t port;
     UnitClass cls;
@@ -92,13 +92,13 @@ class Scheduler {
   enum class WrongPathIssue : std::uint8_t { Squashed, Parked, Issued, Waits };
   WrongPathIssue issueWrongPath(const WaitEntry& e, bool slotFree, Cycle now);
   // Wrong-path register dependences (issue 10 §4): a wrong-path uop whose producer has not issued waits here, per
-  // thread, until that producer (a real seq, or kWrongPathTag | ring index) issues, without waking every cycle.
+  // thread, until that producer (a real instruction or a wrong-path uop) issues, without waking every cycle.
   struct ParkedWrongPath {
     WaitEntry entry;
-    std::uint64_t producer;
+    UopRef producer;
   };
-  void parkWrongPath(const WaitEntry& e, std::uint64_t producer);
-  void wakeWrongPathConsumers(std::uint32_t t, std::uint64_t producer);
+  void parkWrongPath(const WaitEntry& e, UopRef producer);
+  void wakeWrongPathConsumers(std::uint32_t t, UopRef producer);
   void dropSquashedWrongPath(std::uint32_t t);
 
   const std::uint32_t threadCount_;

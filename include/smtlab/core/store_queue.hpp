@@ -23,7 +23,7 @@ namespace smtlab {
 
 struct StoreEntry {
   std::array<MemRef, kMaxStores> refs{};
-  std::uint64_t seq = 0;               // program order within the thread's current trace (in-flight entries)
+  SeqNum seq{0};                       // program order within the thread's current trace (in-flight entries)
   Addr pc = 0;
   Asid asid{0};
   Cycle addressAt = Cycle::never();    // the store-address part has executed (never: not yet issued)
@@ -43,13 +43,13 @@ class StoreQueue {
   // Appends thread t's renamed stores that are not yet listed (each ROB slot is looked at once).
   void sync(std::uint32_t t);
   // The in-flight entry of store `seq` (synced first); nullptr if the thread has none with that seq.
-  StoreEntry* inFlight(std::uint32_t t, std::uint64_t seq);
+  StoreEntry* inFlight(std::uint32_t t, SeqNum seq);
   // Store `seq` retires (the oldest in-flight entry): it becomes a buffered store and requests its line.
-  void retire(std::uint32_t t, std::uint64_t seq, Cycle now);
+  void retire(std::uint32_t t, SeqNum seq, Cycle now);
   // Store `seq` retires and writes the L1D at once (no store buffer): its entry leaves (the caller frees the SQ slot).
-  void retireWritten(std::uint32_t t, std::uint64_t seq);
+  void retireWritten(std::uint32_t t, SeqNum seq);
   // Drops in-flight entries with seq >= from (squash). Retired entries are architectural and stay to drain.
-  void squashFrom(std::uint32_t t, std::uint64_t from);
+  void squashFrom(std::uint32_t t, SeqNum from);
   // A trace was (re)attached: in-flight entries are gone, program order restarts at the cursor's retire point.
   void rebind(std::uint32_t t);
 
@@ -74,7 +74,7 @@ class StoreQueue {
     std::vector<StoreEntry> slots;
     std::uint64_t mask = 0;
     std::uint64_t head = 0, retiredEnd = 0, tail = 0;  // [head, retiredEnd) retired, [retiredEnd, tail) in flight
-    std::uint64_t scanned = 0;                          // ROB seqs below this were looked at by sync
+    SeqNum scanned{0};                                  // ROB seqs below this were looked at by sync
   };
   void popWritten(std::uint32_t t);
 

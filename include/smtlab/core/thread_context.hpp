@@ -20,13 +20,16 @@
 namespace smtlab {
 
 inline constexpr std::uint32_t kNoDep = 0xffffffffu;
+// A rename-map entry whose register's value is in the register file (no producer in flight). No instruction gets this
+// number (a cursor would have to read 2^64 - 1 records).
+inline constexpr SeqNum kNoProducer{~std::uint64_t{0}};
 
 // What functional unit an instruction needs: FuKind, kFuKinds (fu_kind.hpp).
 
-// One renamed instruction in the reorder buffer. Slot = seq & mask of the thread's ROB ring.
+// One renamed instruction in the reorder buffer. Slot = seq.value & mask of the thread's ROB ring.
 struct Uop {
   const Instr* instr = nullptr;
-  std::uint64_t seq = 0;
+  SeqNum seq{0};
   std::uint64_t age = 0;  // unique per rename in the core: tells this incarnation from a refetched one
   Cycle readyAt{0};       // operands ready, once pendingSrcs == 0
   Cycle doneAt = Cycle::never();
@@ -72,12 +75,13 @@ struct Uop {
   std::uint8_t robHeld = 1;
 };
 
-// A renamed instruction waiting in the scheduler: ready at `readyAt` (operands known), oldest `age` first.
+// A renamed instruction (or wrong-path uop) waiting in the scheduler: ready at `readyAt` (operands known), oldest
+// `age` first.
 struct WaitEntry {
   Cycle readyAt;
   std::uint64_t age;
   std::uint32_t thread;
-  std::uint64_t seq;
+  UopRef uop;
 };
 
 // An instruction's uops as the decoder makes them (issue 10 §2; uop_decode.hpp says how).
@@ -98,7 +102,7 @@ struct UopPlan {
   std::uint8_t fused = 1;
 };
 
-// Per instruction fetched but not yet renamed (the uop queue). Slot = seq & mask of the thread's uop ring.
+// Per instruction fetched but not yet renamed (the uop queue). Slot = seq.value & mask of the thread's uop ring.
 struct FrontEntry {
   Cycle availableAt{0};  // cycle it reaches the end of the front-end pipe and may enter the uop queue
   bool mispredicted = false;
@@ -126,22 +130,22 @@ struct ThreadContext {
   // Front end.
   // Fetched, not renamed: seq [robTail, enteredSeq) sit in the uop queue, [enteredSeq, fetchSeq) are still in the
   // front-end pipe (decode, trace cache delivery), which holds at most fetch_width x frontend_depth of them.
-  std::vector<FrontEntry> front;  // ring, seq & frontMask
-  std::uint64_t enteredSeq = 0;
+  std::vector<FrontEntry> front;  // ring, seq.value & frontMask
+  SeqNum enteredSeq{0};
   std::uint64_t frontMask = 0;
   Cycle fetchResumeAt{0};
   FetchBlock fetchBlock = FetchBlock::None;
   bool waitingBranch = false;        // a mispredicted branch was fetched and has not resolved
-  std::uint64_t waitingBranchSeq = 0;
+  SeqNum waitingBranchSeq{0};
   Addr lastFetchLine = ~Addr{0};
   bool building = false;             // trace-cache build mode: lastFetchLine missed, so fetch goes through the decoder
   Cycle gatedUntil{0};               // STALL / FLUSH: a load of this thread misses to memory until then
 
   // Rename and the reorder buffer: renamed uops are seq [cursor->retireSeq(), robTail).
-  std::array<std::uint64_t, kArchRegs> renameMap{};  // producer seq + 1, 0 = value in the register file
+  std::array<SeqNum, kArchRegs> renameMap = noProducers();  // producer seq, kNoProducer = value in the register file
   std::vector<Uop> rob;
   std::uint64_t robMask = 0;
-  std::uint64_t robTail = 0;
+  SeqNum robTail{0};
   std::vector<std::uint32_t> depNext;  // dependency nodes: slot * kMaxSrcRegs + k -> next node
   std::uint32_t unresolvedBranches = 0;
   std::vector<Cycle> missDone;       // completion cycles of loads that missed the L1D (MISSCOUNT)
@@ -176,7 +180,14 @@ struct ThreadContext {
   std::uint32_t robCount() const { return static_cast<std::uint32_t>(robTail - cursor->retireSeq()); }
   std::uint32_t frontCount() const { return static_cast<std::uint32_t>(cursor->fetchSeq() - robTail); }
   std::uint32_t pipeCount() const { return static_cast<std::uint32_t>(cursor->fetchSeq() - enteredSeq); }
-  Uop& robSlot(std::uint64_t seq) { return rob[seq & robMask]; }
+  Uop& robSlot(SeqNum seq) { return rob[seq.value & robMask]; }
+
+ private:
+  static constexpr std::array<SeqNum, kArchRegs> noProducers() {
+    std::array<SeqNum, kArchRegs> map;
+    map.fill(kNoProducer);
+    return map;
+  }
 };
 
 }  // namespace smtlab

@@ -27,8 +27,26 @@ namespace smtlab {
 struct CoreQueues;
 
 inline constexpr std::uint32_t kWrongPathMix = 32;  // recent instructions whose op classes a wrong path replays
-// Marks a scheduler entry (WaitEntry::seq) as a wrong-path uop: the rest of the value indexes the thread's ring.
-inline constexpr std::uint64_t kWrongPathTag = std::uint64_t{1} << 63;
+
+// What a scheduler entry (WaitEntry::uop) or a wrong-path uop's producer names: a real instruction, by its sequence
+// number, or a wrong-path uop, by its index in the thread's wrong-path ring. One word, told apart by the top bit (no
+// trace reaches 2^63 instructions), so that a scheduler entry stays as small as before; the named constructors and
+// accessors keep a ring index from being read as a sequence number.
+class UopRef {
+ public:
+  constexpr UopRef() = default;
+  static constexpr UopRef real(SeqNum seq) { return UopRef{seq.value}; }
+  static constexpr UopRef wrongPath(std::uint64_t index) { return UopRef{index | kWrongPathTag}; }
+  constexpr bool isWrongPath() const { return (bits_ & kWrongPathTag) != 0; }
+  constexpr SeqNum seq() const { return SeqNum{bits_}; }                         // of a real instruction
+  constexpr std::uint64_t wrongPathIndex() const { return bits_ & ~kWrongPathTag; }  // of a wrong-path uop
+  constexpr bool operator==(const UopRef&) const = default;
+
+ private:
+  static constexpr std::uint64_t kWrongPathTag = std::uint64_t{1} << 63;
+  constexpr explicit UopRef(std::uint64_t bits) : bits_(bits) {}
+  std::uint64_t bits_ = 0;
+};
 
 struct WrongPathUop {
   Cycle availableAt{0};   // reaches the end of the front-end pipe
@@ -38,10 +56,10 @@ struct WrongPathUop {
   bool fromCode = false;  // walked from the thread's code (recent_code.hpp), not the synthetic mix
   std::array<RegId, kMaxSrcRegs> srcRegs{kNoReg, kNoReg, kNoReg, kNoReg};
   std::array<RegId, kMaxDstRegs> dstRegs{kNoReg, kNoReg};
-  // Set at rename: the producers of its sources still in flight then, each a real trace sequence number or
-  // kWrongPathTag | ring index, with the producer's rename age (tells it from a reused slot).
+  // Set at rename: the producers of its sources still in flight then (a real instruction or an older wrong-path
+  // uop), with the producer's rename age (tells it from a reused slot).
   std::uint8_t producers = 0;
-  std::array<std::uint64_t, kMaxSrcRegs> producer{};
+  std::array<UopRef, kMaxSrcRegs> producer{};
   std::array<std::uint64_t, kMaxSrcRegs> producerAge{};
   Cycle doneAt = Cycle::never();  // its result, once issued
 };

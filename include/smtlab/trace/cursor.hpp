@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "smtlab/common/types.hpp"
 #include "smtlab/trace/record.hpp"
 #include "smtlab/trace/source.hpp"
 
@@ -22,29 +23,29 @@ class TraceCursor {
   // The record at the fetch position, reading more from the source when needed; nullptr at the end of the trace.
   const Instr* peek() {
     // Inline for the common case (the front end asks for every instruction it fetches); the batch read is not.
-    if (fetchSeq_ < loadedEnd_) return &ring_[fetchSeq_ & mask_];
+    if (fetchSeq_ < loadedEnd_) return &ring_[fetchSeq_.value & mask_];
     return readBatch();
   }
   // Moves the fetch position one record on (after peek() returned a record).
   void advanceFetch() { ++fetchSeq_; }
   // The record with sequence number seq, which must be in [retireSeq(), loadedEnd()).
-  const Instr& at(std::uint64_t seq) const { return ring_[seq & mask_]; }
+  const Instr& at(SeqNum seq) const { return ring_[seq.value & mask_]; }
   // The oldest unretired instruction retires.
   void retireOne() {
     ++retireSeq_;
     ++retired_;
   }
   // Fetch goes back to seq (retireSeq() <= seq <= fetchSeq()); younger records are fetched again later.
-  void rewindTo(std::uint64_t seq);
+  void rewindTo(SeqNum seq);
   // The trace starts again from its first record; valid only when everything fetched has retired and the source
   // has ended. Sequence numbers keep counting up.
   void restart();
   // Grows the ring so that at least n records fit; keeps its contents.
   void reserve(std::size_t n);
 
-  std::uint64_t fetchSeq() const { return fetchSeq_; }
-  std::uint64_t retireSeq() const { return retireSeq_; }
-  std::uint64_t loadedEnd() const { return loadedEnd_; }
+  SeqNum fetchSeq() const { return fetchSeq_; }
+  SeqNum retireSeq() const { return retireSeq_; }
+  SeqNum loadedEnd() const { return loadedEnd_; }
   // True when the source has ended and every record read from it was fetched.
   bool fetchedAll() { return peek() == nullptr; }
   // True when the source has ended and every record has retired.
@@ -67,9 +68,10 @@ class TraceCursor {
   std::vector<Instr> ring_;
   std::uint64_t mask_ = 0;
   std::size_t batch_;
-  std::uint64_t fetchSeq_ = 0;
-  std::uint64_t retireSeq_ = 0;
-  std::uint64_t loadedEnd_ = 0;
+  // Sequence numbers: the next record to fetch, the oldest unretired one, one past the last one read.
+  SeqNum fetchSeq_{0};
+  SeqNum retireSeq_{0};
+  SeqNum loadedEnd_{0};
   std::uint64_t retired_ = 0;
   std::uint64_t restarts_ = 0;
   bool ended_ = false;

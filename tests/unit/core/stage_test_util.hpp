@@ -77,8 +77,8 @@ struct StageHarness {
     ThreadContext& th = threads[t];
     for (std::uint32_t i = 0; i < n; ++i) {
       ASSERT_NE(th.cursor->peek(), nullptr);
-      th.front[th.cursor->fetchSeq() & th.frontMask] = FrontEntry{};
-      th.front[th.cursor->fetchSeq() & th.frontMask].uopqHeld = 1;  // the one entry taken below (uopwindow)
+      th.front[th.cursor->fetchSeq().value & th.frontMask] = FrontEntry{};
+      th.front[th.cursor->fetchSeq().value & th.frontMask].uopqHeld = 1;  // the one entry taken below (uopwindow)
       th.cursor->advanceFetch();
       queues[QueueKind::UopQueue].take(t);
     }
@@ -91,11 +91,13 @@ class StubLoadStore final : public ILoadStorePort {
  public:
   explicit StubLoadStore(std::uint32_t loadLatency) : loadLatency_(loadLatency) {}
   Cycle executeLoad(std::uint32_t thread, Uop& uop, Cycle now) override {
-    loads.emplace_back(thread, uop.seq);
+    loads.emplace_back(thread, uop.seq.value);
     uop.level = loadLatency_ > 100 ? MemLevel::Dram : MemLevel::L1;
     return now + loadLatency_;
   }
-  void retireMemory(std::uint32_t thread, const Uop& uop, Cycle) override { retired.emplace_back(thread, uop.seq); }
+  void retireMemory(std::uint32_t thread, const Uop& uop, Cycle) override {
+    retired.emplace_back(thread, uop.seq.value);
+  }
   std::vector<std::pair<std::uint32_t, std::uint64_t>> loads, retired;
 
  private:
@@ -105,7 +107,7 @@ class StubLoadStore final : public ILoadStorePort {
 class StubBranches final : public IBranchResolutionPort {
  public:
   void mispredictResolved(std::uint32_t thread, const Uop& branch, Cycle done) override {
-    resolved.push_back({thread, branch.seq, done.value});
+    resolved.push_back({thread, branch.seq.value, done.value});
   }
   struct Call {
     std::uint32_t thread;

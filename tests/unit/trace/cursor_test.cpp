@@ -28,14 +28,14 @@ TEST(TraceCursor, RewindThenRefetchGivesSameRecords) {
   }
   c.retireOne();
   c.retireOne();  // retireSeq = 2
-  c.rewindTo(2);
+  c.rewindTo(SeqNum{2});
   for (int i = 2; i < 12; ++i) {
     ASSERT_NE(c.peek(), nullptr);
     EXPECT_EQ(*c.peek(), recs[i]);
     c.advanceFetch();
   }
-  EXPECT_THROW(c.rewindTo(1), Error);   // older than the oldest unretired
-  EXPECT_THROW(c.rewindTo(13), Error);  // younger than the fetch position
+  EXPECT_THROW(c.rewindTo(SeqNum{1}), Error);   // older than the oldest unretired
+  EXPECT_THROW(c.rewindTo(SeqNum{13}), Error);  // younger than the fetch position
 }
 
 TEST(TraceCursor, RestartAfterEnd) {
@@ -53,7 +53,7 @@ TEST(TraceCursor, RestartAfterEnd) {
   EXPECT_EQ(c.restarts(), 1u);
   ASSERT_NE(c.peek(), nullptr);
   EXPECT_EQ(*c.peek(), recs[0]);
-  EXPECT_EQ(c.fetchSeq(), 5u);  // sequence numbers keep counting
+  EXPECT_EQ(c.fetchSeq().value, 5u);  // sequence numbers keep counting
   EXPECT_EQ(c.retired(), 5u);
 }
 

@@ -27,7 +27,7 @@ struct FrontBench {
   // Fetches until the thread's code line has arrived (the first fetch misses the cold I-cache).
   std::uint64_t warm(std::uint32_t t) {
     std::uint64_t cycle = 0;
-    while (h.threads[t].cursor->fetchSeq() == 0 && cycle < 10000) front.fetch(Cycle{++cycle});
+    while (h.threads[t].cursor->fetchSeq().value == 0 && cycle < 10000) front.fetch(Cycle{++cycle});
     return cycle;
   }
 };
@@ -39,10 +39,10 @@ TEST(FrontEnd, FetchedInstructionsReachTheUopQueueAfterTheFrontEndDepth) {
   FrontBench b(frontConfig(1));
   b.h.attach(0, ints(20));
   const std::uint64_t f = b.warm(0);
-  EXPECT_EQ(b.h.threads[0].cursor->fetchSeq(), 4u);
+  EXPECT_EQ(b.h.threads[0].cursor->fetchSeq().value, 4u);
   EXPECT_FALSE(b.front.deliver(Cycle{f + 4}));
   EXPECT_TRUE(b.front.deliver(Cycle{f + 5}));
-  EXPECT_EQ(b.h.threads[0].enteredSeq, 4u);
+  EXPECT_EQ(b.h.threads[0].enteredSeq.value, 4u);
   EXPECT_EQ(b.h.queues[QueueKind::UopQueue].used(0), 4u);
 }
 
@@ -54,7 +54,7 @@ TEST(FrontEnd, DeliveryStopsAtTheThreadsUopQueueShare) {
   b.h.attach(0, ints(20));
   const std::uint64_t f = b.warm(0);
   b.front.deliver(Cycle{f + 5});
-  EXPECT_EQ(b.h.threads[0].enteredSeq, 3u);
+  EXPECT_EQ(b.h.threads[0].enteredSeq.value, 3u);
 }
 
 TEST(FrontEnd, RoundRobinGivesTheFetchSlotToTheThreadsInTurn) {
@@ -72,7 +72,7 @@ TEST(FrontEnd, RoundRobinGivesTheFetchSlotToTheThreadsInTurn) {
     b.front.fetch(Cycle{cycle});
     int fetched = 0;
     for (std::uint32_t t = 0; t < 2; ++t) {
-      const std::uint64_t now = b.h.threads[t].cursor->fetchSeq();
+      const std::uint64_t now = b.h.threads[t].cursor->fetchSeq().value;
       if (now != before[t]) {
         EXPECT_EQ(now - before[t], 4u) << "cycle " << cycle;
         who.push_back(static_cast<int>(t));
@@ -93,13 +93,13 @@ TEST(FrontEnd, AMispredictedBranchResolvedAtDoneLetsFetchResumeAfterThePenalty) 
   b.h.attach(0, ints(4));
   ThreadContext& th = b.h.threads[0];
   th.waitingBranch = true;
-  th.waitingBranchSeq = 7;
+  th.waitingBranchSeq = SeqNum{7};
   Uop other;
-  other.seq = 6;
+  other.seq = SeqNum{6};
   b.front.mispredictResolved(0, other, Cycle{100});
   EXPECT_TRUE(th.waitingBranch) << "only the branch that fetch waits for releases it";
   Uop branch;
-  branch.seq = 7;
+  branch.seq = SeqNum{7};
   b.front.mispredictResolved(0, branch, Cycle{100});
   EXPECT_FALSE(th.waitingBranch);
   EXPECT_EQ(th.fetchResumeAt, Cycle{114});

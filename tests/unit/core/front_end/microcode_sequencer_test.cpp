@@ -39,13 +39,13 @@ TEST(MicrocodeSequencer, AMicrocodedDivideBlocksItsOwnThreadsDecode) {
   Bench b(sequencerConfig(1));
   b.h.attach(0, divThenInts());
   std::uint64_t f = 0;
-  while (b.h.threads[0].cursor->fetchSeq() == 0 && f < 10000) b.front.fetch(Cycle{++f});
-  ASSERT_EQ(b.h.threads[0].cursor->fetchSeq(), 1u);  // the divide alone
+  while (b.h.threads[0].cursor->fetchSeq().value == 0 && f < 10000) b.front.fetch(Cycle{++f});
+  ASSERT_EQ(b.h.threads[0].cursor->fetchSeq().value, 1u);  // the divide alone
   b.front.fetch(Cycle{f + 1});
   b.front.fetch(Cycle{f + 2});
-  EXPECT_EQ(b.h.threads[0].cursor->fetchSeq(), 1u);
+  EXPECT_EQ(b.h.threads[0].cursor->fetchSeq().value, 1u);
   b.front.fetch(Cycle{f + 3});
-  EXPECT_EQ(b.h.threads[0].cursor->fetchSeq(), 5u);
+  EXPECT_EQ(b.h.threads[0].cursor->fetchSeq().value, 5u);
 }
 
 TEST(MicrocodeSequencer, TheRecordedUopCountSetsTheHoldAndANonMicrocodedRecordHasNone) {
@@ -58,10 +58,10 @@ TEST(MicrocodeSequencer, TheRecordedUopCountSetsTheHoldAndANonMicrocodedRecordHa
     t[0].microcoded = microcoded;
     b.h.attach(0, t);
     std::uint64_t f = 0;
-    while (b.h.threads[0].cursor->fetchSeq() == 0 && f < 10000) b.front.fetch(Cycle{++f});
-    const std::uint64_t firstFetch = b.h.threads[0].cursor->fetchSeq();
+    while (b.h.threads[0].cursor->fetchSeq().value == 0 && f < 10000) b.front.fetch(Cycle{++f});
+    const std::uint64_t firstFetch = b.h.threads[0].cursor->fetchSeq().value;
     std::uint64_t next = f;
-    while (b.h.threads[0].cursor->fetchSeq() == firstFetch && next < f + 100) b.front.fetch(Cycle{++next});
+    while (b.h.threads[0].cursor->fetchSeq().value == firstFetch && next < f + 100) b.front.fetch(Cycle{++next});
     if (microcoded) {
       EXPECT_EQ(firstFetch, 1u);
       EXPECT_EQ(next - f, 5u);
@@ -86,17 +86,17 @@ TEST(MicrocodeSequencer, TheSiblingTakesTheSlotWhileTheSequencerDelivers) {
     b.front.fetch(Cycle{now});
     b.front.deliver(Cycle{now});
   };
-  while (b.h.threads[1].cursor->fetchSeq() == 0 && now < 10000) tick();
+  while (b.h.threads[1].cursor->fetchSeq().value == 0 && now < 10000) tick();
   b.h.attach(0, divThenInts(), Cycle{now});
-  while (b.h.threads[0].cursor->fetchSeq() == 0 && now < 10000) tick();
-  ASSERT_EQ(b.h.threads[0].cursor->fetchSeq(), 1u);
-  const std::uint64_t before = b.h.threads[1].cursor->fetchSeq();
+  while (b.h.threads[0].cursor->fetchSeq().value == 0 && now < 10000) tick();
+  ASSERT_EQ(b.h.threads[0].cursor->fetchSeq().value, 1u);
+  const std::uint64_t before = b.h.threads[1].cursor->fetchSeq().value;
   tick();
   tick();
-  EXPECT_EQ(b.h.threads[1].cursor->fetchSeq() - before, 8u);
-  EXPECT_EQ(b.h.threads[0].cursor->fetchSeq(), 1u);
+  EXPECT_EQ(b.h.threads[1].cursor->fetchSeq().value - before, 8u);
+  EXPECT_EQ(b.h.threads[0].cursor->fetchSeq().value, 1u);
   tick();
-  EXPECT_EQ(b.h.threads[0].cursor->fetchSeq(), 5u);
+  EXPECT_EQ(b.h.threads[0].cursor->fetchSeq().value, 5u);
 }
 
 }  // namespace

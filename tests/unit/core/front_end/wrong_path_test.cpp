@@ -58,7 +58,7 @@ TEST(WrongPath, AMispredictingThreadFillsItsPipeWithWrongPathUopsUntilResolution
   b.h.attach(0, branchThenInts(OpClass::IMul, 20));
   ThreadContext& th = b.h.threads[0];
   for (std::uint64_t cycle = 1000; cycle <= 1010; ++cycle) b.front.fetch(Cycle{cycle});
-  EXPECT_EQ(th.cursor->fetchSeq(), 2u);
+  EXPECT_EQ(th.cursor->fetchSeq().value, 2u);
   EXPECT_TRUE(th.waitingBranch);
   EXPECT_EQ(th.stats.wrongPathFetched, 18u);
   EXPECT_EQ(th.wrongPath.pipeCount(), 18u);
@@ -68,7 +68,7 @@ TEST(WrongPath, AMispredictingThreadFillsItsPipeWithWrongPathUopsUntilResolution
 
   // Delivery: the real two were fetched at 1000 (available at 1005), the first 4 wrong-path uops at 1001 (1006).
   b.front.deliver(Cycle{1005});
-  EXPECT_EQ(th.enteredSeq, 2u);
+  EXPECT_EQ(th.enteredSeq.value, 2u);
   EXPECT_EQ(th.wrongPath.entered, 0u);
   b.front.deliver(Cycle{1006});
   EXPECT_EQ(th.wrongPath.entered, 4u);
@@ -77,7 +77,7 @@ TEST(WrongPath, AMispredictingThreadFillsItsPipeWithWrongPathUopsUntilResolution
   // The branch issues and will be done at 1020. The wrong path goes on until the redirect reaches fetch, 1020 +
   // mispredict_penalty 14 = 1034 (the stages the penalty stands for), and is squashed then.
   Uop branch;
-  branch.seq = 1;
+  branch.seq = SeqNum{1};
   b.front.mispredictResolved(0, branch, Cycle{1020});
   EXPECT_TRUE(th.waitingBranch);
   EXPECT_FALSE(b.front.resolveWrongPaths(Cycle{1033}));
@@ -107,7 +107,7 @@ TEST(WrongPath, TheWrongPathReplaysTheThreadsRecentOpMix) {
     b.front.fetch(Cycle{cycle});
     b.front.deliver(Cycle{cycle});
   }
-  ASSERT_EQ(th.cursor->fetchSeq(), 32u);
+  ASSERT_EQ(th.cursor->fetchSeq().value, 32u);
   ASSERT_GE(th.wrongPath.tail, 32u);
   for (std::uint64_t i = 0; i < 31; ++i) EXPECT_EQ(th.wrongPath.at(i).op, OpClass::IMul) << i;
   EXPECT_EQ(th.wrongPath.at(31).op, OpClass::Branch);
@@ -126,7 +126,7 @@ TEST(WrongPath, IcountCountsWrongPathUops) {
   b.h.attach(0, branchThenInts(OpClass::IMul, 40));
   b.h.attach(1, std::vector<Instr>(40, instr(OpClass::Int, {1})));
   for (std::uint64_t cycle = 1000; cycle <= 1005; ++cycle) b.front.fetch(Cycle{cycle});
-  EXPECT_EQ(b.h.threads[1].cursor->fetchSeq(), 12u);
+  EXPECT_EQ(b.h.threads[1].cursor->fetchSeq().value, 12u);
   EXPECT_EQ(b.h.threads[0].wrongPath.pipeCount(), 8u);
 }
 
@@ -139,7 +139,7 @@ TEST(WrongPath, ASquashThatKeepsTheBranchKeepsItsRedirect) {
   ThreadContext& th = b.h.threads[0];
   for (std::uint64_t cycle = 1000; cycle <= 1003; ++cycle) b.front.fetch(Cycle{cycle});
   Uop branch;
-  branch.seq = 1;
+  branch.seq = SeqNum{1};
   b.front.mispredictResolved(0, branch, Cycle{1020});
   th.wrongPath.squash(0, b.h.queues);
   EXPECT_TRUE(th.wrongPath.empty());
@@ -155,7 +155,7 @@ TEST(WrongPath, OffTheThreadStopsFetchingAtTheMispredict) {
   b.warmCode();
   b.h.attach(0, branchThenInts(OpClass::Int, 20));
   for (std::uint64_t cycle = 1000; cycle <= 1010; ++cycle) b.front.fetch(Cycle{cycle});
-  EXPECT_EQ(b.h.threads[0].cursor->fetchSeq(), 2u);
+  EXPECT_EQ(b.h.threads[0].cursor->fetchSeq().value, 2u);
   EXPECT_EQ(b.h.threads[0].stats.wrongPathFetched, 0u);
   EXPECT_TRUE(b.h.threads[0].wrongPath.empty());
 }

@@ -68,7 +68,7 @@ TEST(LoadStoreUnit, FlushAlsoAsksToSquashEverythingYoungerThanTheMissingLoad) {
   b.renameAll({instr(OpClass::Int, {3}), loadOf(0x30000, 1)});
   b.lsu.executeLoad(0, b.uop(1), Cycle{5});
   ASSERT_EQ(b.lsu.pendingFlushes().size(), 1u);
-  EXPECT_EQ(b.lsu.pendingFlushes()[0], (std::pair<std::uint32_t, std::uint64_t>{0, 1}));
+  EXPECT_EQ(b.lsu.pendingFlushes()[0], (std::pair<std::uint32_t, SeqNum>{0, SeqNum{1}}));
 }
 
 TEST(LoadStoreUnit, WithoutAGatingPolicyAMissGatesNothing) {
@@ -93,22 +93,22 @@ TEST(LongLatencyHook, TheConfiguredCachesMissIsTheTrigger) {
   // long_latency_miss = l1: a load served by the L2 (an L1 miss) gates; = l2: only LLC-served and beyond; = llc: only
   // DRAM-served. Gating lasts until the data returns; FLUSH also asks to squash after the load.
   ThreadContext th;
-  std::vector<std::pair<std::uint32_t, std::uint64_t>> flushes;
+  std::vector<std::pair<std::uint32_t, SeqNum>> flushes;
   const LongLatencyHook l1(LongLatencyAction::Gate, LongLatencyMiss::L1);
-  l1.onLoad(th, 0, 3, MemLevel::L1, Cycle{50}, flushes);
+  l1.onLoad(th, 0, SeqNum{3}, MemLevel::L1, Cycle{50}, flushes);
   EXPECT_EQ(th.gatedUntil, Cycle{0});
-  l1.onLoad(th, 0, 3, MemLevel::L2, Cycle{50}, flushes);
+  l1.onLoad(th, 0, SeqNum{3}, MemLevel::L2, Cycle{50}, flushes);
   EXPECT_EQ(th.gatedUntil, Cycle{50});
   const LongLatencyHook llc(LongLatencyAction::Flush, LongLatencyMiss::Llc);
-  llc.onLoad(th, 1, 7, MemLevel::LLC, Cycle{90}, flushes);
+  llc.onLoad(th, 1, SeqNum{7}, MemLevel::LLC, Cycle{90}, flushes);
   EXPECT_EQ(th.gatedUntil, Cycle{50});
   EXPECT_TRUE(flushes.empty());
-  llc.onLoad(th, 1, 7, MemLevel::Dram, Cycle{300}, flushes);
+  llc.onLoad(th, 1, SeqNum{7}, MemLevel::Dram, Cycle{300}, flushes);
   EXPECT_EQ(th.gatedUntil, Cycle{300});
   ASSERT_EQ(flushes.size(), 1u);
-  EXPECT_EQ(flushes[0], (std::pair<std::uint32_t, std::uint64_t>{1, 7}));
+  EXPECT_EQ(flushes[0], (std::pair<std::uint32_t, SeqNum>{1, SeqNum{7}}));
   // An earlier-returning miss never shortens a gate.
-  l1.onLoad(th, 1, 8, MemLevel::L2, Cycle{120}, flushes);
+  l1.onLoad(th, 1, SeqNum{8}, MemLevel::L2, Cycle{120}, flushes);
   EXPECT_EQ(th.gatedUntil, Cycle{300});
 }
 

@@ -29,8 +29,8 @@ TEST(RenameAllocate, RenamesUpToItsWidthFromOneThreadPerCycleAndAlternates) {
   const std::vector<std::pair<std::uint64_t, std::uint64_t>> expected = {{0, 3}, {3, 3}, {3, 6}, {6, 6}};
   for (std::uint64_t cycle = 1; cycle <= 4; ++cycle) {
     EXPECT_TRUE(rename.tick(Cycle{cycle}, false));
-    EXPECT_EQ(h.threads[0].robTail, expected[cycle - 1].first) << "cycle " << cycle;
-    EXPECT_EQ(h.threads[1].robTail, expected[cycle - 1].second) << "cycle " << cycle;
+    EXPECT_EQ(h.threads[0].robTail.value, expected[cycle - 1].first) << "cycle " << cycle;
+    EXPECT_EQ(h.threads[1].robTail.value, expected[cycle - 1].second) << "cycle " << cycle;
     rename.clearDispatched();
   }
   EXPECT_EQ(rename.renamed(), 12u);
@@ -51,10 +51,10 @@ TEST(RenameAllocate, AFullPartitionBlocksItsThreadAndTheSiblingRenames) {
   h.queueUops(1, 6);
   RenameAllocate rename(c, h.threads, h.queues);
   EXPECT_TRUE(rename.tick(Cycle{1}, false));
-  EXPECT_EQ(h.threads[1].robTail, 4u);
+  EXPECT_EQ(h.threads[1].robTail.value, 4u);
   EXPECT_EQ(rename.blockCause(1), CpiCause::RobPartition);
   EXPECT_TRUE(rename.tick(Cycle{2}, false));
-  EXPECT_EQ(h.threads[0].robTail, 4u);
+  EXPECT_EQ(h.threads[0].robTail.value, 4u);
   EXPECT_FALSE(rename.tick(Cycle{3}, false));  // both partitions full
   EXPECT_EQ(rename.blockCause(0), CpiCause::RobPartition);
 }
@@ -68,7 +68,7 @@ TEST(RenameAllocate, ASharedQueueFullIsTheStructureAndLoadsNeedALoadQueueEntry) 
   h.queueUops(0, 4);
   RenameAllocate rename(c, h.threads, h.queues);
   rename.tick(Cycle{1}, false);
-  EXPECT_EQ(h.threads[0].robTail, 2u);
+  EXPECT_EQ(h.threads[0].robTail.value, 2u);
   EXPECT_EQ(rename.blockCause(0), CpiCause::LqFull);
   EXPECT_EQ(h.queues[QueueKind::Lq].used(0), 2u);
 }
@@ -82,8 +82,8 @@ TEST(RenameAllocate, OnlyInstructionsWithKnownOperandsAreDispatched) {
   RenameAllocate rename(c, h.threads, h.queues);
   rename.tick(Cycle{7}, false);
   ASSERT_EQ(rename.dispatched().size(), 2u);
-  EXPECT_EQ(rename.dispatched()[0].seq, 0u);
-  EXPECT_EQ(rename.dispatched()[1].seq, 2u);
+  EXPECT_EQ(rename.dispatched()[0].uop, UopRef::real(SeqNum{0}));
+  EXPECT_EQ(rename.dispatched()[1].uop, UopRef::real(SeqNum{2}));
   EXPECT_EQ(rename.dispatched()[1].readyAt, Cycle{8});
   EXPECT_EQ(h.threads[0].rob[1].pendingSrcs, 1);
   EXPECT_EQ(h.threads[0].rob[0].depHead / kMaxSrcRegs, 1u);  // A's consumer list holds B
@@ -96,9 +96,9 @@ TEST(RenameAllocate, NothingIsRenamedWhileTheCoreDrains) {
   h.queueUops(0, 4);
   RenameAllocate rename(c, h.threads, h.queues);
   EXPECT_FALSE(rename.tick(Cycle{1}, true));
-  EXPECT_EQ(h.threads[0].robTail, 0u);
+  EXPECT_EQ(h.threads[0].robTail.value, 0u);
   EXPECT_TRUE(rename.tick(Cycle{2}, false));
-  EXPECT_EQ(h.threads[0].robTail, 4u);
+  EXPECT_EQ(h.threads[0].robTail.value, 4u);
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ TEST(UopRename, TheWidthCountsUopsAndAnInstructionMayStraddleTwoCycles) {
   const std::vector<std::uint64_t> tail = {2, 3, 5, 6};
   for (std::uint64_t cycle = 1; cycle <= 4; ++cycle) {
     EXPECT_TRUE(rename.tick(Cycle{cycle}, false));
-    EXPECT_EQ(h.threads[0].robTail, tail[cycle - 1]) << "cycle " << cycle;
+    EXPECT_EQ(h.threads[0].robTail.value, tail[cycle - 1]) << "cycle " << cycle;
     rename.clearDispatched();
   }
   EXPECT_EQ(h.queues[QueueKind::Rob].used(0), 12u);
@@ -58,7 +58,7 @@ TEST(UopRename, WithMicroFusionAStoreIsOneSlotOfTheWidthAndOfTheRob) {
   const std::vector<std::uint64_t> tail = {3, 6, 9, 10};
   for (std::uint64_t cycle = 1; cycle <= 4; ++cycle) {
     EXPECT_TRUE(rename.tick(Cycle{cycle}, false));
-    EXPECT_EQ(h.threads[0].robTail, tail[cycle - 1]) << "cycle " << cycle;
+    EXPECT_EQ(h.threads[0].robTail.value, tail[cycle - 1]) << "cycle " << cycle;
     rename.clearDispatched();
   }
   EXPECT_EQ(h.queues[QueueKind::Rob].used(0), 10u);
@@ -77,7 +77,7 @@ TEST(UopRename, MicroFusionHalvesTheRobEntriesOfLoadOpCode) {
     h.queueUops(0, 8);
     RenameAllocate rename(c, h.threads, h.queues);
     EXPECT_TRUE(rename.tick(Cycle{1}, false));
-    EXPECT_EQ(h.threads[0].robTail, 8u) << fusion;
+    EXPECT_EQ(h.threads[0].robTail.value, 8u) << fusion;
     EXPECT_EQ(h.queues[QueueKind::Rob].used(0), fusion ? 8u : 16u) << "load + op: 2 entries, fused 1";
     EXPECT_EQ(h.queues[QueueKind::Iq].used(0), 16u) << "issue is unfused either way";
   }
@@ -99,7 +99,7 @@ TEST(UopRename, ARobPartitionOfNEntriesHoldsNOverFourReadModifyWrites) {
     h.queueUops(0, 12);
     RenameAllocate rename(c, h.threads, h.queues);
     EXPECT_TRUE(rename.tick(Cycle{1}, false));
-    EXPECT_EQ(h.threads[0].robTail, fusion ? 8u : 4u) << fusion;
+    EXPECT_EQ(h.threads[0].robTail.value, fusion ? 8u : 4u) << fusion;
     EXPECT_EQ(h.queues[QueueKind::Rob].used(0), 16u) << fusion;
     EXPECT_EQ(rename.blockCause(0), CpiCause::RobPartition) << fusion;
   }
@@ -121,18 +121,18 @@ TEST(UopRename, AMicrocodeSequenceLongerThanTheShareClaimsWhatTheThreadIsGuarant
   h.queueUops(0, 2);
   RenameAllocate rename(c, h.threads, h.queues);
   EXPECT_TRUE(rename.tick(Cycle{1}, false));
-  EXPECT_EQ(h.threads[0].robTail, 1u);
+  EXPECT_EQ(h.threads[0].robTail.value, 1u);
   EXPECT_EQ(h.queues[QueueKind::Rob].used(0), 8u);
   EXPECT_EQ(h.threads[0].rob[0].robHeld, 8u);
   rename.clearDispatched();
   for (std::uint64_t cycle = 2; cycle <= 6; ++cycle) {
     EXPECT_TRUE(rename.tick(Cycle{cycle}, false)) << "the sequence's uops still pass rename, cycle " << cycle;
-    EXPECT_EQ(h.threads[0].robTail, 1u) << cycle;
+    EXPECT_EQ(h.threads[0].robTail.value, 1u) << cycle;
     rename.clearDispatched();
   }
   // Cycle 7: the sequence's last 2 uops and then the next instruction, which finds the partition full (8 of 8).
   EXPECT_TRUE(rename.tick(Cycle{7}, false));
-  EXPECT_EQ(h.threads[0].robTail, 1u);
+  EXPECT_EQ(h.threads[0].robTail.value, 1u);
   // A lone thread's partition is the whole ROB, so the verdict is a full structure.
   EXPECT_EQ(rename.blockCause(0), CpiCause::RobFull);
   EXPECT_FALSE(rename.tick(Cycle{8}, false));

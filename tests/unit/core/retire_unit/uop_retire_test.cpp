@@ -29,7 +29,7 @@ struct UopRetireBench {
     h.attach(0, std::move(trace));
     h.queueUops(0, n);
     while (rename.tick(Cycle{0}, false)) rename.clearDispatched();
-    ASSERT_EQ(h.threads[0].robTail, n);
+    ASSERT_EQ(h.threads[0].robTail.value, n);
     for (std::uint32_t s = 0; s < n; ++s) {
       Uop& u = h.threads[0].rob[s];
       u.issued = true;

@@ -11,7 +11,9 @@
 namespace smtlab {
 namespace {
 
-WaitEntry entry(std::uint64_t readyAt, std::uint64_t age) { return WaitEntry{Cycle{readyAt}, age, 0, age}; }
+WaitEntry entry(std::uint64_t readyAt, std::uint64_t age) {
+  return WaitEntry{Cycle{readyAt}, age, 0, UopRef::real(SeqNum{age})};
+}
 
 // The ages popDue(now) hands out, sorted (the queue promises no order).
 std::vector<std::uint64_t> due(WaitQueue& q, std::uint64_t now) {
@@ -52,7 +54,7 @@ TEST(WaitQueue, FarEntriesAndNeverWaitInTheHeap) {
   q.push(entry(65, 1));   // one past the wheel: the heap
   q.push(entry(400, 2));  // a miss to memory
   q.push(entry(5, 3));
-  q.push(WaitEntry{Cycle::never(), 4, 0, 4});  // waits for data that has no known cycle yet
+  q.push(WaitEntry{Cycle::never(), 4, 0, UopRef::real(SeqNum{4})});  // waits for data that has no known cycle yet
   EXPECT_EQ(q.earliest(), Cycle{5});
   EXPECT_EQ(due(q, 64), Ages{3});
   EXPECT_EQ(q.earliest(), Cycle{65});

@@ -51,7 +51,7 @@ struct RenameRace {
   }
   std::uint32_t firstServed() {
     rename.tick(Cycle{10}, false);
-    return h.threads[0].robTail > 0 ? 0u : 1u;
+    return h.threads[0].robTail > SeqNum{0} ? 0u : 1u;
   }
 };
 
@@ -64,7 +64,7 @@ TEST(ThreadChoice, RenameOldestFirstServesTheEarlierFetchedThread) {
   RenameRace r(ThreadChoice::OldestFirst);
   EXPECT_EQ(r.firstServed(), 0u);  // fetched 4 cycles earlier
   r.rename.tick(Cycle{11}, false);
-  EXPECT_EQ(r.h.threads[1].robTail, 4u);  // thread 0 has nothing left: thread 1 next
+  EXPECT_EQ(r.h.threads[1].robTail.value, 4u);  // thread 0 has nothing left: thread 1 next
 }
 
 TEST(ThreadChoice, RenameIcountServesTheThreadWithFewerInTheFrontEnd) {
