@@ -33,8 +33,8 @@ class FrontEnd final : public IBranchResolutionPort {
   bool deliver(Cycle now);
   // A mispredicted branch executed: its thread fetches again mispredict_penalty cycles after `done`.
   void mispredictResolved(std::uint32_t thread, const Uop& branch, Cycle done) override;
-  // Wrong path: squashes the wrong-path uops of every thread whose mispredicted branch's redirect (its result +
-  // mispredict_penalty) has come by `now`; fetch goes to the right path (called first in the cycle). True if any.
+  // Wrong path: squashes the wrong-path uops of every thread whose mispredicted branch's result has come by `now`;
+  // its right path is fetched mispredict_penalty cycles later (called first in the cycle). True if any.
   bool resolveWrongPaths(Cycle now);
 
   const IFetchPolicy& policy() const { return *policy_; }

@@ -133,6 +133,8 @@ struct ThreadContext {
   FetchBlock fetchBlock = FetchBlock::None;
   bool waitingBranch = false;        // a mispredicted branch was fetched and has not resolved
   std::uint64_t waitingBranchSeq = 0;
+  Cycle waitingBranchFetchedAt{0};   // its fetch and rename cycles (the mispredict_resolve statistics)
+  Cycle waitingBranchRenamedAt{0};
   Addr lastFetchLine = ~Addr{0};
   Cycle gatedUntil{0};               // STALL / FLUSH: a load of this thread misses to memory until then
 
