@@ -5,6 +5,7 @@
 // penalty. With core.wrong_path = false its fetch simply stops, and the sibling gets the front end.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <memory>
@@ -63,6 +64,9 @@ class FrontEnd final : public IBranchResolutionPort {
   std::vector<std::uint32_t> fetchOrder_;
   std::vector<FetchCandidate> candidates_;
   const UopDecoder decoder_;  // tells microcoded instructions (the microcode sequencer, issue 10 §2)
+  // Per op class: the cycles a wrong-path instruction of that class holds its thread's fetch, as on the right path:
+  // ceil(uops / fetch_width) for a microcoded one (the microcode sequencer streams its uops), else 0.
+  const std::array<std::uint8_t, kOpClassCount> wrongPathMicrocodeCycles_;
 };
 
 }  // namespace smtlab
