@@ -5,6 +5,19 @@
 
 namespace smtlab {
 
+namespace {
+std::array<std::uint8_t, kOpClassCount> microcodeCycles(const UopDecoder& decoder, std::uint32_t fetchWidth) {
+  std::array<std::uint8_t, kOpClassCount> cycles{};
+  for (int i = 0; i < kOpClassCount; ++i) {
+    Instr in;
+    in.op = static_cast<OpClass>(i);  // a wrong-path instruction has its op class only (no addresses, no uop count)
+    const UopPlan plan = decoder.decode(in);
+    if (plan.microcoded) cycles[i] = static_cast<std::uint8_t>((plan.total + fetchWidth - 1) / fetchWidth);
+  }
+  return cycles;
+}
+}  // namespace
+
 FrontEnd::FrontEnd(CoreId core, const Config& config, MemorySystem& memory, std::span<ThreadContext> threads,
                    CoreQueues& queues)
     : core_(core),
@@ -28,7 +41,8 @@ FrontEnd::FrontEnd(CoreId core, const Config& config, MemorySystem& memory, std:
       predictor_(config.core.branch),
       fetchOrder_(config.core.threads),
       candidates_(config.core.threads),
-      decoder_(config.core) {}
+      decoder_(config.core),
+      wrongPathMicrocodeCycles_(microcodeCycles(decoder_, std::max(1u, config.core.fetch_width))) {}
 
 bool FrontEnd::fetch(Cycle now) {
   const SharedCapacity& uopq = queues_[QueueKind::UopQueue];
@@ -138,6 +152,7 @@ std::uint32_t FrontEnd::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle
         fe.mispredicted = true;
         th.waitingBranch = true;
         th.waitingBranchSeq = seq;
+        th.waitingBranchFetchedAt = now;
         th.fetchBlock = FetchBlock::Mispredict;
         if (wrongPath_) th.wrongPath.startWalk(*in);
         break;
@@ -178,8 +193,17 @@ std::uint32_t FrontEnd::fetchWrongPath(std::uint32_t t, std::uint32_t budget, Cy
   while (got < budget && th.pipeCount() + wp.pipeCount() < pipeCapacity_) {
     wp.fetchOne(now + frontendDepth_);
     ++th.stats.wrongPathFetched;
-    if (wp.at(wp.tail - 1).fromCode) ++th.stats.wrongPathFromCode;
+    const WrongPathUop& u = wp.at(wp.tail - 1);
+    if (u.fromCode) ++th.stats.wrongPathFromCode;
     ++got;
+    // A microcoded instruction on the wrong path (sysbench's loop runs into DIV r64, 36 uops) comes from the
+    // microcode sequencer as on the right path: the thread's fetch is held while it streams. It stays one uop in the
+    // queues (chosen: a wrong-path uop has one ring slot; its other uops' ROB and IQ entries are not modelled).
+    if (const std::uint32_t hold = wrongPathMicrocodeCycles_[static_cast<int>(u.op)]; hold != 0) {
+      th.fetchResumeAt = now + hold;
+      th.fetchBlock = FetchBlock::Microcode;
+      break;
+    }
   }
   return got;
 }
@@ -190,12 +214,12 @@ bool FrontEnd::resolveWrongPaths(Cycle now) {
   for (std::uint32_t t = 0; t < threadCount_; ++t) {
     ThreadContext& th = threads_[t];
     if (!th.waitingBranch || th.wrongPath.resolveAt > now) continue;
-    const Cycle redirect = th.wrongPath.resolveAt;
+    const Cycle redirect = th.wrongPath.resolveAt + mispredictPenalty_;
     th.wrongPath.squash(t, queues_);
     th.wrongPath.resolveAt = Cycle::never();
     th.waitingBranch = false;
     th.fetchBlock = FetchBlock::Mispredict;
-    th.fetchResumeAt = redirect;  // the result + mispredict_penalty, as without a wrong path
+    th.fetchResumeAt = redirect;  // the right path: the result + mispredict_penalty, as without a wrong path
     changed = true;
   }
   return changed;
@@ -236,11 +260,22 @@ bool FrontEnd::deliver(Cycle now) {
 void FrontEnd::mispredictResolved(std::uint32_t thread, const Uop& branch, Cycle done) {
   ThreadContext& th = threads_[thread];
   if (th.waitingBranch && th.waitingBranchSeq == branch.seq) {
+    ThreadStats& s = th.stats;
+    ++s.mispredictsResolved;
+    // readyAt: its operands (never before its rename + 1); done: its result, when the mispredict is known.
+    const Cycle fetched = th.waitingBranchFetchedAt;
+    const Cycle renamed = std::max(th.waitingBranchRenamedAt, fetched), ready = std::max(branch.readyAt, renamed);
+    s.mispredictFetchToRename += renamed - fetched;
+    s.mispredictRenameToReady += ready - renamed;
+    s.mispredictReadyToResolve += done > ready ? done - ready : 0;
+    ++s.mispredictResolveHistogram[resolveBucket(std::max(done, ready) - fetched)];
     if (wrongPath_) {
-      // The model compresses the stages between issue and the branch check (and the redirect's drive to fetch) into
-      // mispredict_penalty after `done`; the real front end fetches the wrong path through them, so it runs on until
-      // the redirect, when resolveWrongPaths squashes it and the right path is fetched: done + mispredict_penalty.
-      th.wrongPath.resolveAt = done + mispredictPenalty_;
+      // The wrong path ends when the branch's result is known (resolveWrongPaths squashes it at `done`): an Intel
+      // core checks a branch when it executes and clears the younger uops then, without waiting for retirement.
+      // mispredict_penalty is the refill that follows (front-end stages beyond frontend_depth); in those cycles the
+      // real front end already carries the right path, not more wrong path, so the right path's first fetch is
+      // done + mispredict_penalty, exactly as without a wrong path.
+      th.wrongPath.resolveAt = done;
       return;
     }
     th.waitingBranch = false;

@@ -199,6 +199,7 @@ std::uint32_t RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
   u.valid = true;
   u.issued = false;
   u.mispredicted = fe.mispredicted;
+  if (fe.mispredicted) th.waitingBranchRenamedAt = now;  // fetch stops after a mispredict: it is the waiting branch
   u.btbMiss = fe.btbMiss;
   u.hasLoad = hasLoad;
   u.hasStore = hasStore;

@@ -84,6 +84,19 @@ json::object threadStatsJson(const ThreadStats& s, const Core& core, std::uint32
   o["wrong_path_issued"] = s.wrongPathIssued;
   o["wrong_path_from_code"] = s.wrongPathFromCode;
   o["replayed"] = s.replayed;
+  {
+    json::object hist;
+    for (int b = 0; b < kResolveBuckets; ++b) hist[kResolveBucketNames[b]] = s.mispredictResolveHistogram[b];
+    const double n = double(s.mispredictsResolved);
+    const double f = double(s.mispredictFetchToRename), r = double(s.mispredictRenameToReady),
+                 x = double(s.mispredictReadyToResolve);
+    o["mispredict_resolve"] = json::object{{"count", s.mispredictsResolved},
+                                           {"mean_cycles", ratio(f + r + x, n)},
+                                           {"fetch_to_rename", ratio(f, n)},
+                                           {"rename_to_ready", ratio(r, n)},
+                                           {"ready_to_resolve", ratio(x, n)},
+                                           {"histogram", std::move(hist)}};
+  }
   o["lsu"] = json::object{{"loads_forwarded", s.loadsForwarded},
                           {"forward_stalls", s.forwardStalls},
                           {"store_address_waits", s.storeAddressWaits},

@@ -21,9 +21,10 @@ Instr op(Addr pc, OpClass cls, int dst, int src) {
 }
 
 // Block X at 0x401000: seven `int r2 <- r1` and a jump back to its start (so a walk through X loops in X). Then, at
-// 0x402000, the producer of r1 (`producer`), and a conditional branch on r60 (never written: ready at once) that is
-// not taken with target X: the cold predictor says weakly taken, so it mispredicts and the wrong path is X. Then
-// right-path work.
+// 0x402000, the producer of r1 (`producer`), a chain of eight 3-cycle multiplies on r5, and a conditional branch on r5
+// that is not taken with target X: the cold predictor says weakly taken, so it mispredicts and the wrong path is X.
+// The chain keeps the branch unresolved for ~8 x 3 cycles after it is fetched, so its wrong path has time to issue
+// (the wrong path lives until the branch's result, wrong_path_resolve_test.cpp). Then right-path work.
 std::vector<Instr> trace(OpClass producer) {
   std::vector<Instr> t;
   for (int i = 0; i < 7; ++i) t.push_back(op(0x401000 + 4 * i, OpClass::Int, 2, 1));
@@ -32,11 +33,12 @@ std::vector<Instr> trace(OpClass producer) {
   jmp.target = 0x401000;
   t.push_back(jmp);
   t.push_back(op(0x402000, producer, 1, 1));
-  Instr br = op(0x402004, OpClass::Branch, -1, 60);
+  for (int i = 0; i < 8; ++i) t.push_back(op(0x402004 + 4 * i, OpClass::IMul, 5, 5));
+  Instr br = op(0x402024, OpClass::Branch, -1, 5);
   br.taken = false;
   br.target = 0x401000;
   t.push_back(br);
-  for (int i = 0; i < 8; ++i) t.push_back(op(0x402008 + 4 * i, OpClass::Int, 3, 60));
+  for (int i = 0; i < 8; ++i) t.push_back(op(0x402028 + 4 * i, OpClass::Int, 3, 60));
   return t;
 }
 
@@ -61,20 +63,21 @@ TEST(WrongPathCode, TheWrongPathIsTheThreadsCodeAtThePredictedTarget) {
   // Every wrong-path uop here is walked from the table: X is known, and its jump keeps the walk inside X.
   const WrongPath w = run(OpClass::Int);
   ASSERT_EQ(w.mispredicts, 1u);
-  EXPECT_GE(w.fetched, 8u) << "one fetch per cycle from the branch to its redirect (>= 10 cycles of penalty)";
+  EXPECT_GE(w.fetched, 8u) << "one fetch per cycle from the branch to its result (>= 8 x 3 cycles of multiplies)";
   EXPECT_EQ(w.fromCode, w.fetched);
 }
 
 TEST(WrongPathCode, WrongPathUopsWaitForTheirRealProducer) {
-  // Producer a 60-cycle divide: the branch (ready at once) issues the cycle after the divide and its redirect comes
-  // 1 + 10 cycles after that, ~50 cycles before r1 is ready. The seven ints of each X round read r1: none can issue;
-  // only X's jumps (no sources), at most one in eight of the uops fetched (rounded up).
+  // Producer a 60-cycle divide: the branch resolves after the multiply chain (~8 x 3 cycles after the divide's
+  // issue), ~35 cycles before r1 is ready. The seven ints of each X round read r1: none can issue; only X's jumps (no
+  // sources), at most one in eight of the uops fetched (rounded up).
   const WrongPath slow = run(OpClass::IDiv);
   ASSERT_EQ(slow.mispredicts, 1u);
   ASSERT_GE(slow.fetched, 8u);
   EXPECT_LE(slow.issued, (slow.fetched + 7) / 8);
   // Producer a 1-cycle int, done long before the wrong path is renamed: the same ints issue as soon as a slot is
-  // free, so more than the jumps issue (without dependences both runs would issue alike).
+  // free (the chain's multiplies take the one issue slot only every third cycle), so more than the jumps issue
+  // (without dependences both runs would issue alike).
   const WrongPath fast = run(OpClass::Int);
   EXPECT_GT(fast.issued, (fast.fetched + 7) / 8);
 }

@@ -195,7 +195,7 @@ struct CoreConfig {
   std::uint32_t pause_cycles = 40;    // a pause keeps its thread from fetching for this many cycles
   std::uint64_t watchdog_cycles = 2000000;  // no retirement for this long with work in flight = deadlock
   // Speculation (issue 10 §4).
-  bool wrong_path = false;            // a mispredicting thread fetches and issues wrong-path uops until resolution
+  bool wrong_path = true;             // a mispredicting thread fetches and issues wrong-path uops until resolution
   bool replay = false;                // NetBurst: a load's dependents issue at the L1-hit time and replay on a miss
   std::uint32_t replay_period = 7;    // cycles around the replay loop before a replayed uop issues again
   // Physical register files and the stack engine (issue 10 §3; rename_allocate, register_file.hpp).

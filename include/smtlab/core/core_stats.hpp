@@ -76,6 +76,16 @@ struct OccupancyStats {
   std::uint32_t max = 0;
 };
 
+// Histogram of a mispredicted branch's cycles from fetch to resolution: buckets [0,8) [8,16) [16,32) ... [256,inf).
+inline constexpr int kResolveBuckets = 7;
+inline constexpr std::array<std::string_view, kResolveBuckets> kResolveBucketNames{"0-7",    "8-15",    "16-31", "32-63",
+                                                                                   "64-127", "128-255", "256+"};
+constexpr int resolveBucket(std::uint64_t cycles) {
+  int b = 0;
+  for (std::uint64_t edge = 8; b < kResolveBuckets - 1 && cycles >= edge; edge *= 2) ++b;
+  return b;
+}
+
 struct ThreadStats {
   std::uint64_t cycles = 0;        // cycles this thread had work attached (CPI stack total)
   std::uint64_t instructions = 0;  // retired
@@ -102,6 +112,13 @@ struct ThreadStats {
   std::uint64_t wrongPathIssued = 0;   // of those, issued to a unit before their branch resolved
   std::uint64_t wrongPathFromCode = 0; // of those fetched, walked from the thread's own recent code (recent_code.hpp)
   std::uint64_t replayed = 0;          // extra issues of a load's dependents that went before its data (NetBurst)
+  // Mispredicted branches from fetch to resolution (their result, when the scheduler executes them): each fetched
+  // incarnation that resolved, whether or not the wrong path is modelled. The three parts add up to the total.
+  std::uint64_t mispredictsResolved = 0;
+  std::uint64_t mispredictFetchToRename = 0;  // cycles summed: front-end pipe and uop queue
+  std::uint64_t mispredictRenameToReady = 0;  // cycles summed: waiting for its operands
+  std::uint64_t mispredictReadyToResolve = 0; // cycles summed: waiting for a port, then executing
+  std::array<std::uint64_t, kResolveBuckets> mispredictResolveHistogram{};  // fetch to resolution, see resolveBucket
   // Load/store unit (issue 10 §3), counted when a load issues (every incarnation, like the fetch-side counts).
   std::uint64_t loadsForwarded = 0;        // served by store-to-load forwarding (no L1D access)
   std::uint64_t forwardStalls = 0;         // held by an older store that overlaps but cannot forward

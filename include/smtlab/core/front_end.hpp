@@ -5,6 +5,7 @@
 // penalty. With core.wrong_path = false its fetch simply stops, and the sibling gets the front end.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <memory>
@@ -33,8 +34,8 @@ class FrontEnd final : public IBranchResolutionPort {
   bool deliver(Cycle now);
   // A mispredicted branch executed: its thread fetches again mispredict_penalty cycles after `done`.
   void mispredictResolved(std::uint32_t thread, const Uop& branch, Cycle done) override;
-  // Wrong path: squashes the wrong-path uops of every thread whose mispredicted branch's redirect (its result +
-  // mispredict_penalty) has come by `now`; fetch goes to the right path (called first in the cycle). True if any.
+  // Wrong path: squashes the wrong-path uops of every thread whose mispredicted branch's result has come by `now`;
+  // its right path is fetched mispredict_penalty cycles later (called first in the cycle). True if any.
   bool resolveWrongPaths(Cycle now);
 
   const IFetchPolicy& policy() const { return *policy_; }
@@ -67,6 +68,9 @@ class FrontEnd final : public IBranchResolutionPort {
   std::vector<FetchCandidate> candidates_;
   std::uint32_t decodeNext_ = 0;  // the thread the shared decoder tries first next cycle (round robin)
   const UopDecoder decoder_;  // tells microcoded instructions (the microcode sequencer, issue 10 §2)
+  // Per op class: the cycles a wrong-path instruction of that class holds its thread's fetch, as on the right path:
+  // ceil(uops / fetch_width) for a microcoded one (the microcode sequencer streams its uops), else 0.
+  const std::array<std::uint8_t, kOpClassCount> wrongPathMicrocodeCycles_;
 };
 
 }  // namespace smtlab

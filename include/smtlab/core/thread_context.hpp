@@ -137,6 +137,8 @@ struct ThreadContext {
   FetchBlock fetchBlock = FetchBlock::None;
   bool waitingBranch = false;        // a mispredicted branch was fetched and has not resolved
   SeqNum waitingBranchSeq{0};
+  Cycle waitingBranchFetchedAt{0};   // its fetch and rename cycles (the mispredict_resolve statistics)
+  Cycle waitingBranchRenamedAt{0};
   Addr lastFetchLine = ~Addr{0};
   bool building = false;             // trace-cache build mode: lastFetchLine missed, so fetch goes through the decoder
   Cycle gatedUntil{0};               // STALL / FLUSH: a load of this thread misses to memory until then

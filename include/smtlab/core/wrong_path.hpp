@@ -75,7 +75,8 @@ struct WrongPathState {
   // speed: the scheduler drops such entries all at once instead of scanning them).
   std::uint64_t episode = 0;
   std::uint64_t sinceBranch = 0;       // wrong-path uops fetched since the mispredicted branch (indexes the mix)
-  Cycle resolveAt = Cycle::never();    // the branch's redirect reaches fetch: its result + mispredict_penalty
+  Cycle resolveAt = Cycle::never();    // the branch's result is known: the wrong path is squashed (fetch of the
+                                       // right path follows mispredict_penalty later)
   std::array<CodeOp, kWrongPathMix> mix{};  // the last fetched instructions, a ring (the synthetic fallback)
   std::uint32_t mixNext = 0;
   RecentCode code;        // the thread's recently fetched code by PC (the wrong path's source where it knows it)

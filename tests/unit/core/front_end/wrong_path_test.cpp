@@ -74,14 +74,14 @@ TEST(WrongPath, AMispredictingThreadFillsItsPipeWithWrongPathUopsUntilResolution
   EXPECT_EQ(th.wrongPath.entered, 4u);
   EXPECT_EQ(b.h.queues[QueueKind::UopQueue].used(0), 6u);
 
-  // The branch issues and will be done at 1020. The wrong path goes on until the redirect reaches fetch, 1020 +
-  // mispredict_penalty 14 = 1034 (the stages the penalty stands for), and is squashed then.
+  // The branch issues and will be done at 1020. The wrong path goes on until that result is known and is squashed
+  // then (a core checks the branch when it executes; mispredict_penalty is the refill after it).
   Uop branch;
   branch.seq = SeqNum{1};
   b.front.mispredictResolved(0, branch, Cycle{1020});
   EXPECT_TRUE(th.waitingBranch);
-  EXPECT_FALSE(b.front.resolveWrongPaths(Cycle{1033}));
-  EXPECT_TRUE(b.front.resolveWrongPaths(Cycle{1034}));
+  EXPECT_FALSE(b.front.resolveWrongPaths(Cycle{1019}));
+  EXPECT_TRUE(b.front.resolveWrongPaths(Cycle{1020}));
   EXPECT_FALSE(th.waitingBranch);
   EXPECT_TRUE(th.wrongPath.empty());
   EXPECT_EQ(b.h.queues[QueueKind::UopQueue].used(0), 2u) << "only the two real instructions stay queued";
@@ -132,7 +132,8 @@ TEST(WrongPath, IcountCountsWrongPathUops) {
 
 TEST(WrongPath, ASquashThatKeepsTheBranchKeepsItsRedirect) {
   // A squash of younger work (a memory-order flush, say) takes the wrong-path uops, but the branch has issued and
-  // will not report again: its redirect at 1020 + 14 must still come, or the thread would wait forever.
+  // will not report again: its resolution at 1020 and the redirect 14 cycles later must still come, or the thread
+  // would wait forever.
   Bench b(wrongPathConfig(1));
   b.warmCode();
   b.h.attach(0, branchThenInts(OpClass::Int, 20));
@@ -143,7 +144,8 @@ TEST(WrongPath, ASquashThatKeepsTheBranchKeepsItsRedirect) {
   b.front.mispredictResolved(0, branch, Cycle{1020});
   th.wrongPath.squash(0, b.h.queues);
   EXPECT_TRUE(th.wrongPath.empty());
-  EXPECT_TRUE(b.front.resolveWrongPaths(Cycle{1034}));
+  EXPECT_FALSE(b.front.resolveWrongPaths(Cycle{1019}));
+  EXPECT_TRUE(b.front.resolveWrongPaths(Cycle{1020}));
   EXPECT_FALSE(th.waitingBranch);
   EXPECT_EQ(th.fetchResumeAt, Cycle{1034});
 }
