@@ -213,14 +213,14 @@ MECHANISMS: list[Mechanism] = [
     Mechanism(
         "Wrong path",
         "After a mispredict the thread fetches, renames and issues wrong-path uops (its own code at the predicted "
-        "target, else its recent mix) until the branch resolves (issue 10 §4; the policy of every OoO core); off in "
-        "the presets for now (chosen, see configs/netburst.toml)",
+        "target, else its recent mix) until the branch's result, when they are squashed (issue 10 §4; the policy of "
+        "every OoO core); on in every preset",
         ("core.wrong_path",),
         ((IT + "wrong_path_test.cpp", "WrongPathShare.WrongPathUopsTakeTheSiblingsAluSlotsOneForOne"),
          (IT + "wrong_path_code_test.cpp", "WrongPathCode.TheWrongPathIsTheThreadsCodeAtThePredictedTarget"),
          (UC + "front_end/wrong_path_test.cpp", "WrongPath.OffTheThreadStopsFetchingAtTheMispredict")),
         _eq("core.wrong_path", True),
-        Switch("netburst", ("core.wrong_path=true",), ()),
+        Switch("netburst", (), ("core.wrong_path=false",)),
     ),
     Mechanism(
         "Trace-cache build mode (NetBurst)",

@@ -421,6 +421,10 @@ static void fileserver_paths(int n) {
     unlink(name);
   }
   rmdir("/mnt/srv");
+  /* Nothing of this phase may be left for later: the journal's commit and the write-back of the dirtied pages would
+   * run in a kernel thread during the next phases and could send their CPU a reschedule IPI (the resched_ipi
+   * instances must come from the probe's own wake-ups only). sync() returns when both are done. */
+  sync();
 }
 
 /* A reschedule IPI as the receiving CPU handles it (-smp 2 guest). On CPU 1 a SCHED_IDLE spinner runs in a marked
