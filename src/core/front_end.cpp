@@ -86,7 +86,8 @@ void FrontEnd::decode(Cycle now) {
   // Trace-cache build mode (NetBurst): a thread whose code line missed the trace cache gets its instructions from the
   // one decoder, build_width per cycle, which the threads share: one thread per cycle, in turn (Marr et al. 2002:
   // "several instructions" for one logical processor before switching; chosen: one cycle's worth). The trace-cache
-  // slot above is a separate path: a sibling that hits keeps fetching from it meanwhile.
+  // slot above is a separate path: a sibling that hits keeps fetching from it meanwhile. A building thread's wrong path
+  // (core.wrong_path) comes through the decoder too (chosen: it starts in code near the line that missed).
   std::uint32_t chosen = threadCount_;
   for (std::uint32_t k = 0; k < threadCount_; ++k) {
     const std::uint32_t t = (decodeNext_ + k) % threadCount_;
