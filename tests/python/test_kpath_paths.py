@@ -1,6 +1,7 @@
 """Every recorded kernel path used where the study's workloads make that call (issue 11 §1): with real paths on, the
 workloads' open+close, creat+close, signal, select, page faults, execve, exit+wait, pipe write and read, file write
-and fsync run kpath: instances (the IPI of a wake-up onto a halted CPU is the kernel's, kpath:wake_ipi; after_wake keeps the estimate otherwise); with them off, each keeps exactly its estimated instruction count.
+and fsync run kpath: instances (the IPI of a wake-up onto a halted CPU is the kernel's, kpath:wake_ipi; onto a busy CPU
+after_wake runs kpath:resched_ipi); with them off, each keeps exactly its estimated instruction count.
 The new paths (fsync on ext4, the cross-CPU pipe wake-up, the reschedule IPI) are checked against the recording's
 manifest and the guest's kernel symbols (kpaths.json "symbols", from /proc/kallsyms), not against model output."""
 
@@ -28,10 +29,11 @@ def _kpath_names() -> list[str]:
 
 @pytest.fixture
 def real_paths(monkeypatch):
-    monkeypatch.delenv(kpaths.REAL_PATHS_ENV, raising=False)
+    # setenv records the variable as it was, and its undo puts that back after the test; enable_real_paths writes
+    # os.environ itself, so a delenv after the yield would record "1" and leave real paths on for later tests.
+    monkeypatch.setenv(kpaths.REAL_PATHS_ENV, "")
     assert kpaths.enable_real_paths() is None
     yield
-    monkeypatch.delenv(kpaths.REAL_PATHS_ENV, raising=False)
 
 
 @pytest.fixture
@@ -78,12 +80,16 @@ def test_workload_calls_run_recorded_paths(real_paths):
     assert [_kpath_of(s) for s in faults] == ["page_fault"] * 3 and len({s.source for s in faults}) == 3
     # The sleeping call's entry is in its recorded instance: nothing before the Block.
     assert kpaths.sleep_entry() == []
-    # A wake-up from another logical CPU keeps the IPI estimate unless the task's kernel ran the recorded wake-up
-    # IPI of a halted CPU for it (tests/python/test_os_wake_ipi.py); a task outside any kernel gets the estimate.
+    # A wake-up from another logical CPU runs the recorded reschedule IPI of a busy CPU, the task's own instance on
+    # its own kernel stack, unless the task's kernel ran the recorded wake-up IPI of a halted CPU for it
+    # (tests/python/test_os_wake_ipi.py); none for a wake-up from the same CPU.
     ch, woken = kpaths.WakeChannel("c"), SimpleNamespace(pid=t.pid, cpu=0)
     ch.waker_cpu = 1
     (ipi,) = kpaths.after_wake(ch, woken)
-    assert ipi.source is None and ipi.instructions == kpaths.TRAP_INSTRUCTIONS + kpaths.PATHS["ipi"].instructions
+    assert ipi.source == f"kpath:resched_ipi,seed={t.pid},stack={t.pid}"
+    assert _kpath_of(ipi) == "resched_ipi"
+    (other,) = kpaths.after_wake(ch, SimpleNamespace(pid=t.pid + 1, cpu=0))
+    assert other.source != ipi.source
     ch.waker_cpu = 0
     assert kpaths.after_wake(ch, woken) == []
     # Single calls through syscall(): execve, the waking pipe write, fsync.

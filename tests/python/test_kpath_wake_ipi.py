@@ -25,10 +25,11 @@ ROUNDS = 3
 
 @pytest.fixture
 def real_paths(monkeypatch):
-    monkeypatch.delenv(kpaths.REAL_PATHS_ENV, raising=False)
+    # setenv records the variable as it was, and its undo puts that back after the test; enable_real_paths writes
+    # os.environ itself, so a delenv after the yield would record "1" and leave real paths on for later tests.
+    monkeypatch.setenv(kpaths.REAL_PATHS_ENV, "")
     assert kpaths.enable_real_paths() is None
     yield
-    monkeypatch.delenv(kpaths.REAL_PATHS_ENV, raising=False)
 
 
 def _manifest() -> dict:

@@ -21,10 +21,11 @@ from smtlab.workloads.base import make_kernel
 @pytest.fixture
 def real_paths(monkeypatch):
     """Real paths on, as the study switches them on (records the cache on first use: about a minute of qemu)."""
-    monkeypatch.delenv(kpaths.REAL_PATHS_ENV, raising=False)
+    # setenv records the variable as it was, and its undo puts that back after the test; enable_real_paths writes
+    # os.environ itself, so a delenv after the yield would record "1" and leave real paths on for later tests.
+    monkeypatch.setenv(kpaths.REAL_PATHS_ENV, "")
     assert kpaths.enable_real_paths() is None
     yield
-    monkeypatch.delenv(kpaths.REAL_PATHS_ENV, raising=False)
 
 
 def _manifest_instance(source_name: str) -> tuple[int, int]:

@@ -44,8 +44,10 @@ def real_kernel_paths_note(real_kernel: bool) -> str:
         print(f"smtlab.study: {why}", file=sys.stderr)
         return f"kernel paths: {why}"
     real = ", ".join(f"{m} ({k})" if m != k else m for m, k in REAL_PATHS.items())
-    return (f"kernel paths: real Linux 6.1 paths (kpath:, recorded under qemu-system) for {real} and the context "
-            "switch (ctxsw); every other path (workloads/kpaths.py) uses its estimated instruction count")
+    return (f"kernel paths: real Linux 6.1 paths (kpath:, recorded under qemu-system) for {real}, the context "
+            "switch (ctxsw), the timer interrupt (timer), the reschedule IPI of a busy CPU (resched_ipi) and, under "
+            "today's kernel (idle_core_first), the wake-up IPI of a halted CPU (wake_ipi); every other path "
+            "(workloads/kpaths.py) uses its estimated instruction count")
 
 
 def real_user_programs_note(real_user: bool) -> str:

@@ -166,7 +166,8 @@ REAL_PATHS = {
 # the kernel's wake path (Kernel(wake_path=...), smtlab/os/halt.py and wake_ipi.py): for the 2.4.19 / 2.5.32
 # schedulers the reschedule IPI's estimate (RESCHED_IPI_SPEC), for today's kernel (idle_core_first) Linux 6.1's
 # recorded call-function IPI (kpath:wake_ipi, :func:`wake_path`); after_wake then adds nothing. A wake-up of a busy
-# CPU (RESCHEDULE_VECTOR into a running task, kpath:resched_ipi recorded but not used) keeps after_wake's estimate.
+# CPU (RESCHEDULE_VECTOR into a running task) runs Linux 6.1's recorded reschedule IPI (kpath:resched_ipi,
+# :func:`busy_wake_spec`) in after_wake, or the estimate without recordings.
 
 #: The environment variable that switches real paths on ("1") in this process and the study's worker processes
 #: (set by :func:`enable_real_paths`, read by :func:`real_paths_on`).
@@ -303,14 +304,48 @@ def mark_waker(channel: Any, me: Any) -> None:
     channel.waker_cpu = me.cpu
 
 
+#: The reschedule IPI as a busy CPU takes it (kpath:resched_ipi, docs/tracing.md): the interrupt entry from a running
+#: task, scheduler_ipi, and the exit work up to the preemption; the switch itself is the model's (kpath:ctxsw). Linux
+#: 6.1's handler only folds need_resched, as 2.4.19's smp_reschedule_interrupt only acknowledges the APIC: the
+#: enqueue was done by the waker in both, which is why this recording (unlike kpath:wake_ipi) stands for the IPI of
+#: every scheduler when its target is busy.
+REAL_RESCHED_IPI = "resched_ipi"
+
+
+def busy_wake_spec(task: Any) -> str | None:
+    """The recorded reschedule IPI of a busy CPU for ``task`` (the instance drawn by its pid, on its kernel stack, like
+    :func:`real_spec`) when real kernel paths are on and the recording has instances, else None."""
+    if not real_paths_on() or not _has_instances(REAL_RESCHED_IPI):
+        return None
+    pid = getattr(task, "pid", None) or 0
+    return f"kpath:{REAL_RESCHED_IPI},seed={pid},stack={pid}"
+
+
+_INSTANCES: dict[str, bool] = {}
+
+
+def _has_instances(path: str) -> bool:
+    # A recording where no spin gave an instance has none to draw; asked once per process (a Source opens the cache).
+    if path not in _INSTANCES:
+        from .._core import Source
+
+        _INSTANCES[path] = bool(Source(f"kpath:{path}").length)
+    return _INSTANCES[path]
+
+
 def after_wake(channel: Any, me: Any) -> list[Compute]:
     """Steps to run right after ``Block(channel)`` returns: the reschedule IPI's path if the waker ran on another
-    logical CPU than the one ``me`` was woken on (an estimate), unless ``me``'s kernel ran the recorded wake-up IPI
-    on that CPU for this switch-in (a halted target, Kernel(wake_path=...)): its handler is counted there."""
+    logical CPU than the one ``me`` was woken on, unless ``me``'s kernel ran the recorded wake-up IPI on that CPU
+    for this switch-in (a halted target, Kernel(wake_path=...)): its handler is counted there. The path is the
+    recorded IPI of a busy CPU (:func:`busy_wake_spec`) when real kernel paths are on, else the estimate (trap + the
+    "ipi" path)."""
     waker = getattr(channel, "waker_cpu", None)
     if waker is not None and me.cpu is not None and waker != me.cpu:
         wake = getattr(getattr(me, "kernel", None), "wake_ipi", None)
         if wake is not None and wake.ran_for(me):
             return []
+        spec = busy_wake_spec(me)
+        if spec is not None:
+            return [Compute(source=spec)]
         return [Compute(TRAP_INSTRUCTIONS + PATHS["ipi"].instructions)]
     return []
