@@ -80,16 +80,12 @@ def test_workload_calls_run_recorded_paths(real_paths):
     assert [_kpath_of(s) for s in faults] == ["page_fault"] * 3 and len({s.source for s in faults}) == 3
     # The sleeping call's entry is in its recorded instance: nothing before the Block.
     assert kpaths.sleep_entry() == []
-    # A wake-up from another logical CPU runs the recorded reschedule IPI of a busy CPU, the task's own instance on
-    # its own kernel stack, unless the task's kernel ran the recorded wake-up IPI of a halted CPU for it
-    # (tests/python/test_os_wake_ipi.py); none for a wake-up from the same CPU.
+    # A wake-up from another logical CPU: the recorded reschedule IPI of a busy CPU, each task its own instance on its
+    # own kernel stack (which CPU case gets which: tests/python/test_busy_wake_ipi.py); none from the same CPU.
+    spec = kpaths.busy_wake_spec(t)
+    assert spec == f"kpath:resched_ipi,seed={t.pid},stack={t.pid}" and spec != kpaths.busy_wake_spec(
+        SimpleNamespace(pid=t.pid + 1))
     ch, woken = kpaths.WakeChannel("c"), SimpleNamespace(pid=t.pid, cpu=0)
-    ch.waker_cpu = 1
-    (ipi,) = kpaths.after_wake(ch, woken)
-    assert ipi.source == f"kpath:resched_ipi,seed={t.pid},stack={t.pid}"
-    assert _kpath_of(ipi) == "resched_ipi"
-    (other,) = kpaths.after_wake(ch, SimpleNamespace(pid=t.pid + 1, cpu=0))
-    assert other.source != ipi.source
     ch.waker_cpu = 0
     assert kpaths.after_wake(ch, woken) == []
     # Single calls through syscall(): execve, the waking pipe write, fsync.

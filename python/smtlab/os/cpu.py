@@ -23,6 +23,7 @@ class CpuState:
         "switch_cycles", "idle_cycles", "kernel_instructions", "dispatches", "segment_start", "loop_base",
         # Topology and OS costs (issue 10 §5).
         "package", "loaded_asid", "tlb_flushes", "wakes", "timer_interrupts", "irq_token", "halted", "waking",
+        "left_halt", "from_halt",
         # The timer interrupt run as kernel code (Kernel(timer_path=...)).
         "timer_src", "irq_kpath",
     )
@@ -58,6 +59,8 @@ class CpuState:
         self.irq_token = 0  # > 0 while a charged timer interrupt holds the CPU (its end timer carries the value)
         self.halted = True  # in HLT: nothing to run since boot or since the scheduler last found nothing
         self.waking = 0  # > 0 while leaving HLT to pick a task once awake (halt.py's phases)
+        self.left_halt = False  # left HLT to pick (halt.py) and has not switched a task in since
+        self.from_halt = False  # the task switching in or running came onto the CPU out of HLT, not from a task
         self.timer_src: Source | None = None  # the timer interrupt's kernel path (Kernel(timer_path=...))
         self.irq_kpath = False  # True while that path runs on the CPU in place of the interrupted task
 

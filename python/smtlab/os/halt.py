@@ -26,6 +26,7 @@ from . import timer
 if TYPE_CHECKING:
     from .cpu import CpuState
     from .kernel import Kernel
+    from .tasks import Task
 
 # CpuState.waking: 0 (not waking), then these two phases.
 _HLT_EXIT = 1  # leaving HLT (os.wake_cycles)
@@ -58,9 +59,17 @@ def woken(self: "Kernel", cpu: "CpuState") -> None:
         return
     cpu.waking = 0
     cpu.halted = False
+    cpu.left_halt = True  # the pick below (or a later one, if nothing is left now) comes out of HLT
     self._set_cpu_state(cpu, "idle")
     self._schedule(cpu)
     if cpu.incoming is None and cpu.current is None:
         if ipi is not None:
             ipi.nothing_picked(cpu)
         self.log_decision(cpu.id, "idle", None, "woken, nothing left to run")
+
+
+def came_from_halt(self: "Kernel", task: "Task") -> bool:
+    """True if ``task``, running now, was switched onto a CPU that was halted (HLT) rather than running another task:
+    a wake-up that sent it there sent its IPI to an idle CPU, not into a running one (kpaths.after_wake)."""
+    cpu = self.record(task).cpu
+    return cpu is not None and self.cpus[cpu].current is task and self.cpus[cpu].from_halt

@@ -367,6 +367,7 @@ class Kernel:
     # --- halted CPUs waking (halt.py) ----------------------------------------------------------------------------------
     _start_wake = halt.start_wake
     _woken = halt.woken
+    came_from_halt = halt.came_from_halt
 
     def _on_event(self, e: Any) -> None:
         m = self.machine
@@ -503,6 +504,7 @@ class Kernel:
         self._set_task_state(task, TaskState.RUNNING, "switching")
         self.log_decision(cpu.id, "switch_in", task)
         halted, cpu.halted = cpu.halted, False
+        cpu.from_halt, cpu.left_halt = halted or cpu.left_halt, False
         if self.wake_cycles and halted:
             # The CPU was halted: the IPI (or its own timer) wakes it, and HLT's exit takes its time before the
             # switch path can run.

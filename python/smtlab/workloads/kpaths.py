@@ -337,14 +337,17 @@ def after_wake(channel: Any, me: Any) -> list[Compute]:
     """Steps to run right after ``Block(channel)`` returns: the reschedule IPI's path if the waker ran on another
     logical CPU than the one ``me`` was woken on, unless ``me``'s kernel ran the recorded wake-up IPI on that CPU
     for this switch-in (a halted target, Kernel(wake_path=...)): its handler is counted there. The path is the
-    recorded IPI of a busy CPU (:func:`busy_wake_spec`) when real kernel paths are on, else the estimate (trap + the
-    "ipi" path)."""
+    recorded IPI of a busy CPU (:func:`busy_wake_spec`) when real kernel paths are on and ``me`` came onto its CPU
+    from another task (Kernel.came_from_halt), else the estimate (trap + the "ipi" path)."""
     waker = getattr(channel, "waker_cpu", None)
     if waker is not None and me.cpu is not None and waker != me.cpu:
-        wake = getattr(getattr(me, "kernel", None), "wake_ipi", None)
+        kernel = getattr(me, "kernel", None)
+        wake = getattr(kernel, "wake_ipi", None)
         if wake is not None and wake.ran_for(me):
             return []
-        spec = busy_wake_spec(me)
+        # Into a running task: the recorded IPI of a busy CPU. Onto a halted CPU whose kernel ran no path for it
+        # (a forked child's first switch-in, or no OS costs): the estimate, as the 2.4/2.5 kernels' halted CPUs run.
+        spec = busy_wake_spec(me) if kernel is not None and not kernel.came_from_halt(me) else None
         if spec is not None:
             return [Compute(source=spec)]
         return [Compute(TRAP_INSTRUCTIONS + PATHS["ipi"].instructions)]
