@@ -206,11 +206,29 @@ def _sockets_reached(k: Any, built: list[Room]) -> bool:
     return all(k.record(t).stats.started is not None for room in built for t in room.tasks if t not in room.senders)
 
 
+def dispatches_by_role(k: Any, built: list[Room]) -> dict[str, int]:
+    """Switch-ins so far of every room's tasks, summed by role (client_send, client_recv, server_recv, server_send)."""
+    out = {role: 0 for role, _ in _PROGRAMS}
+    for room in built:
+        for t in room.tasks:
+            out[t.name.rsplit("_", 2)[0]] += k.record(t).stats.dispatches
+    return out
+
+
+def whole_pipeline_ran(result: dict[str, Any]) -> bool:
+    """True if every role of the benchmark ran in the measured window of ``result`` (a :func:`run` result): a message
+    is sent by a client sender, read by a server receiver, echoed by the server senders and read by the client
+    receivers, and the published throughput averages over all of it. A window in which some role never ran measures
+    a phase of the run (e.g. only the senders' pass through the runqueue), not the benchmark's steady state."""
+    return "no_completion" not in result and min(result["dispatches_by_role"].values()) > 0
+
+
 def run(rooms: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float, seed: int = 0,
         stagger_ms: float | None = None, max_ms: float = MAX_MS) -> dict[str, Any]:
     """Messages sent by the clients per second over the window, the messages each room sent in it
-    (``sent_by_room``), and the machine statistics of the window. ``stagger_ms``: the client senders' start-up
-    spread (default: half the warm-up).
+    (``sent_by_room``), the switch-ins of each role in it (``dispatches_by_role``, see :func:`whole_pipeline_ran`),
+    and the machine statistics of the window. ``stagger_ms``: the client senders' start-up spread (default: half the
+    warm-up).
 
     The start is a convoy: the 60 receiver and server tasks of every room are spawned at once and each is dispatched
     once (a context switch, then it blocks on its socket) before the first client sender runs, since the senders are
@@ -230,6 +248,7 @@ def run(rooms: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float, 
     while not _sockets_reached(k, built) and k.now + step <= cap:
         k.run(until=k.now + step)
     snap, sent0, t0 = counters(k), [room.sent for room in built], k.now
+    roles0 = dispatches_by_role(k, built)
     k.run(until=t0 + k.ms_to_cycles(window_ms))
     while min(room.sent - s for room, s in zip(built, sent0)) == 0 and k.now + step <= cap:
         k.run(until=k.now + step)
@@ -237,6 +256,7 @@ def run(rooms: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float, 
     by_room = [room.sent - s for room, s in zip(built, sent0)]
     out = {"workload": "chat", "param": rooms, "ht": ht, "scheduler": scheduler,
            "throughput": sum(by_room) / seconds, "sent_by_room": by_room, "host_seconds": k.host_seconds,
+           "dispatches_by_role": {r: n - roles0[r] for r, n in dispatches_by_role(k, built).items()},
            "warm_ms": t0 / k.cycles_per_us / 1000.0, "window_ms": (k.now - t0) / k.cycles_per_us / 1000.0,
            **machine_summary(k, snap)}
     k.machine.close()
