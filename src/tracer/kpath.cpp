@@ -122,6 +122,16 @@ bool newer(const fs::path& a, const fs::path& b) {
   return !e1 && !e2 && ta > tb;
 }
 
+// Any file of workloads/kpath (the probe's C files and header, the path table, the initramfs script) changed since
+// the recording: the initramfs and so the recording are stale. A missing folder counts as unchanged, as before.
+bool probeSourcesNewerThan(const fs::path& manifest) {
+  std::error_code ec;
+  for (fs::directory_iterator it(kProbeDir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file() && newer(it->path(), manifest)) return true;
+  }
+  return false;
+}
+
 // Path traces recorded before native version 3 carry no uops (issue 10 §2); all paths are recorded in one boot, so
 // the first one tells. A missing or unreadable file makes the cache stale as well.
 bool kpathCacheCarriesUops(const fs::path& dir) {
@@ -279,8 +289,7 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
   const fs::path dir = kpathCacheDir();
   const fs::path manifest = dir / kManifest;
   auto current = [&] {
-    return fs::exists(manifest) && !newer(kProbeDir / "probe.c", manifest) &&
-           !newer(kProbeDir / "kpath_paths.h", manifest) && !newer(kProbeDir / "make_initramfs.sh", manifest) &&
+    return fs::exists(manifest) && !probeSourcesNewerThan(manifest) &&
            ((kpathCacheCarriesUops(dir) && tracerStampCurrent(manifest.string())) || systemTracerUnavailableReason());
   };
   if (current()) return manifest.string();

@@ -7,14 +7,13 @@
  * says smtlab; its low half is the path id (bits 0-14) and bit 15 set for the end marker. A nop with that
  * displacement appears in no compiler's or kernel's padding (they use displacement 0).
  *
+ * The network phase is in probe_net.c; probe.h holds the path ids, the marker and the helpers both files use.
+ *
  * Usage: probe [COUNT]  (default $kpath_count, which the kernel passes from its command line, else 100)
  *        probe --exec-end  (the program execve runs: marks the end of the execve instance and exits) */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,29 +21,19 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/select.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum {
-#define KPATH(name, kind, what) KP_##name,
-#include "kpath_paths.h"
-#undef KPATH
-  KP_COUNT
-};
+#include "probe.h"
 
-#define KP_MARK(payload) __asm__ volatile(".byte 0x0f, 0x1f, 0x80\n\t.long %c0" ::"i"(0x534d0000u | (payload)) : "memory")
-#define BEGIN(id) KP_MARK(id)
-#define END(id) KP_MARK(0x8000u | (id))
-
-static void die(const char *what) {
+void die(const char *what) {
   fprintf(stderr, "kpath probe: %s: %s\n", what, strerror(errno));
   exit(1);
 }
 
-static void pin_to_cpu(int cpu) {
+void pin_to_cpu(int cpu) {
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
@@ -302,35 +291,6 @@ static void file_paths(int n) {
   }
 }
 
-static void tcp_paths(int n) {
-  int server = socket(AF_INET, SOCK_STREAM, 0), client = socket(AF_INET, SOCK_STREAM, 0);
-  if (server < 0 || client < 0) die("socket");
-  struct sockaddr_in addr;
-  memset(&addr, 0, sizeof addr);
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(5001);
-  int one = 1;
-  setsockopt(server, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (bind(server, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(server, 1) != 0) die("bind/listen");
-  if (connect(client, (struct sockaddr *)&addr, sizeof addr) != 0) die("connect (is lo up?)");
-  int conn = accept(server, NULL, NULL);
-  if (conn < 0) die("accept");
-  setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  char buf[16] = "0123456789abcdef";
-  for (int i = 0; i < n; ++i) {
-    BEGIN(KP_tcp_send);
-    if (send(client, buf, sizeof buf, 0) != (ssize_t)sizeof buf) die("send");
-    END(KP_tcp_send);
-    BEGIN(KP_tcp_recv);
-    if (recv(conn, buf, sizeof buf, MSG_WAITALL) != (ssize_t)sizeof buf) die("recv");
-    END(KP_tcp_recv);
-  }
-  close(conn);
-  close(client);
-  close(server);
-}
-
 /* A file write and fsync on a real file system: /mnt is an ext4 disk on virtio-blk (make_initramfs.sh), where fsync
  * must put the data block and a journal commit on the device and wait for them (on tmpfs it does nothing). */
 static void disk_paths(int n) {
@@ -541,7 +501,9 @@ static void print_symbols(void) {
                                        "tick_nohz_idle_exit", "schedule_idle",
                                        /* the file-server paths' ext4 and VFS entry points */
                                        "ext4_file_open", "ext4_file_read_iter", "ext4_file_write_iter",
-                                       "fcntl_setlk", "filp_close", "ext4_create", "ext4_rename2", "ext4_readdir"};
+                                       "fcntl_setlk", "filp_close", "ext4_create", "ext4_rename2", "ext4_readdir",
+                                       /* the network paths' socket and TCP entry points (probe_net.c) */
+                                       "tcp_sendmsg", "tcp_recvmsg", "sock_poll", "tcp_poll", "do_select"};
   FILE *f = fopen("/proc/kallsyms", "r");
   if (!f) die("/proc/kallsyms");
   char line[512], name[256], type;

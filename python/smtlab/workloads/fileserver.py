@@ -11,7 +11,9 @@ in the 2 GiB of RAM left for it, and then wait for the disk model; written data 
 
 tbench: the same client loop with no file system: each client process sends a request over a loopback TCP socket to
 its own server process (tbench_srv), which decodes it (``smb_op``) and replies with the data (4 KiB); the client
-waits for the reply. Throughput: MB of replies per simulated second.
+waits for the reply. The request is a small message (the recorded 16-byte send and recv); the reply is the recorded
+send and recv of 4 KiB with their copies when real paths are on (``tbench_reply``), else the small message's
+estimate plus 4 x ``copy_kb``. Throughput: MB of replies per simulated second (4096 bytes per reply the client read).
 
 Both: every process has its own instruction stream (seed) and its own address space, as the real benchmarks have
 them: dbench forks one child process per client (dbench.c: ``fork()`` per client, each running ``child_run`` over
@@ -29,7 +31,7 @@ from __future__ import annotations
 import random
 from typing import Any, Iterator
 
-from ..os import IO, Block, Send, Task
+from ..os import IO, Block, Compute, Send, Task
 from .base import counters, machine_summary, make_kernel
 from .disk import Disk
 from .kpaths import PATHS, WakeChannel, after_wake, estimated, kernel, mark_waker, recorded, syscall, task_spec
@@ -109,6 +111,18 @@ def build_dbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
     return tasks
 
 
+#: Bytes of one tbench reply (the data of the request it answers), counted when the client has read it.
+TBENCH_REPLY_BYTES = 4096
+
+
+def tbench_reply(side: str, task: Any = None) -> list[Compute]:
+    """The kernel's part of one tbench reply on ``side`` ("send": the server's send, "recv": the client's recv): the
+    recorded call of 4 KiB with its copy (kpaths.REAL_PATHS "tcp_send_4k" / "tcp_recv_4k") when real paths are on,
+    else the small message's estimated call plus the copy of the 4 KiB (4 x ``copy_kb``), as before the recordings."""
+    kib = TBENCH_REPLY_BYTES // 1024
+    return recorded(f"tcp_{side}_4k", [*estimated(f"tcp_{side}"), kernel("copy_kb", kib)], task)
+
+
 def build_tbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list[Task]:
     holder: dict[Any, Task] = {}
     stats["bytes"] = 0
@@ -130,9 +144,8 @@ def build_tbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
                 yield Send(req)
                 yield Block(rep)
                 yield from after_wake(rep, me)
-                yield from syscall("tcp_recv", task=me)
-                yield kernel("copy_kb", 4)
-                stats["bytes"] += 4096
+                yield from tbench_reply("recv", me)
+                stats["bytes"] += TBENCH_REPLY_BYTES
                 stats["done"][c] += 1
 
         def server(c: int = c, req: WakeChannel = req, rep: WakeChannel = rep,
@@ -143,8 +156,7 @@ def build_tbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
                 yield from after_wake(req, me)
                 yield from syscall("tcp_recv", task=me)
                 yield from work.work()  # decode the request, build the reply (kpaths smb_op when off)
-                yield from syscall("tcp_send", task=me)
-                yield kernel("copy_kb", 4)
+                yield from tbench_reply("send", me)
                 mark_waker(rep, me)
                 yield Send(rep)
 

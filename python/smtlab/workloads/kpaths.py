@@ -126,8 +126,8 @@ def sleep_entry() -> list[Compute]:
 #: "Paths"). A kpath instance runs from the user-mode call through the entry, the kernel path and the return, so it
 #: stands for the trap and the path together. Keys are the model's names for what a workload does (``syscall`` takes
 #: the single calls; :func:`recorded` the rest: a sequence of calls, a fault, an interrupt); values the kpath.
-#: Only what the recording really ran: select on 10 TCP sockets, a fork that execs a shell (scaled execve), a
-#: tbench metadata operation and the kernel's bulk copies keep their estimates.
+#: Only what the recording really ran: a fork that execs a shell (scaled execve), a tbench metadata operation and
+#: dbench's bulk copies without recordings keep their estimates.
 REAL_PATHS = {
     "null": "getppid",  # LMbench null call
     "read": "read",  # read() of 1 byte from /dev/zero
@@ -136,12 +136,17 @@ REAL_PATHS = {
     "fstat": "fstat",
     "sigaction": "sigaction",
     "select10": "select",  # LMbench lat_select: 10 regular-file descriptors, zero timeout
+    "select10_tcp": "select_tcp",  # LMbench 2 lat_select tcp: 10 dups of one loopback socket, write set, zero timeout
     "link": "link",  # AIM9 link_test: link() then unlink() of a file (ext4)
     "unlink": "unlink",
     "fork": "fork",  # fork() in the parent up to its return there (LMbench, make, the shell)
     "execve": "execve",  # execve of a small static program, up to its main()
     "tcp_send": "tcp_send",  # send() on a loopback TCP connection, the receiver's side included
     "tcp_recv": "tcp_recv",
+    # tbench's reply: 4 KiB sent by the server, received by the client, each with its copy (the 16-byte paths above
+    # carry the request); without recordings the 16-byte estimate plus 4 x copy_kb (fileserver.tbench_reply).
+    "tcp_send_4k": "tcp_send_4k",
+    "tcp_recv_4k": "tcp_recv_4k",
     "open+close": "open_close",  # LMbench open/close
     "creat+close": "creat",  # AIM9 creat-clo (ext4)
     "kill+signal": "signal",  # LMbench signal handler overhead: kill, delivery, the handler, sigreturn

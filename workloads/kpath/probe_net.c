@@ -1,0 +1,91 @@
+/* The network phase of the kpath probe (probe.c runs it): TCP on the guest's loopback device. One connection, made
+ * before the first instance, serves every path: a send runs the receiver's side in the same call (the loopback
+ * device hands the segment to tcp_v4_rcv in the sender's softirq), so the bytes a recv takes are already queued. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <string.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "probe.h"
+
+enum { SMALL = 16, REPLY = 4096, SELECT_FDS = 10 };
+
+static void send_all(int fd, const char *buf, size_t len, const char *what) {
+  if (send(fd, buf, len, 0) != (ssize_t)len) die(what);
+}
+
+static void recv_all(int fd, char *buf, size_t len, const char *what) {
+  if (recv(fd, buf, len, MSG_WAITALL) != (ssize_t)len) die(what);
+}
+
+/* LMbench 2's "Select on 10 tcp fd's" (lat_select.c, `lat_select tcp 10`): one TCP connection to a loopback server,
+ * dup()ed 10 times; each call passes a copy of the set of the 10 duplicates as the *write* set (no read or except
+ * set), nfds one past the highest, and a zero timeout. A connected socket with room in its send buffer is writable,
+ * so every descriptor is ready and the call polls each once (sock_poll -> tcp_poll) and returns 10. lat_select's
+ * server process only accepts; here the probe accepts itself (nothing is sent on this connection meanwhile). */
+static void select_tcp_path(int n, int client) {
+  int dups[SELECT_FDS], maxfd = -1;
+  fd_set set, nosave;
+  FD_ZERO(&set);
+  for (int k = 0; k < SELECT_FDS; ++k) {
+    if ((dups[k] = dup(client)) < 0) die("dup socket");
+    if (dups[k] > maxfd) maxfd = dups[k];
+    FD_SET(dups[k], &set);
+  }
+  for (int i = 0; i < n; ++i) {
+    struct timeval tv = {0, 0};
+    nosave = set;
+    BEGIN(KP_select_tcp);
+    int ready = select(maxfd + 1, NULL, &nosave, NULL, &tv);
+    END(KP_select_tcp);
+    if (ready != SELECT_FDS) die("select on tcp sockets");
+  }
+  for (int k = 0; k < SELECT_FDS; ++k) close(dups[k]);
+}
+
+void tcp_paths(int n) {
+  int server = socket(AF_INET, SOCK_STREAM, 0), client = socket(AF_INET, SOCK_STREAM, 0);
+  if (server < 0 || client < 0) die("socket");
+  struct sockaddr_in addr;
+  memset(&addr, 0, sizeof addr);
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(5001);
+  int one = 1;
+  setsockopt(server, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (bind(server, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(server, 1) != 0) die("bind/listen");
+  if (connect(client, (struct sockaddr *)&addr, sizeof addr) != 0) die("connect (is lo up?)");
+  int conn = accept(server, NULL, NULL);
+  if (conn < 0) die("accept");
+  setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  setsockopt(conn, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  static char small[SMALL] = "0123456789abcdef", reply[REPLY];
+  memset(reply, 'r', sizeof reply);
+  /* A request: 16 bytes from the client, read by the server's side. */
+  for (int i = 0; i < n; ++i) {
+    BEGIN(KP_tcp_send);
+    send_all(client, small, sizeof small, "send");
+    END(KP_tcp_send);
+    BEGIN(KP_tcp_recv);
+    recv_all(conn, small, sizeof small, "recv");
+    END(KP_tcp_recv);
+  }
+  /* A reply as tbench's server sends it: 4 KiB from the server's side, then the client's recv of the 4 KiB that are
+   * there (one segment: loopback's MTU is 64 KiB). */
+  for (int i = 0; i < n; ++i) {
+    BEGIN(KP_tcp_send_4k);
+    send_all(conn, reply, sizeof reply, "send 4 KiB");
+    END(KP_tcp_send_4k);
+    BEGIN(KP_tcp_recv_4k);
+    recv_all(client, reply, sizeof reply, "recv 4 KiB");
+    END(KP_tcp_recv_4k);
+  }
+  select_tcp_path(n, client);
+  close(conn);
+  close(client);
+  close(server);
+}
