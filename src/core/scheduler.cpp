@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <utility>
 
 namespace smtlab {
 
@@ -286,31 +287,36 @@ bool Scheduler::trainSquashed(const ReplayTrain& r) const {
   return !u.valid || u.age != r.age || u.issued;  // squashed (its loop is emptied) or already sent again
 }
 
-void Scheduler::replayDue(Cycle now, std::uint32_t& issued) {
-  const auto phase = static_cast<std::uint32_t>(now.value % replay_.period());
-  // After catchUpReplays(now) every phase is next due in [now, now + period): this one exactly now, if it has trains.
-  if (phaseHead_[phase] == kNoTrain) return;
+template <class Step>
+void Scheduler::stepTrains(std::uint32_t phase, Step step) {
   std::uint32_t* link = &phaseHead_[phase];
   while (*link != kNoTrain) {
     const std::uint32_t node = *link;
     ReplayTrain& r = trainPool_[node];
-    bool done = trainSquashed(r);
-    if (!done) {
-      if (r.port != kNoReplayPort) ports_.reserve(r.port, r.cls, r.thread, now);
-      ++issued;
-      ++issuedByUnit_[r.unit];
-      ++threads_[r.thread].stats.replayed;
-      done = now >= r.last;
-    }
-    if (done) {
-      *link = r.link;
-      r.link = freeTrain_;
-      freeTrain_ = node;
-      --trainCount_;
-    } else {
+    if (!step(std::as_const(r))) {
       link = &r.link;
+      continue;
     }
+    // Done: unlinked from its phase, its node back to the free list.
+    *link = r.link;
+    r.link = freeTrain_;
+    freeTrain_ = node;
+    --trainCount_;
   }
+}
+
+void Scheduler::replayDue(Cycle now, std::uint32_t& issued) {
+  const auto phase = static_cast<std::uint32_t>(now.value % replay_.period());
+  // After catchUpReplays(now) every phase is next due in [now, now + period): this one exactly now, if it has trains.
+  if (phaseHead_[phase] == kNoTrain) return;
+  stepTrains(phase, [&](const ReplayTrain& r) {
+    if (trainSquashed(r)) return true;
+    if (r.port != kNoReplayPort) ports_.reserve(r.port, r.cls, r.thread, now);
+    ++issued;
+    ++issuedByUnit_[r.unit];
+    ++threads_[r.thread].stats.replayed;
+    return now >= r.last;
+  });
   phaseNext_[phase] = now + replay_.period();
 }
 
@@ -319,29 +325,16 @@ void Scheduler::countSkippedReplays(Cycle now) {
   for (std::uint32_t phase = 0; trainCount_ != 0 && phase < phaseHead_.size(); ++phase) {
     const Cycle first = phaseNext_[phase];
     if (phaseHead_[phase] == kNoTrain || first >= now) continue;
-    std::uint32_t* link = &phaseHead_[phase];
-    while (*link != kNoTrain) {
-      const std::uint32_t node = *link;
-      ReplayTrain& r = trainPool_[node];
-      bool done = trainSquashed(r);  // the same answer at every skipped attempt: nothing ran in between
-      if (!done) {
-        // Its attempts at first, first + period, ... up to its last or now - 1.
-        const std::uint64_t attempts = (std::min(r.last, Cycle{now.value - 1}) - first) / period + 1;
-        const Cycle lastTaken = first + (attempts - 1) * period;
-        if (r.port != kNoReplayPort) ports_.reservePast(r.port, r.cls, r.thread, lastTaken, attempts);
-        issuedByUnit_[r.unit] += attempts;
-        threads_[r.thread].stats.replayed += attempts;
-        done = lastTaken >= r.last;
-      }
-      if (done) {
-        *link = r.link;
-        r.link = freeTrain_;
-        freeTrain_ = node;
-        --trainCount_;
-      } else {
-        link = &r.link;
-      }
-    }
+    stepTrains(phase, [&](const ReplayTrain& r) {
+      if (trainSquashed(r)) return true;  // the same answer at every skipped attempt: nothing ran in between
+      // Its attempts at first, first + period, ... up to its last or now - 1.
+      const std::uint64_t attempts = (std::min(r.last, Cycle{now.value - 1}) - first) / period + 1;
+      const Cycle lastTaken = first + (attempts - 1) * period;
+      if (r.port != kNoReplayPort) ports_.reservePast(r.port, r.cls, r.thread, lastTaken, attempts);
+      issuedByUnit_[r.unit] += attempts;
+      threads_[r.thread].stats.replayed += attempts;
+      return lastTaken >= r.last;
+    });
     phaseNext_[phase] = first + (now - first + period - 1) / period * period;  // its first cycle from now on
   }
   replaysCountedTo_ = now;

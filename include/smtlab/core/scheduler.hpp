@@ -88,6 +88,10 @@ class Scheduler {
   // Counts the attempts of the cycles from replaysCountedTo_ up to now - 1, which the core skipped: nothing issued in
   // them and nothing changed, so each train is settled in one step.
   void countSkippedReplays(Cycle now);
+  // Walks the trains of `phase`; step(train) says whether the train is done, and a done one is unlinked and freed
+  // (the one list walk that replayDue and countSkippedReplays share).
+  template <class Step>
+  void stepTrains(std::uint32_t phase, Step step);
   // Squashed: gone; Parked: waits for a producer (parked or in the heap); Issued; Waits: ready, lacks slot or port.
   enum class WrongPathIssue : std::uint8_t { Squashed, Parked, Issued, Waits };
   WrongPathIssue issueWrongPath(const WaitEntry& e, bool slotFree, Cycle now);
