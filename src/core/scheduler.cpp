@@ -34,11 +34,10 @@ Scheduler::Scheduler(const Config& config, std::span<ThreadContext> threads, Cor
   ready_.reserve(window);
   parked_.resize(threadCount_);
   for (auto& p : parked_) p.reserve(window / threadCount_);
-  // A thread's parked wrong-path uops are of its current wrong path only (older ones are dropped when it changes):
-  // at most a ROB's worth, well inside this reservation.
-  parkedWrongPath_.resize(threadCount_);
-  for (auto& p : parkedWrongPath_) p.reserve(window / threadCount_);
-  parkedEpisode_.assign(threadCount_, 0);
+  // One list head per ROB slot of each thread, indexed as the ROB is (Core sizes it to the same power of two).
+  const std::uint32_t robSlots = std::bit_ceil(queues_[QueueKind::Rob].total());
+  robSlotMask_ = robSlots - 1;
+  realProducerParked_.assign(threadCount_, std::vector<ParkedOnReal>(robSlots));
   woken_.reserve(window);
   wokenNow_.reserve(window);
   if (replay_.enabled()) {
@@ -188,7 +187,10 @@ void Scheduler::finish(Uop& u, std::uint32_t t) {
   ThreadContext& th = threads_[t];
   u.issued = true;
   u.doneAt = u.partsDoneAt;
-  if (!parkedWrongPath_[t].empty()) wakeWrongPathConsumers(t, UopRef::real(u.seq));
+  // Asked at every finish: the head alone first (almost always empty), the episode only behind it.
+  if (realProducerParked_[t][u.seq.value & robSlotMask_].head != kNoParked) {
+    wakeWrongPathConsumers(t, parkedOnReal(t, u.seq));
+  }
   if (u.instr->isBranch()) {
     --th.unresolvedBranches;
     if (u.mispredicted) branches_.mispredictResolved(t, u, u.hasOp ? u.opDoneAt : u.doneAt);
@@ -392,39 +394,44 @@ Scheduler::WrongPathIssue Scheduler::issueWrongPath(const WaitEntry& e, bool slo
   --wp.unissued;
   queues_[QueueKind::Iq].release(e.thread);
   ++th.stats.wrongPathIssued;
-  if (!parkedWrongPath_[e.thread].empty()) wakeWrongPathConsumers(e.thread, e.uop);
+  if (u.parkedConsumers != kNoParked) wakeWrongPathConsumers(e.thread, u.parkedConsumers);
   return WrongPathIssue::Issued;
 }
 
 void Scheduler::parkWrongPath(const WaitEntry& e, UopRef producer) {
-  auto& parked = parkedWrongPath_[e.thread];
-  dropSquashedWrongPath(e.thread);
-  parked.push_back({e, producer});
+  WrongPathState& wp = threads_[e.thread].wrongPath;
+  std::uint64_t& head = producer.isWrongPath() ? wp.at(producer.wrongPathIndex()).parkedConsumers
+                                               : parkedOnReal(e.thread, producer.seq());
+  const std::uint64_t index = e.uop.wrongPathIndex();
+  WrongPathUop& u = wp.at(index);
+  u.parkedNext = head;
+  u.parkedReadyAt = e.readyAt;
+  head = index;
 }
 
-void Scheduler::dropSquashedWrongPath(std::uint32_t t) {
-  // The scheduler is not told of a squash; entries parked before one are all of the squashed wrong path (a squash
-  // takes every wrong-path uop of the thread), so they go together, at the first look after it. Waking them would
-  // only find them squashed (issueWrongPath), so dropping them changes nothing but the host time spent scanning.
+std::uint64_t& Scheduler::parkedOnReal(std::uint32_t t, SeqNum seq) {
+  // The scheduler is not told of a squash; a list set before one is all of the squashed wrong path (a squash takes
+  // every wrong-path uop of the thread, and the real instructions after the branch with them), so it is dropped at
+  // the first look after it. Waking its uops would only find them squashed (issueWrongPath).
+  ParkedOnReal& p = realProducerParked_[t][seq.value & robSlotMask_];
   const std::uint64_t episode = threads_[t].wrongPath.episode;
-  if (parkedEpisode_[t] == episode) return;
-  parkedWrongPath_[t].clear();
-  parkedEpisode_[t] = episode;
+  if (p.episode != episode) {
+    p.head = kNoParked;
+    p.episode = episode;
+  }
+  return p.head;
 }
 
-void Scheduler::wakeWrongPathConsumers(std::uint32_t t, UopRef producer) {
-  // The parked wrong-path uops waiting for `producer` are asked again in this cycle (they see its result time).
-  dropSquashedWrongPath(t);
-  auto& parked = parkedWrongPath_[t];
-  std::size_t keep = 0;
-  for (const ParkedWrongPath& p : parked) {
-    if (p.producer == producer) {
-      woken_.push_back(p.entry);
-    } else {
-      parked[keep++] = p;
-    }
+void Scheduler::wakeWrongPathConsumers(std::uint32_t t, std::uint64_t& head) {
+  // The parked wrong-path uops waiting for this producer are asked again in this cycle (they see its result time);
+  // woken_ is put in age order before it is read, so the list's order does not matter.
+  const WrongPathState& wp = threads_[t].wrongPath;
+  for (std::uint64_t i = head; i != kNoParked;) {
+    const WrongPathUop& u = wp.at(i);
+    woken_.push_back({u.parkedReadyAt, u.age, t, UopRef::wrongPath(i)});
+    i = u.parkedNext;
   }
-  parked.resize(keep);
+  head = kNoParked;
 }
 
 void Scheduler::earliestWake(Cycle now, Cycle& next) const {
