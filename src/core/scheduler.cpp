@@ -59,7 +59,10 @@ bool Scheduler::issue(Cycle now) {
   const std::uint32_t booked = deferReplays_ ? issued : 0;
   // Move everything whose operands are ready by now into the age-ordered ready list.
   // Ages are unique (one per rename in the core), so the order in which due entries arrive does not matter.
+  // A squashed wrong-path uop's entry is dropped here rather than sorted into the list only to be found squashed
+  // (nothing squashes during issue, so it would be gone by its turn too): a mispredict squashes a ROB's worth.
   waiting_.popDue(now, [&](const WaitEntry& e) {
+    if (e.uop.isWrongPath() && wrongPathGone(e)) return;
     ready_.insert(std::upper_bound(ready_.begin(), ready_.end(), e, olderFirst), e);
   });
   if (ready_.empty()) return issued > booked;
@@ -342,13 +345,19 @@ void Scheduler::countSkippedReplays(Cycle now) {
   replaysCountedTo_ = now;
 }
 
+bool Scheduler::wrongPathGone(const WaitEntry& e) const {
+  const WrongPathState& wp = threads_[e.thread].wrongPath;
+  const std::uint64_t index = e.uop.wrongPathIndex();
+  if (index < wp.head || index >= wp.renamed) return true;  // squashed, and its slot not renamed again
+  const WrongPathUop& u = wp.at(index);
+  return u.age != e.age || u.issued;  // its slot holds a younger uop, or it issued (a stale entry)
+}
+
 Scheduler::WrongPathIssue Scheduler::issueWrongPath(const WaitEntry& e, bool slotFree, Cycle now) {
   ThreadContext& th = threads_[e.thread];
   WrongPathState& wp = th.wrongPath;
-  const std::uint64_t index = e.uop.wrongPathIndex();
-  if (index < wp.head || index >= wp.renamed) return WrongPathIssue::Squashed;
-  WrongPathUop& u = wp.at(index);
-  if (u.age != e.age || u.issued) return WrongPathIssue::Squashed;
+  if (wrongPathGone(e)) return WrongPathIssue::Squashed;
+  WrongPathUop& u = wp.at(e.uop.wrongPathIndex());
   // Its operands: every producer named at rename that is still the same uop must have issued (its result time is
   // then known); one that has not parks this uop until it issues. A real producer whose slot holds another uop has
   // retired (its value is in the register file).

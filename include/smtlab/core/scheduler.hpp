@@ -95,6 +95,8 @@ class Scheduler {
   // Squashed: gone; Parked: waits for a producer (parked or in the heap); Issued; Waits: ready, lacks slot or port.
   enum class WrongPathIssue : std::uint8_t { Squashed, Parked, Issued, Waits };
   WrongPathIssue issueWrongPath(const WaitEntry& e, bool slotFree, Cycle now);
+  // The wrong-path uop of entry e was squashed (or has issued): the entry is stale.
+  bool wrongPathGone(const WaitEntry& e) const;
   // Wrong-path register dependences (issue 10 §4): a wrong-path uop whose producer has not issued is parked until
   // that producer (a real instruction or a wrong-path uop) issues, without waking every cycle. Each producer has its
   // own list, linked through the consumers' ring slots (WrongPathUop::parkedNext), so an issue visits only its own
