@@ -209,12 +209,16 @@ std::uint32_t FrontEnd::fetchWrongPath(std::uint32_t t, std::uint32_t budget, Cy
   return got;
 }
 
-bool FrontEnd::resolveWrongPaths(Cycle now) {
-  if (!wrongPath_) return false;
+bool FrontEnd::squashResolvedWrongPaths(Cycle now) {
   bool changed = false;
+  earliestResolve_ = Cycle::never();
   for (std::uint32_t t = 0; t < threadCount_; ++t) {
     ThreadContext& th = threads_[t];
-    if (!th.waitingBranch || th.wrongPath.resolveAt > now) continue;
+    if (!th.waitingBranch) continue;
+    if (th.wrongPath.resolveAt > now) {
+      earliestResolve_ = std::min(earliestResolve_, th.wrongPath.resolveAt);
+      continue;
+    }
     const Cycle redirect = th.wrongPath.resolveAt + mispredictPenalty_;
     th.wrongPath.squash(t, queues_);
     th.wrongPath.resolveAt = Cycle::never();
@@ -277,6 +281,7 @@ void FrontEnd::mispredictResolved(std::uint32_t thread, const Uop& branch, Cycle
       // real front end already carries the right path, not more wrong path, so the right path's first fetch is
       // done + mispredict_penalty, exactly as without a wrong path.
       th.wrongPath.resolveAt = done;
+      earliestResolve_ = std::min(earliestResolve_, done);
       return;
     }
     th.waitingBranch = false;

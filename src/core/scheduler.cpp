@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <utility>
 
 namespace smtlab {
 
@@ -33,11 +34,10 @@ Scheduler::Scheduler(const Config& config, std::span<ThreadContext> threads, Cor
   ready_.reserve(window);
   parked_.resize(threadCount_);
   for (auto& p : parked_) p.reserve(window / threadCount_);
-  // A thread's parked wrong-path uops are of its current wrong path only (older ones are dropped when it changes):
-  // at most a ROB's worth, well inside this reservation.
-  parkedWrongPath_.resize(threadCount_);
-  for (auto& p : parkedWrongPath_) p.reserve(window / threadCount_);
-  parkedEpisode_.assign(threadCount_, 0);
+  // One list head per ROB slot of each thread, indexed as the ROB is (Core sizes it to the same power of two).
+  const std::uint32_t robSlots = std::bit_ceil(queues_[QueueKind::Rob].total());
+  robSlotMask_ = robSlots - 1;
+  realProducerParked_.assign(threadCount_, std::vector<ParkedOnReal>(robSlots));
   woken_.reserve(window);
   wokenNow_.reserve(window);
   if (replay_.enabled()) {
@@ -59,7 +59,10 @@ bool Scheduler::issue(Cycle now) {
   const std::uint32_t booked = deferReplays_ ? issued : 0;
   // Move everything whose operands are ready by now into the age-ordered ready list.
   // Ages are unique (one per rename in the core), so the order in which due entries arrive does not matter.
+  // A squashed wrong-path uop's entry is dropped here rather than sorted into the list only to be found squashed
+  // (nothing squashes during issue, so it would be gone by its turn too): a mispredict squashes a ROB's worth.
   waiting_.popDue(now, [&](const WaitEntry& e) {
+    if (e.uop.isWrongPath() && wrongPathGone(e)) return;
     ready_.insert(std::upper_bound(ready_.begin(), ready_.end(), e, olderFirst), e);
   });
   if (ready_.empty()) return issued > booked;
@@ -187,7 +190,10 @@ void Scheduler::finish(Uop& u, std::uint32_t t) {
   ThreadContext& th = threads_[t];
   u.issued = true;
   u.doneAt = u.partsDoneAt;
-  if (!parkedWrongPath_[t].empty()) wakeWrongPathConsumers(t, UopRef::real(u.seq));
+  // Asked at every finish: the head alone first (almost always empty), the episode only behind it.
+  if (realProducerParked_[t][u.seq.value & robSlotMask_].head != kNoParked) {
+    wakeWrongPathConsumers(t, parkedOnReal(t, u.seq));
+  }
   if (u.instr->isBranch()) {
     --th.unresolvedBranches;
     if (u.mispredicted) branches_.mispredictResolved(t, u, u.hasOp ? u.opDoneAt : u.doneAt);
@@ -286,31 +292,36 @@ bool Scheduler::trainSquashed(const ReplayTrain& r) const {
   return !u.valid || u.age != r.age || u.issued;  // squashed (its loop is emptied) or already sent again
 }
 
-void Scheduler::replayDue(Cycle now, std::uint32_t& issued) {
-  const auto phase = static_cast<std::uint32_t>(now.value % replay_.period());
-  // After catchUpReplays(now) every phase is next due in [now, now + period): this one exactly now, if it has trains.
-  if (phaseHead_[phase] == kNoTrain) return;
+template <class Step>
+void Scheduler::stepTrains(std::uint32_t phase, Step step) {
   std::uint32_t* link = &phaseHead_[phase];
   while (*link != kNoTrain) {
     const std::uint32_t node = *link;
     ReplayTrain& r = trainPool_[node];
-    bool done = trainSquashed(r);
-    if (!done) {
-      if (r.port != kNoReplayPort) ports_.reserve(r.port, r.cls, r.thread, now);
-      ++issued;
-      ++issuedByUnit_[r.unit];
-      ++threads_[r.thread].stats.replayed;
-      done = now >= r.last;
-    }
-    if (done) {
-      *link = r.link;
-      r.link = freeTrain_;
-      freeTrain_ = node;
-      --trainCount_;
-    } else {
+    if (!step(std::as_const(r))) {
       link = &r.link;
+      continue;
     }
+    // Done: unlinked from its phase, its node back to the free list.
+    *link = r.link;
+    r.link = freeTrain_;
+    freeTrain_ = node;
+    --trainCount_;
   }
+}
+
+void Scheduler::replayDue(Cycle now, std::uint32_t& issued) {
+  const auto phase = static_cast<std::uint32_t>(now.value % replay_.period());
+  // After catchUpReplays(now) every phase is next due in [now, now + period): this one exactly now, if it has trains.
+  if (phaseHead_[phase] == kNoTrain) return;
+  stepTrains(phase, [&](const ReplayTrain& r) {
+    if (trainSquashed(r)) return true;
+    if (r.port != kNoReplayPort) ports_.reserve(r.port, r.cls, r.thread, now);
+    ++issued;
+    ++issuedByUnit_[r.unit];
+    ++threads_[r.thread].stats.replayed;
+    return now >= r.last;
+  });
   phaseNext_[phase] = now + replay_.period();
 }
 
@@ -319,41 +330,34 @@ void Scheduler::countSkippedReplays(Cycle now) {
   for (std::uint32_t phase = 0; trainCount_ != 0 && phase < phaseHead_.size(); ++phase) {
     const Cycle first = phaseNext_[phase];
     if (phaseHead_[phase] == kNoTrain || first >= now) continue;
-    std::uint32_t* link = &phaseHead_[phase];
-    while (*link != kNoTrain) {
-      const std::uint32_t node = *link;
-      ReplayTrain& r = trainPool_[node];
-      bool done = trainSquashed(r);  // the same answer at every skipped attempt: nothing ran in between
-      if (!done) {
-        // Its attempts at first, first + period, ... up to its last or now - 1.
-        const std::uint64_t attempts = (std::min(r.last, Cycle{now.value - 1}) - first) / period + 1;
-        const Cycle lastTaken = first + (attempts - 1) * period;
-        if (r.port != kNoReplayPort) ports_.reservePast(r.port, r.cls, r.thread, lastTaken, attempts);
-        issuedByUnit_[r.unit] += attempts;
-        threads_[r.thread].stats.replayed += attempts;
-        done = lastTaken >= r.last;
-      }
-      if (done) {
-        *link = r.link;
-        r.link = freeTrain_;
-        freeTrain_ = node;
-        --trainCount_;
-      } else {
-        link = &r.link;
-      }
-    }
+    stepTrains(phase, [&](const ReplayTrain& r) {
+      if (trainSquashed(r)) return true;  // the same answer at every skipped attempt: nothing ran in between
+      // Its attempts at first, first + period, ... up to its last or now - 1.
+      const std::uint64_t attempts = (std::min(r.last, Cycle{now.value - 1}) - first) / period + 1;
+      const Cycle lastTaken = first + (attempts - 1) * period;
+      if (r.port != kNoReplayPort) ports_.reservePast(r.port, r.cls, r.thread, lastTaken, attempts);
+      issuedByUnit_[r.unit] += attempts;
+      threads_[r.thread].stats.replayed += attempts;
+      return lastTaken >= r.last;
+    });
     phaseNext_[phase] = first + (now - first + period - 1) / period * period;  // its first cycle from now on
   }
   replaysCountedTo_ = now;
 }
 
+bool Scheduler::wrongPathGone(const WaitEntry& e) const {
+  const WrongPathState& wp = threads_[e.thread].wrongPath;
+  const std::uint64_t index = e.uop.wrongPathIndex();
+  if (index < wp.head || index >= wp.renamed) return true;  // squashed, and its slot not renamed again
+  const WrongPathUop& u = wp.at(index);
+  return u.age != e.age || u.issued;  // its slot holds a younger uop, or it issued (a stale entry)
+}
+
 Scheduler::WrongPathIssue Scheduler::issueWrongPath(const WaitEntry& e, bool slotFree, Cycle now) {
   ThreadContext& th = threads_[e.thread];
   WrongPathState& wp = th.wrongPath;
-  const std::uint64_t index = e.uop.wrongPathIndex();
-  if (index < wp.head || index >= wp.renamed) return WrongPathIssue::Squashed;
-  WrongPathUop& u = wp.at(index);
-  if (u.age != e.age || u.issued) return WrongPathIssue::Squashed;
+  if (wrongPathGone(e)) return WrongPathIssue::Squashed;
+  WrongPathUop& u = wp.at(e.uop.wrongPathIndex());
   // Its operands: every producer named at rename that is still the same uop must have issued (its result time is
   // then known); one that has not parks this uop until it issues. A real producer whose slot holds another uop has
   // retired (its value is in the register file).
@@ -399,39 +403,44 @@ Scheduler::WrongPathIssue Scheduler::issueWrongPath(const WaitEntry& e, bool slo
   --wp.unissued;
   queues_[QueueKind::Iq].release(e.thread);
   ++th.stats.wrongPathIssued;
-  if (!parkedWrongPath_[e.thread].empty()) wakeWrongPathConsumers(e.thread, e.uop);
+  if (u.parkedConsumers != kNoParked) wakeWrongPathConsumers(e.thread, u.parkedConsumers);
   return WrongPathIssue::Issued;
 }
 
 void Scheduler::parkWrongPath(const WaitEntry& e, UopRef producer) {
-  auto& parked = parkedWrongPath_[e.thread];
-  dropSquashedWrongPath(e.thread);
-  parked.push_back({e, producer});
+  WrongPathState& wp = threads_[e.thread].wrongPath;
+  std::uint64_t& head = producer.isWrongPath() ? wp.at(producer.wrongPathIndex()).parkedConsumers
+                                               : parkedOnReal(e.thread, producer.seq());
+  const std::uint64_t index = e.uop.wrongPathIndex();
+  WrongPathUop& u = wp.at(index);
+  u.parkedNext = head;
+  u.parkedReadyAt = e.readyAt;
+  head = index;
 }
 
-void Scheduler::dropSquashedWrongPath(std::uint32_t t) {
-  // The scheduler is not told of a squash; entries parked before one are all of the squashed wrong path (a squash
-  // takes every wrong-path uop of the thread), so they go together, at the first look after it. Waking them would
-  // only find them squashed (issueWrongPath), so dropping them changes nothing but the host time spent scanning.
+std::uint64_t& Scheduler::parkedOnReal(std::uint32_t t, SeqNum seq) {
+  // The scheduler is not told of a squash; a list set before one is all of the squashed wrong path (a squash takes
+  // every wrong-path uop of the thread, and the real instructions after the branch with them), so it is dropped at
+  // the first look after it. Waking its uops would only find them squashed (issueWrongPath).
+  ParkedOnReal& p = realProducerParked_[t][seq.value & robSlotMask_];
   const std::uint64_t episode = threads_[t].wrongPath.episode;
-  if (parkedEpisode_[t] == episode) return;
-  parkedWrongPath_[t].clear();
-  parkedEpisode_[t] = episode;
+  if (p.episode != episode) {
+    p.head = kNoParked;
+    p.episode = episode;
+  }
+  return p.head;
 }
 
-void Scheduler::wakeWrongPathConsumers(std::uint32_t t, UopRef producer) {
-  // The parked wrong-path uops waiting for `producer` are asked again in this cycle (they see its result time).
-  dropSquashedWrongPath(t);
-  auto& parked = parkedWrongPath_[t];
-  std::size_t keep = 0;
-  for (const ParkedWrongPath& p : parked) {
-    if (p.producer == producer) {
-      woken_.push_back(p.entry);
-    } else {
-      parked[keep++] = p;
-    }
+void Scheduler::wakeWrongPathConsumers(std::uint32_t t, std::uint64_t& head) {
+  // The parked wrong-path uops waiting for this producer are asked again in this cycle (they see its result time);
+  // woken_ is put in age order before it is read, so the list's order does not matter.
+  const WrongPathState& wp = threads_[t].wrongPath;
+  for (std::uint64_t i = head; i != kNoParked;) {
+    const WrongPathUop& u = wp.at(i);
+    woken_.push_back({u.parkedReadyAt, u.age, t, UopRef::wrongPath(i)});
+    i = u.parkedNext;
   }
-  parked.resize(keep);
+  head = kNoParked;
 }
 
 void Scheduler::earliestWake(Cycle now, Cycle& next) const {

@@ -29,6 +29,7 @@ void WrongPathState::fetchOne(Cycle availableAt) {
   u.issued = false;
   u.doneAt = Cycle::never();
   u.producers = 0;
+  u.parkedConsumers = kNoParked;  // a new uop in this slot: nothing waits for it yet
   const RecentCode::Entry* e = walkPc != 0 ? code.find(walkPc) : nullptr;
   const CodeOp& op = e != nullptr ? e->code : mix[(mixNext + sinceBranch) % kWrongPathMix];
   ++sinceBranch;

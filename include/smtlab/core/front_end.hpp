@@ -36,7 +36,8 @@ class FrontEnd final : public IBranchResolutionPort {
   void mispredictResolved(std::uint32_t thread, const Uop& branch, Cycle done) override;
   // Wrong path: squashes the wrong-path uops of every thread whose mispredicted branch's result has come by `now`;
   // its right path is fetched mispredict_penalty cycles later (called first in the cycle). True if any.
-  bool resolveWrongPaths(Cycle now);
+  // Inline: asked at every tick, and almost always no result is due (the earliest one is kept).
+  bool resolveWrongPaths(Cycle now) { return earliestResolve_ <= now && squashResolvedWrongPaths(now); }
 
   const IFetchPolicy& policy() const { return *policy_; }
   const BranchPredictor& predictor() const { return predictor_; }
@@ -48,6 +49,7 @@ class FrontEnd final : public IBranchResolutionPort {
   std::uint32_t fetchWrongPath(std::uint32_t t, std::uint32_t budget, Cycle now);
   // Trace-cache build mode: the shared decoder serves one thread in build mode this cycle (core.build_width).
   void decode(Cycle now);
+  bool squashResolvedWrongPaths(Cycle now);  // resolveWrongPaths, when a result may be due
 
   const CoreId core_;
   const std::uint32_t threadCount_;
@@ -58,6 +60,9 @@ class FrontEnd final : public IBranchResolutionPort {
   const std::uint32_t l1iLatency_;
   const std::uint32_t buildWidth_;  // core.build_width: 0 = no build mode
   const std::uint32_t pipeCapacity_;
+  // No thread's WrongPathState::resolveAt is before this (a lower bound: a branch squashed with its thread's younger
+  // instructions leaves it behind, which costs one needless look).
+  Cycle earliestResolve_ = Cycle::never();
   const bool wrongPath_;
   MemorySystem& memory_;
   std::span<ThreadContext> threads_;

@@ -88,18 +88,30 @@ class Scheduler {
   // Counts the attempts of the cycles from replaysCountedTo_ up to now - 1, which the core skipped: nothing issued in
   // them and nothing changed, so each train is settled in one step.
   void countSkippedReplays(Cycle now);
+  // Walks the trains of `phase`; step(train) says whether the train is done, and a done one is unlinked and freed
+  // (the one list walk that replayDue and countSkippedReplays share).
+  template <class Step>
+  void stepTrains(std::uint32_t phase, Step step);
   // Squashed: gone; Parked: waits for a producer (parked or in the heap); Issued; Waits: ready, lacks slot or port.
   enum class WrongPathIssue : std::uint8_t { Squashed, Parked, Issued, Waits };
   WrongPathIssue issueWrongPath(const WaitEntry& e, bool slotFree, Cycle now);
-  // Wrong-path register dependences (issue 10 §4): a wrong-path uop whose producer has not issued waits here, per
-  // thread, until that producer (a real instruction or a wrong-path uop) issues, without waking every cycle.
-  struct ParkedWrongPath {
-    WaitEntry entry;
-    UopRef producer;
+  // The wrong-path uop of entry e was squashed (or has issued): the entry is stale.
+  bool wrongPathGone(const WaitEntry& e) const;
+  // Wrong-path register dependences (issue 10 §4): a wrong-path uop whose producer has not issued is parked until
+  // that producer (a real instruction or a wrong-path uop) issues, without waking every cycle. Each producer has its
+  // own list, linked through the consumers' ring slots (WrongPathUop::parkedNext), so an issue visits only its own
+  // consumers: the head is in the producer's ring slot for a wrong-path producer, in realProducerParked_ for a real
+  // one.
+  struct ParkedOnReal {
+    std::uint64_t head = kNoParked;  // ring index of the first wrong-path uop parked on the ROB slot's instruction
+    std::uint64_t episode = 0;       // WrongPathState::episode when it was set: an older list is of a squashed path
   };
   void parkWrongPath(const WaitEntry& e, UopRef producer);
-  void wakeWrongPathConsumers(std::uint32_t t, UopRef producer);
-  void dropSquashedWrongPath(std::uint32_t t);
+  // Moves the uops of the list at `head` into woken_ (they are asked again in this cycle) and empties it.
+  void wakeWrongPathConsumers(std::uint32_t t, std::uint64_t& head);
+  // The list of the wrong-path uops parked on real instruction `seq` of thread t, emptied first if it is of a
+  // squashed wrong path.
+  std::uint64_t& parkedOnReal(std::uint32_t t, SeqNum seq);
 
   const std::uint32_t threadCount_;
   const std::uint32_t issueWidth_;
@@ -128,8 +140,8 @@ class Scheduler {
   std::vector<WaitEntry> woken_, wokenNow_;  // parked loads whose thread issued a store uop in this cycle
   std::array<std::uint64_t, kFuKinds + 1> issuedByUnit_{};
   const std::uint32_t wrongPathLoadLatency_;  // a wrong-path load delivers at the L1-hit time (it has no address)
-  std::vector<std::vector<ParkedWrongPath>> parkedWrongPath_;
-  std::vector<std::uint64_t> parkedEpisode_;  // WrongPathState::episode of each thread's parked entries
+  std::vector<std::vector<ParkedOnReal>> realProducerParked_;  // per thread, by ROB slot
+  std::uint64_t robSlotMask_ = 0;                              // the ROB ring's (ThreadContext::robMask)
 };
 
 }  // namespace smtlab

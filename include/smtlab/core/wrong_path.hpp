@@ -48,6 +48,8 @@ class UopRef {
   std::uint64_t bits_ = 0;
 };
 
+inline constexpr std::uint64_t kNoParked = ~std::uint64_t{0};
+
 struct WrongPathUop {
   Cycle availableAt{0};   // reaches the end of the front-end pipe
   std::uint64_t age = 0;  // rename age (the core-wide counter of RenameAllocate): tells this uop from a reused slot
@@ -62,6 +64,12 @@ struct WrongPathUop {
   std::array<UopRef, kMaxSrcRegs> producer{};
   std::array<std::uint64_t, kMaxSrcRegs> producerAge{};
   Cycle doneAt = Cycle::never();  // its result, once issued
+  // The scheduler's lists of uops parked until a producer issues (scheduler.cpp, parkWrongPath): the ring index of
+  // the first wrong-path uop parked on this one, and, while this one is parked, the next uop parked on the same
+  // producer and its scheduler entry's readyAt. kNoParked ends a list.
+  std::uint64_t parkedConsumers = kNoParked;
+  std::uint64_t parkedNext = kNoParked;
+  Cycle parkedReadyAt{0};
 };
 
 // One thread's wrong path. Ring positions only grow: [head, renamed) are in the ROB (of which `unissued` also in the
