@@ -131,7 +131,14 @@ void KpathBoot::checkEveryPathOfTheProbeHasItsInstances() {
 void KpathBoot::checkNullSystemCallIsUserThenKernelThenUser() {
   // getppid(): glibc's syscall() wrapper in user mode, the kernel's entry, do_syscall_64, sys_getppid and the exit
   // work, then back. Linux 6.1 with mitigations=off runs about 150-300 kernel instructions for it; the band is wide
-  // but two-sided (a recording of the wrong thing, e.g. a whole tick, is far outside it).
+  // but two-sided (a recording of the wrong thing, e.g. a whole tick, is far outside it). An interrupt taken while
+  // the call is in kernel mode stays in the instance (system_trace.hpp, removeUserModeInterrupts): a tick, ~2,600 or
+  // more, can land in a 300-instruction call when the host is loaded (the guest's clock is the host's), and so can a
+  // preemption on the way out (a woken kworker: __schedule, the other task, the switch back). The upper bound holds
+  // for the instances with neither, and at least 3 of the 5 must be such.
+  const std::uint64_t vectors[] = {symbol("asm_sysvec_apic_timer_interrupt"), symbol("asm_sysvec_reschedule_ipi"),
+                                   symbol("asm_sysvec_call_function_single"), symbol("__schedule")};
+  int plain = 0;
   for (int seed = 0; seed < 5; ++seed) {
     const auto t = instance("getppid", seed);
     ASSERT_FALSE(t.empty());
@@ -139,7 +146,10 @@ void KpathBoot::checkNullSystemCallIsUserThenKernelThenUser() {
     EXPECT_LT(t.back().pc, kKernelHalf);
     const std::uint64_t kernel = kernelCount(t);
     EXPECT_GE(kernel, 60u) << "seed " << seed;
-    EXPECT_LE(kernel, 1500u) << "seed " << seed;
+    if (std::none_of(std::begin(vectors), std::end(vectors), [&](std::uint64_t v) { return runs(t, v); })) {
+      ++plain;
+      EXPECT_LE(kernel, 1500u) << "seed " << seed;
+    }
     // The kernel reads its per-CPU data and the task (kernel-half addresses) ...
     EXPECT_TRUE(std::any_of(t.begin(), t.end(), [](const Instr& i) {
       return i.pc >= kKernelHalf && i.loads[0].valid() && i.loads[0].addr >= kKernelHalf;
@@ -150,6 +160,7 @@ void KpathBoot::checkNullSystemCallIsUserThenKernelThenUser() {
     EXPECT_TRUE((entry - 1)->taken);
     EXPECT_EQ((entry - 1)->target, entry->pc);
   }
+  EXPECT_GE(plain, 3);
 }
 
 void KpathBoot::checkWarmInstancesOfOnePathRunTheSameUserCode() {
