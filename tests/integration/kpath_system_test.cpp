@@ -109,9 +109,11 @@ void KpathBoot::checkEveryPathOfTheProbeHasItsInstances() {
     const auto list = instances(k.name);
     if (k.name == "resched_ipi") {
       // One wake-up per spin: at most one IPI instance each, and at least half of them (a tick between the wake-up
-      // and the IPI may do the preemption instead, and that run does not start at the vector).
+      // and the IPI may do the preemption instead, and that run does not start at the vector). Kernel work the probe
+      // does not start (a kworker that a timer on CPU 0 wakes on CPU 1) can send CPU 1 a reschedule IPI of its own
+      // during a spin, a real one into the spinner that is kept: up to 2 more (s19 CI2: 31 from 30 spins).
       EXPECT_GE(list.size(), 5u) << k.name;
-      EXPECT_LE(list.size(), 10u) << k.name;
+      EXPECT_LE(list.size(), 12u) << k.name;
     } else if (k.name == "wake_ipi") {
       // One wake-up per region: at most one instance each; the IPI is sent unless the wake-up finds the idle loop
       // polling (the short stretch around HLT with TIF_POLLING_NRFLAG set), so at least half.

@@ -134,7 +134,9 @@ def test_new_paths_are_in_the_manifest_kernel_mode_and_not_empty(real_paths):
         assert len(inst) == n, name
         assert all(length > kernel > 0 for _, length, kernel in inst), name  # the user-mode call around the kernel
     ipi = m["paths"]["resched_ipi"]["instances"]
-    assert n // 2 <= len(ipi) <= n
+    # Up to 2 more than the spins: kernel work the probe does not start (a kworker woken on CPU 1 by a timer on CPU 0)
+    # can send CPU 1 a reschedule IPI of its own during a spin, a real one into the spinner (s19 CI2: 31 from 30).
+    assert n // 2 <= len(ipi) <= n + 2
     assert all(length == kernel > 0 for _, length, kernel in ipi)
     for s in ("asm_sysvec_reschedule_ipi", "__schedule", "blk_mq_submit_bio", "virtio_queue_rq", "virtio_queue_rqs"):
         assert m["symbols"][s] >= 1 << 63, s  # a kernel address reported by the guest
