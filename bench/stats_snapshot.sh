@@ -6,6 +6,10 @@
 # raytrace are run too, one and two threads, so a change is also checked on real streams. Binaries of two build trees
 # read their own kernel: traces, recorded separately and not byte-identical: point both runs at one cache with
 # SMTLAB_KERNEL_CACHE=<build>/kernels.
+# With SNAPSHOT_OS=1 an OS-driven run is added (dbench, 20 clients, HT on, Linux 2.4, real kpath: kernel paths, user
+# streams off): the only case that switches a hardware thread's source while the core runs (ThreadContext::reset),
+# which session 20 found a defect through. It imports `smtlab` as $PYTHON finds it: put the build's python/ first on
+# PYTHONPATH, and point both runs at one recording with SMTLAB_KPATH_CACHE (recordings of two boots differ).
 set -euo pipefail
 bin=$1
 out=$2
@@ -55,4 +59,19 @@ if [[ -n $traces ]]; then
     run "nb_${prog}_1t" -c netburst --set core.threads=1 "$traces/$prog.a.trace" -n 200000
     run "nb_${prog}_2t" -c netburst "$traces/$prog.a.trace" "$traces/$prog.b.trace" -n 200000
   done
+fi
+if [[ ${SNAPSHOT_OS:-0} == 1 ]]; then
+  "$py" - "$out/os_dbench_linux24_ht.json" <<'PY'
+import json, os, sys
+from smtlab.workloads import fileserver, kpaths, user_streams
+os.environ[user_streams.USER_STREAMS_ENV] = "0"
+why = kpaths.enable_real_paths()
+if why is not None:
+    sys.exit(f"stats_snapshot: {why}")
+r = fileserver.run("dbench", 20, True, "linux24", 5.0, 5.0)
+tmp = sys.argv[1] + ".tmp"
+with open(tmp, "w") as f:
+    json.dump({k: v for k, v in r.items() if k != "host_seconds"}, f, indent=1, sort_keys=True, default=str)
+os.replace(tmp, sys.argv[1])
+PY
 fi

@@ -20,6 +20,7 @@ void WrongPathState::reset() {
   mixNext = 0;
   code.reset();
   walkPc = 0;
+  renameMap.fill(0);
 }
 
 void WrongPathState::fetchOne(Cycle availableAt) {

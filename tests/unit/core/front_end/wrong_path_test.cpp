@@ -162,5 +162,24 @@ TEST(WrongPath, OffTheThreadStopsFetchingAtTheMispredict) {
   EXPECT_TRUE(b.h.threads[0].wrongPath.empty());
 }
 
+TEST(WrongPath, AResetLeavesNoWrongPathWriterInTheRenameMap) {
+  // Ring positions start again at 0 after a reset (a new trace on the thread, as at an OS task switch), so an entry
+  // of the wrong-path rename map from before it would look live (index >= head = 0) and name a slot of a squashed
+  // uop as a producer: a later wrong-path uop would then park on it and wait for the slot's next issue (session 20
+  // found this through statistics that changed with the scheduler's host-speed rework). Invariant: after reset, no
+  // register has a wrong-path writer.
+  WrongPathState wp;
+  wp.allocate(64);
+  for (int i = 0; i < 40; ++i) wp.fetchOne(Cycle{1});
+  // As rename does for a uop writing r (rename_allocate.cpp, renameWrongPath): ring index + 1.
+  wp.renamed = 40;
+  for (std::size_t r = 0; r < wp.renameMap.size(); ++r) wp.renameMap[r] = 1 + (r % 40);
+  wp.reset();
+  EXPECT_EQ(wp.head, 0u);
+  for (std::size_t r = 0; r < wp.renameMap.size(); ++r) {
+    EXPECT_EQ(wp.renameMap[r], 0u) << "register " << r << " still names ring index " << wp.renameMap[r] - 1;
+  }
+}
+
 }  // namespace
 }  // namespace smtlab::test
