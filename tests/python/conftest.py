@@ -54,3 +54,24 @@ def cfg_2x2():
 def data_dir():
     """tests/data."""
     return ROOT / "tests" / "data"
+
+
+@pytest.fixture
+def real_paths(monkeypatch):
+    """Real kernel paths on, as the study switches them on (the kpath: cache is recorded on first use: about a minute
+    of qemu-system). setenv records the variable as it was, and its undo puts that back after the test;
+    enable_real_paths writes os.environ itself, so a delenv after the yield would record "1" and leave real paths on
+    for every later test."""
+    from smtlab.workloads import kpaths
+
+    monkeypatch.setenv(kpaths.REAL_PATHS_ENV, "")
+    assert kpaths.enable_real_paths() is None
+    yield
+
+
+@pytest.fixture
+def estimates(monkeypatch):
+    """Real kernel paths off: every system call runs its estimated instruction count."""
+    from smtlab.workloads import kpaths
+
+    monkeypatch.setenv(kpaths.REAL_PATHS_ENV, "0")

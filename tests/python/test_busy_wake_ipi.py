@@ -14,8 +14,6 @@ CPU took. On paper, on one HT core (CPU 0 and CPU 1) under linux24 with OS costs
 
 from __future__ import annotations
 
-import pytest
-
 from smtlab import Source
 from smtlab.os import Block, Compute, Send, Task
 from smtlab.workloads import kpaths
@@ -23,14 +21,6 @@ from smtlab.workloads.base import make_kernel
 
 WORK = 10_000
 GAP = 200_000
-
-
-@pytest.fixture
-def real_paths(monkeypatch):
-    # setenv records the variable as it was; its undo puts that back after the test.
-    monkeypatch.setenv(kpaths.REAL_PATHS_ENV, "")
-    assert kpaths.enable_real_paths() is None
-    yield
 
 
 def _wake_scene(spinner: bool):

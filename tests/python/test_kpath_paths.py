@@ -13,8 +13,6 @@ import pathlib
 import re
 from types import SimpleNamespace
 
-import pytest
-
 from smtlab.os import Task
 from smtlab.workloads import aim9, kpaths, lmbench
 from smtlab.workloads.base import make_kernel
@@ -25,20 +23,6 @@ ROOT = pathlib.Path(__file__).parents[2]
 def _kpath_names() -> list[str]:
     text = (ROOT / "workloads/kpath/kpath_paths.h").read_text()
     return re.findall(r"^KPATH\((\w+),", text, flags=re.M)
-
-
-@pytest.fixture
-def real_paths(monkeypatch):
-    # setenv records the variable as it was, and its undo puts that back after the test; enable_real_paths writes
-    # os.environ itself, so a delenv after the yield would record "1" and leave real paths on for later tests.
-    monkeypatch.setenv(kpaths.REAL_PATHS_ENV, "")
-    assert kpaths.enable_real_paths() is None
-    yield
-
-
-@pytest.fixture
-def estimates(monkeypatch):
-    monkeypatch.setenv(kpaths.REAL_PATHS_ENV, "0")
 
 
 def _manifest() -> dict:

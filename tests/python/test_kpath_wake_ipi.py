@@ -23,15 +23,6 @@ ROOT = pathlib.Path(__file__).parents[2]
 ROUNDS = 3
 
 
-@pytest.fixture
-def real_paths(monkeypatch):
-    # setenv records the variable as it was, and its undo puts that back after the test; enable_real_paths writes
-    # os.environ itself, so a delenv after the yield would record "1" and leave real paths on for later tests.
-    monkeypatch.setenv(kpaths.REAL_PATHS_ENV, "")
-    assert kpaths.enable_real_paths() is None
-    yield
-
-
 def _manifest() -> dict:
     if os.environ.get("SMTLAB_KPATH_CACHE"):
         path = pathlib.Path(os.environ["SMTLAB_KPATH_CACHE"]) / "kpaths.json"

@@ -32,20 +32,6 @@ def _kpath_names() -> list[str]:
 
 
 @pytest.fixture
-def real_paths(monkeypatch):
-    # setenv records the variable as it was, and its undo puts that back after the test; enable_real_paths writes
-    # os.environ itself, so a delenv after the yield would record "1" and leave real paths on for later tests.
-    monkeypatch.setenv(kpaths.REAL_PATHS_ENV, "")
-    assert kpaths.enable_real_paths() is None
-    yield
-
-
-@pytest.fixture
-def estimates(monkeypatch):
-    monkeypatch.setenv(kpaths.REAL_PATHS_ENV, "0")
-
-
-@pytest.fixture
 def kernel_stub(monkeypatch):
     # The workloads' user-mode work as estimates (a stretch of the task's own stream), so the steps below are the
     # kernel's and one Compute of user work each.

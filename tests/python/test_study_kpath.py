@@ -10,22 +10,10 @@ import os
 import pathlib
 import re
 
-import pytest
-
 from smtlab import Source
 from smtlab.os import Compute, Task, Yield
 from smtlab.workloads import kpaths
 from smtlab.workloads.base import make_kernel
-
-
-@pytest.fixture
-def real_paths(monkeypatch):
-    """Real paths on, as the study switches them on (records the cache on first use: about a minute of qemu)."""
-    # setenv records the variable as it was, and its undo puts that back after the test; enable_real_paths writes
-    # os.environ itself, so a delenv after the yield would record "1" and leave real paths on for later tests.
-    monkeypatch.setenv(kpaths.REAL_PATHS_ENV, "")
-    assert kpaths.enable_real_paths() is None
-    yield
 
 
 def _manifest_instance(source_name: str) -> tuple[int, int]:
