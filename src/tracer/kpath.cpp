@@ -48,6 +48,10 @@ namespace {
 const fs::path kSourceDir = SMTLAB_KPATH_SOURCE_DIR;
 const fs::path kProbeDir = kSourceDir / "workloads/kpath";
 constexpr const char* kManifest = "kpaths.json";
+// The guest kernel's boot options (kpath_count=N follows them). A cache recorded with other options is recorded again
+// (kpathBootOptionsMatch): session 20 added nokaslr, and recordings made with KASLR are not comparable.
+constexpr const char* kBootOptions =
+    "console=ttyS0 mitigations=off init_on_alloc=0 nokaslr quiet rdinit=/init no_timer_check panic=-1";
 // Per-CPU stream cap: the probe's regions at the default count take ~100 MB; a runaway region stops here.
 constexpr std::uint64_t kStreamLimitBytes = 2ull << 30;
 
@@ -138,6 +142,18 @@ bool kpathCacheCarriesUops(const fs::path& dir) {
   try {
     return NativeTraceReader((dir / (kpaths().front().name + ".trace")).string()).version() >= 3;
   } catch (const Error&) {
+    return false;
+  }
+}
+
+// True when the manifest names the boot options this build records with (a missing key: recorded before they were
+// kept, so with KASLR).
+bool kpathBootOptionsMatch(const fs::path& manifest) {
+  try {
+    const boost::json::value m = boost::json::parse(readFile(manifest));
+    const auto* options = m.as_object().if_contains("boot_options");
+    return options != nullptr && options->is_string() && options->as_string() == kBootOptions;
+  } catch (const std::exception&) {
     return false;
   }
 }
@@ -290,7 +306,7 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
   const fs::path manifest = dir / kManifest;
   auto current = [&] {
     return fs::exists(manifest) && !probeSourcesNewerThan(manifest) &&
-           ((kpathCacheCarriesUops(dir) && tracerStampCurrent(manifest.string())) || systemTracerUnavailableReason());
+           ((kpathCacheCarriesUops(dir) && kpathBootOptionsMatch(manifest) && tracerStampCurrent(manifest.string())) || systemTracerUnavailableReason());
   };
   if (current()) return manifest.string();
   if (auto why = systemTracerUnavailableReason()) throw TraceError("kpath: cannot record kernel paths: " + *why);
@@ -340,6 +356,10 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
   }
   const std::string rawPrefix = (work / "raw").string();
   const fs::path console = work / "console.log";
+  // nokaslr: the kernel's text, modules and direct map lie at the same addresses in every boot, as they did in the
+  // reference study's 2.4/2.5 kernels (no KASLR before 3.14). With KASLR each recording put kernel code and data in
+  // other cache sets and predictor slots: two boots of one probe gave dbench (20 clients, HT on) 181 and 219 MB/s;
+  // with nokaslr the spread left comes from where interrupts and daemons land (docs/tracing.md, "Two recordings").
   // la57=off: the modelled CPUs have 4-level paging, so kernel data lies in the upper half (0xffff8...) as the
   // model's shared kernel region expects; QEMU's max CPU would otherwise give 5-level paging and a direct map at
   // 0xff1.... mitigations=off and init_on_alloc=0: the kernels of the reference study had neither speculation
@@ -357,8 +377,7 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
       "qemu-system-x86_64", "-m", "256", "-cpu", "max,la57=off,monitor=off", "-smp", "2,sockets=1,cores=2,threads=1", "-nic",
       "none", "-nographic", "-no-reboot", "-drive", fmt::format("file={},if=virtio,format=raw", disk.string()),
       "-kernel", vmlinuz, "-initrd", initrd.string(), "-append",
-      fmt::format("console=ttyS0 mitigations=off init_on_alloc=0 quiet rdinit=/init no_timer_check panic=-1 "
-                  "kpath_count={}", o.count),
+      fmt::format("{} kpath_count={}", kBootOptions, o.count),
       "-plugin", fmt::format("{},out={},limit={}", systemTracerPluginPath(), rawPrefix, kStreamLimitBytes)};
   const auto t0 = std::chrono::steady_clock::now();
   const int status = runLogged(qemu, console.string(), o.timeoutSeconds);
@@ -390,6 +409,7 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
   }
   m["kernel"] = lastLine(readFile(fs::path(vmlinuz).parent_path() / "kernel-package.txt"));
   m["count"] = o.count;
+  m["boot_options"] = kBootOptions;
   m["boot_seconds"] = bootSeconds;
   m["split_seconds"] = splitSeconds;
   m["instructions"] = stats.instructions;

@@ -124,3 +124,17 @@ def test_new_paths_are_in_the_manifest_kernel_mode_and_not_empty(real_paths):
     assert all(length == kernel > 0 for _, length, kernel in ipi)
     for s in ("asm_sysvec_reschedule_ipi", "__schedule", "blk_mq_submit_bio", "virtio_queue_rq", "virtio_queue_rqs"):
         assert m["symbols"][s] >= 1 << 63, s  # a kernel address reported by the guest
+
+
+def test_the_recording_is_made_without_kaslr(real_paths):
+    # Booted with nokaslr (kpath.cpp, kBootOptions): the kernel's text lies at its link address, 0xffffffff81000000
+    # (CONFIG_PHYSICAL_START 16 MiB in the top 2 GiB), within Debian 6.1's ~30 MiB of text and read-only data. With
+    # KASLR it moves by a random multiple of 2 MiB up to 1 GiB (one recording had __schedule at 0xffffffffad2523d0),
+    # and two recordings put the same code in other cache sets. Modules (ext4, virtio) lie at 0xffffffffc0000000+
+    # either way and are left out.
+    m = _manifest()
+    assert "nokaslr" in m["boot_options"].split()
+    core = {name: addr for name, addr in m["symbols"].items() if addr < 0xFFFFFFFFC0000000}
+    assert {"__schedule", "tcp_sendmsg", "do_select"} <= core.keys()
+    for name, addr in core.items():
+        assert 0xFFFFFFFF81000000 <= addr < 0xFFFFFFFF83000000, (name, hex(addr))
