@@ -21,6 +21,7 @@ instructions squashed and fetched again later.
 from __future__ import annotations
 
 import os
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,7 +107,7 @@ def syscall(name: str, scale: float = 1.0, task: Any = None) -> list[Compute]:
     and ``name`` in :data:`REAL_PATHS` (and ``scale`` 1), the step runs one recorded instance of the real path
     instead (:func:`real_spec`; ``task``: the calling Task, for its instance and its own kernel stack)."""
     if scale == 1.0 and name in REAL_PATHS and real_paths_on():
-        return [Compute(source=real_spec(name, task))]
+        return [Compute(source=real_spec(name, task, _next_draws(task, name, 1) % DRAW_CYCLE))]
     return estimated(name, scale)
 
 
@@ -185,20 +186,45 @@ def real_paths_on() -> bool:
 
 
 def real_spec(name: str, task: Any = None, draw: int = 0) -> str:
-    """The kpath: source of the model's path ``name`` for ``task``: the instance drawn by the task's pid (tasks run
-    different recorded instances of a path, as calls in a real run differ; ``draw`` picks another for the same task,
-    e.g. for the n-th of n faults in one step), with the task's own kernel stack (``stack=pid``: every instance was
-    recorded by one probe process on one kernel stack; each task has its own)."""
+    """The kpath: source of the model's path ``name`` for ``task``'s call number ``draw`` of it: the instance drawn by
+    the task's pid and ``draw`` (calls in a real run differ, as the recorded instances do), with the task's own kernel
+    stack (``stack=pid``: every instance was recorded by one probe process on one kernel stack; each task has its
+    own). :func:`syscall` and :func:`recorded` number a task's calls of each path (:data:`DRAW_CYCLE`)."""
     pid = getattr(task, "pid", None) or 0
     return f"kpath:{REAL_PATHS[name]},seed={pid + 1_000_003 * draw},stack={pid}"
 
 
+#: A task's successive calls of one path draw instances with ``draw`` = 0, 1, ..., DRAW_CYCLE - 1, 0, 1, ... (seeded:
+#: picks with replacement among the recording's instances). Until session 20 every call of a task ran the one
+#: instance its pid drew, so a task that drew an instance holding a timer tick (file_read: 7,687 to 17,298
+#: instructions; tcp_recv 1,849 or 7,574) paid it on every call, and a study window in which one or two clients run
+#: measured their draws, not the path. Chosen: 32, about the recording's default count of instances (30), so that a
+#: task's calls average over about as many picks as there are instances, while the sources a task opens stay bounded
+#: (at most 32 per path: the kernel keeps one per spec and task). A task's k-th call draws the same in every run, so
+#: HT on and off stay paired.
+DRAW_CYCLE = 32
+
+_DRAWS: "weakref.WeakKeyDictionary[Any, dict[str, int]]" = weakref.WeakKeyDictionary()
+
+
+def _next_draws(task: Any, name: str, times: int) -> int:
+    """The draw of ``task``'s next call of ``name``; counts ``times`` calls. A call without a task always draws 0."""
+    if task is None:
+        return 0
+    calls = _DRAWS.setdefault(task, {})
+    first = calls.get(name, 0)
+    calls[name] = first + times
+    return first
+
+
 def recorded(name: str, estimate: list[Compute], task: Any = None, times: int = 1) -> list[Compute]:
     """``times`` recorded instances of the model's ``name`` (a key of :data:`REAL_PATHS`) when real paths are on,
-    each a step of its own; else ``estimate``, the steps of the estimated instruction counts."""
+    each a step of its own (``task``'s next ``times`` calls of the path); else ``estimate``, the steps of the
+    estimated instruction counts."""
     if not real_paths_on():
         return estimate
-    return [Compute(source=real_spec(name, task, draw)) for draw in range(times)]
+    first = _next_draws(task, name, times)
+    return [Compute(source=real_spec(name, task, (first + d) % DRAW_CYCLE)) for d in range(times)]
 
 
 def enable_real_paths() -> str | None:
