@@ -152,8 +152,12 @@ def tracer_unavailable(smtlab: Path) -> str | None:
     return f"tracer unavailable: {match.group(1)}" if match else None
 
 
-def _fingerprint(program: Program, argv: list[str], inputs: list[Path]) -> str:
+def _fingerprint(program: Program, argv: list[str], inputs: list[Path], cache: Path) -> str:
+    # The cache's own location is left out (argv names the inputs made in it): a cache that is moved or copied, or a
+    # second build tree's, has the same traces and must not record them again.
     h = hashlib.sha256()
+    where = str(cache)
+    argv = [a.replace(where, "<cache>") for a in argv]
     h.update(json.dumps([program.name, program.skip, program.keep, argv]).encode())
     for path in inputs:
         h.update(path.read_bytes())
@@ -225,7 +229,7 @@ def ensure_traces(smtlab: Path, cache: Path, log=print, force: bool = False,
             continue
         try:
             argv, inputs = program.prepare(cache)
-            fingerprint = _fingerprint(program, argv, inputs)
+            fingerprint = _fingerprint(program, argv, inputs, cache)
             fresh = a.is_file() and b.is_file() and stamp.is_file() and stamp.read_text().strip() == fingerprint
             if fresh and not force:
                 ready[program.name] = (a, b)

@@ -148,3 +148,19 @@ def test_every_copy_b_window_ends_inside_its_program():
     assert {p.name for p in programs.PROGRAMS} == set(whole)
     for p in programs.PROGRAMS:
         assert p.skip + p.keep // 2 + p.keep <= whole[p.name], p.name
+
+
+def test_the_fingerprint_does_not_depend_on_where_the_cache_lies(tmp_path):
+    # Two caches with the same inputs at different paths (a copied cache, a second build tree) hold the same traces:
+    # the same fingerprint. A changed input still changes it.
+    program = next(p for p in programs.PROGRAMS if p.name == "gzip")
+    prints = []
+    for where in ("one", "two/deeper"):
+        cache = tmp_path / where
+        cache.mkdir(parents=True)
+        data = cache / "input.txt"
+        data.write_text("the same input\n")
+        prints.append(programs._fingerprint(program, ["/usr/bin/gzip", "-c", str(data)], [data], cache))
+    assert prints[0] == prints[1]
+    data.write_text("another input\n")
+    assert programs._fingerprint(program, ["/usr/bin/gzip", "-c", str(data)], [data], cache) != prints[1]
