@@ -7,7 +7,7 @@
  * says smtlab; its low half is the path id (bits 0-14) and bit 15 set for the end marker. A nop with that
  * displacement appears in no compiler's or kernel's padding (they use displacement 0).
  *
- * The network phase is in probe_net.c; probe.h holds the path ids, the marker and the helpers both files use.
+ * The network phase is in probe_net.c, the page-cache phase in probe_fs.c; probe.h holds the path ids, the marker and the helpers both files use.
  *
  * Usage: probe [COUNT]  (default $kpath_count, which the kernel passes from its command line, else 100)
  *        probe --exec-end  (the program execve runs: marks the end of the execve instance and exits) */
@@ -552,7 +552,7 @@ int main(int argc, char **argv) {
       {"system calls", simple_syscalls}, {"pipes", pipe_paths}, {"context switch", ctxsw_path},
       {"processes", process_paths},
       {"files", file_paths},             {"tcp", tcp_paths},    {"timer", timer_path},
-      {"disk", disk_paths},              {"file server", fileserver_paths},
+      {"disk", disk_paths},              {"page cache", page_cache_paths}, {"file server", fileserver_paths},
       {"reschedule IPI", resched_ipi_path},
       {"wake-up IPI", wake_ipi_path}};
   for (size_t k = 0; k < sizeof phases / sizeof phases[0]; ++k) {

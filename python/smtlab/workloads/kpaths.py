@@ -156,6 +156,7 @@ REAL_PATHS = {
     "exit+wait": "exit_wait",  # a child's _exit and its parent's waitpid return
     "fs_write": "disk_write",  # 1 KiB appended to an ext4 file (AIM9 sync disk tests)
     "fsync": "fsync",  # the data block and the journal commit to the virtio disk, and the wait
+    "disk_read": "disk_read",  # AIM9 sync_disk_cp's read of 1 KiB from its cached source file (ext4), the copy in it
     # dbench's file-server operations on files of the guest's ext4 disk (fileserver.py; the probe's "file server"
     # phase): reads and writes of 4 KiB in the page cache, their copy included.
     "file_open": "file_open",
