@@ -1,7 +1,9 @@
 """The study's file-system kernel work on recorded paths (issue 11 §2): AIM9 sync_disk_cp's read of 1 KiB from its
 source file runs Linux 6.1's read() of a cached ext4 file (kpath:disk_read, workloads/kpath/probe_fs.c) instead of
-the 1-byte read of /dev/zero plus a copy estimate. With real paths off every step keeps exactly the instruction
-count it had before the recording (written out below from the kpaths table as it stood)."""
+the 1-byte read of /dev/zero plus a copy estimate; dbench's write-back daemon (bdflush) runs Linux 6.1's
+write-back code for 16 KiB of dirty pages (kpath:writeback: do_writepages -> ext4_writepages, the bio submitted),
+four instances per 64 KiB request, instead of the "writeback" estimate. With real paths off every step keeps exactly
+the instruction count it had before the recordings (written out below from the kpaths table as it stood)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,8 @@ import re
 
 import pytest
 
-from smtlab.os import IO, Compute
-from smtlab.workloads import aim9, kpaths
+from smtlab.os import IO, Block, Compute
+from smtlab.workloads import aim9, fileserver, kpaths
 from smtlab.workloads.base import make_kernel
 
 ROOT = pathlib.Path(__file__).parents[2]
@@ -81,3 +83,49 @@ def test_sync_disk_cp_keeps_its_estimates(estimates, kernel_stub):
     assert [s.instructions for s in steps if isinstance(s, Compute)] == [40, TRAP + READ, COPY_KB, TRAP + FS_WRITE,
                                                                          COPY_KB, TRAP + FSYNC]
     assert [type(s) for s in steps[-2:]] == [IO, IO]
+
+
+# --- dbench's write-back daemon -------------------------------------------------------------------------------------
+# Before the recording (kpaths._TABLE at commit 882d20c): "writeback" 2,500 instructions per dirtied 4 KiB block, 16
+# blocks per request (a client wakes bdflush every 16 writes of 4 KiB), one step for all of a wake-up's requests.
+WRITEBACK_PER_BLOCK, BLOCKS_PER_REQUEST = 2500, 16
+#: 64 KiB of dirty pages per request, 16 KiB per recorded instance (workloads/kpath/probe_fs.c).
+INSTANCES_PER_REQUEST = 64 // 16
+
+
+def _bdflush_wakeup(k, pending: int) -> list:
+    """The steps bdflush runs for one wake-up that finds ``pending`` requests besides the one that woke it, up to its
+    disk wait."""
+    tasks = fileserver.build_dbench(k, 1, {}, seed=0)
+    flush = next(t for t in tasks if t.name == "bdflush")
+    program = iter(flush.program())
+    block = next(program)
+    assert isinstance(block, Block)
+    block.channel.pending = pending
+    steps: list = []
+    for step in program:
+        steps.append(step)
+        if isinstance(step, IO):
+            break
+    return steps
+
+
+def test_the_writeback_mapping_names_a_recorded_path():
+    assert kpaths.REAL_PATHS["writeback"] == "writeback"
+    assert "writeback" in _kpath_names()
+
+
+def test_bdflush_runs_four_recorded_writebacks_per_request(real_paths, kernel_stub):
+    steps = _bdflush_wakeup(kernel_stub, 2)  # 3 requests: the waking one and 2 pending
+    compute, io = steps[:-1], steps[-1]
+    assert isinstance(io, IO)
+    assert [_kpath_of(s) for s in compute] == ["writeback"] * (3 * INSTANCES_PER_REQUEST)
+    # Each instance its own draw (different recorded instances, as real write-backs differ).
+    assert len({s.source for s in compute}) == len(compute)
+
+
+def test_bdflush_keeps_its_estimate(estimates, kernel_stub):
+    steps = _bdflush_wakeup(kernel_stub, 2)
+    assert [type(s) for s in steps] == [Compute, IO]
+    assert steps[0].source is None
+    assert steps[0].instructions == 3 * BLOCKS_PER_REQUEST * WRITEBACK_PER_BLOCK

@@ -495,6 +495,8 @@ static void print_symbols(void) {
   static const char *const wanted[] = {"asm_sysvec_reschedule_ipi", "asm_sysvec_apic_timer_interrupt", "__schedule",
                                        "blk_mq_submit_bio", "virtio_queue_rq", "virtio_queue_rqs",
                                        "ext4_sync_file",
+                                       /* the write-back path (probe_fs.c) */
+                                       "do_writepages", "ext4_writepages", "ext4_bio_write_page",
                                        /* the halted-CPU wake-up: its vector, the receiver's and sender's sides */
                                        "asm_sysvec_call_function_single", "sched_ttwu_pending",
                                        "send_call_function_single_ipi", "native_send_call_func_single_ipi",

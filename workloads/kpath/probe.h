@@ -21,7 +21,7 @@ void pin_to_cpu(int cpu);
 
 /* The network phase (probe_net.c): TCP send and receive on loopback, select on TCP sockets. */
 void tcp_paths(int n);
-/* The page-cache phase (probe_fs.c): a 1 KiB read of a cached ext4 file. */
+/* The page-cache phase (probe_fs.c): a 1 KiB read of a cached ext4 file, the write-back of 16 dirty KiB. */
 void page_cache_paths(int n);
 
 #endif

@@ -167,6 +167,9 @@ REAL_PATHS = {
     "file_create": "file_create",  # open(O_CREAT) of a new file, without its close
     "rename": "rename",
     "find": "getdents",  # dbench's FIND_FIRST: read a directory
+    # dbench's write-back daemon (fileserver.bdflush): the flusher's do_writepages -> ext4_writepages for 16 KiB of
+    # dirty pages, the bio submitted, no wait (recorded as sync_file_range(SYNC_FILE_RANGE_WRITE) in the probe).
+    "writeback": "writeback",
 }
 # Not "ipi": the wake-up IPI is no system call of the woken task. A halted target runs the IPI's handler itself as
 # the kernel's wake path (Kernel(wake_path=...), smtlab/os/halt.py and wake_ipi.py): for the 2.4.19 / 2.5.32
