@@ -497,6 +497,7 @@ static void print_symbols(void) {
                                        "ext4_sync_file",
                                        /* the write-back path (probe_fs.c) */
                                        "do_writepages", "ext4_writepages", "ext4_bio_write_page",
+                                       "virtblk_done", "ext4_end_bio", /* its completion, when it lands inside */
                                        /* the halted-CPU wake-up: its vector, the receiver's and sender's sides */
                                        "asm_sysvec_call_function_single", "sched_ttwu_pending",
                                        "send_call_function_single_ipi", "native_send_call_func_single_ipi",
