@@ -95,6 +95,8 @@ class KpathBoot : public ::testing::Test {
   void checkTraceInfoWorksOnAKpath();
   void checkFileServerPathsRunTheirFileSystemCode();
   void checkNetworkPathsRunTheirSocketCode();
+  void checkDiskReadCopiesOneKibFromThePageCache();
+  void checkWritebackSubmitsItsFourDirtyPages();
   static inline std::string skip_;
   static inline fs::path cache_;
   static inline std::string manifest_;
@@ -392,6 +394,63 @@ void KpathBoot::checkNetworkPathsRunTheirSocketCode() {
   }
 }
 
+void KpathBoot::checkDiskReadCopiesOneKibFromThePageCache() {
+  // AIM9 sync_disk_cp's read (probe_fs.c): read() of 1 KiB from a cached ext4 file goes through ext4's read_iter
+  // (a file operation, never inlined) and copies the 1,024 bytes into the user buffer (kernel stores to user
+  // addresses, counted once per byte): at least 1,024, and fewer than 2,048 (not a whole 4 KiB page; the kernel
+  // writes no other user memory for a read). A page-cache hit submits nothing to the block layer.
+  const auto userBytesStored = [](const std::vector<Instr>& t) {
+    std::set<Addr> bytes;
+    for (const Instr& i : t) {
+      if (i.pc < kKernelHalf) continue;
+      for (const MemRef& m : i.stores)
+        if (m.valid() && m.addr < kKernelHalf)
+          for (Addr a = m.addr; a < m.addr + m.size; ++a) bytes.insert(a);
+    }
+    return bytes.size();
+  };
+  const std::uint64_t readIter = symbol("ext4_file_read_iter"), submit = symbol("blk_mq_submit_bio");
+  for (int seed = 0; seed < 4; ++seed) {
+    const auto t = instance("disk_read", seed);
+    ASSERT_FALSE(t.empty());
+    EXPECT_TRUE(runs(t, readIter)) << "seed " << seed;
+    EXPECT_FALSE(runs(t, submit)) << "seed " << seed;
+    EXPECT_FALSE(runs(instance("read", seed), readIter)) << "seed " << seed;  // /dev/zero is no ext4 file
+    EXPECT_GE(userBytesStored(t), 1024u) << "seed " << seed;
+    EXPECT_LT(userBytesStored(t), 2048u) << "seed " << seed;
+    EXPECT_LT(t.front().pc, kKernelHalf);
+    EXPECT_LT(t.back().pc, kKernelHalf);
+  }
+}
+
+void KpathBoot::checkWritebackSubmitsItsFourDirtyPages() {
+  // The flusher's code (probe_fs.c): sync_file_range(SYNC_FILE_RANGE_WRITE) of 16 KiB that a pwrite dirtied just
+  // before. do_writepages calls the address space's writepages once, ext4_writepages (an indirect call, so an
+  // entry), which puts each of the 4 dirty pages of 4 KiB into the bio through ext4_bio_write_page (in
+  // fs/ext4/page-io.c, called from inode.c: an entry per page, exactly 4); the bio goes to the block layer
+  // (blk_mq_submit_bio: 1 to 4 bios for 4 pages) and virtio-blk queues it. The 1 KiB append of disk_write only
+  // fills the page cache (delayed allocation): no write-back in it.
+  const std::uint64_t doWritepages = symbol("do_writepages"), writepages = symbol("ext4_writepages"),
+                      writePage = symbol("ext4_bio_write_page"), submit = symbol("blk_mq_submit_bio"),
+                      queueOne = symbol("virtio_queue_rq"), queueBatch = symbol("virtio_queue_rqs");
+  const auto entries = [](const std::vector<Instr>& t, std::uint64_t pc) {
+    return std::count_if(t.begin(), t.end(), [&](const Instr& i) { return i.pc == pc; });
+  };
+  for (int seed = 0; seed < 4; ++seed) {
+    const auto t = instance("writeback", seed);
+    ASSERT_FALSE(t.empty());
+    EXPECT_TRUE(runs(t, doWritepages)) << "seed " << seed;
+    EXPECT_EQ(entries(t, writepages), 1) << "seed " << seed;
+    EXPECT_EQ(entries(t, writePage), 4) << "seed " << seed;
+    EXPECT_GE(entries(t, submit), 1) << "seed " << seed;
+    EXPECT_LE(entries(t, submit), 4) << "seed " << seed;
+    EXPECT_TRUE(runs(t, queueOne) || runs(t, queueBatch)) << "seed " << seed;
+    EXPECT_FALSE(runs(instance("disk_write", seed), writepages)) << "seed " << seed;
+    EXPECT_LT(t.front().pc, kKernelHalf);
+    EXPECT_LT(t.back().pc, kKernelHalf);
+  }
+}
+
 // One test: ctest runs every test in a process of its own, and each process would boot the guest again.
 TEST_F(KpathBoot, RecordedPathsAreWhatTheKernelMustRun) {
   {
@@ -449,6 +508,14 @@ TEST_F(KpathBoot, RecordedPathsAreWhatTheKernelMustRun) {
   {
     SCOPED_TRACE("NetworkPathsRunTheirSocketCode");
     checkNetworkPathsRunTheirSocketCode();
+  }
+  {
+    SCOPED_TRACE("DiskReadCopiesOneKibFromThePageCache");
+    checkDiskReadCopiesOneKibFromThePageCache();
+  }
+  {
+    SCOPED_TRACE("WritebackSubmitsItsFourDirtyPages");
+    checkWritebackSubmitsItsFourDirtyPages();
   }
 }
 

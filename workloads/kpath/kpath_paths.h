@@ -48,3 +48,5 @@ KPATH(getdents, REGION, "getdents64() of a directory of 16 files on the guest's 
 KPATH(select_tcp, REGION, "select() on 10 dup()s of one TCP loopback socket as the write set, all writable, zero timeout (LMbench 2 lat_select tcp)")
 KPATH(tcp_send_4k, REGION, "send() of 4 KiB on a TCP loopback connection, the receive side's queueing in the same call (tbench's reply)")
 KPATH(tcp_recv_4k, REGION, "recv() of 4 KiB that are there on a TCP loopback connection (the tbench client reading its reply)")
+KPATH(disk_read, REGION, "read() of 1 KiB from a file on the guest's ext4 disk, in the page cache, at the file position (AIM9 sync_disk_cp's source)")
+KPATH(writeback, REGION, "sync_file_range(SYNC_FILE_RANGE_WRITE) of 16 KiB dirty in the page cache of an ext4 file: do_writepages -> ext4_writepages submits the bio (the flusher's write-back code, without waiting)")

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Builds the initramfs of kpath:NAME tracing (docs/tracing.md, "System mode"): Debian's static busybox, the probe
-# program (probe.c and its network phase probe_net.c, compiled static for generic x86-64), the kernel package's disk modules (scripts/kpath_kernel.sh)
-# and an /init that mounts proc, devtmpfs and a tmpfs on /tmp, loads the modules, mounts the virtio disk (ext4) on
-# /mnt, brings up loopback, runs `/probe $kpath_count` and powers off. Also makes that disk: a 16 MiB ext4 image
-# (mke2fs from e2fsprogs) with its inode tables and journal written now, so no lazy-init thread writes during the
-# recording. Both written under temporary names and renamed when complete. One line on stderr and exit status 1 when
-# a piece is missing.
+# program (probe.c, its network phase probe_net.c and page-cache phase probe_fs.c, compiled static for generic x86-64),
+# the kernel package's disk modules (scripts/kpath_kernel.sh) and an /init that mounts proc, devtmpfs and a tmpfs on
+# /tmp, loads the modules, mounts the virtio disk (ext4) on /mnt, brings up loopback, runs `/probe $kpath_count` and
+# powers off. Also makes that disk: a 16 MiB ext4 image (mke2fs from e2fsprogs) with its inode tables and journal
+# written now, so no lazy-init thread writes during the recording. Both written under temporary names and renamed when
+# complete. One line on stderr and exit status 1 when a piece is missing.
 # Usage: make_initramfs.sh OUT.cpio.gz MODULES_DIR DISK.img
 set -euo pipefail
 out=${1:?usage: make_initramfs.sh OUT.cpio.gz MODULES_DIR DISK.img}
@@ -27,8 +27,8 @@ trap 'rm -rf "$root"' EXIT
 mkdir -p "$root"/{bin,proc,sys,dev,tmp,mnt,modules}
 cp "$busybox" "$root/bin/busybox"
 cp "$moddir"/*.ko "$moddir/load-order.txt" "$root/modules/"
-cc -O2 -march=x86-64 -mtune=generic -static -o "$root/probe" "$here/probe.c" "$here/probe_net.c" 2>"$root/cc.log" \
-  || fail "compiling the probe (probe.c, probe_net.c) failed (static libc needed: Debian libc6-dev): $(head -1 "$root/cc.log")"
+cc -O2 -march=x86-64 -mtune=generic -static -o "$root/probe" "$here/probe.c" "$here/probe_net.c" "$here/probe_fs.c" 2>"$root/cc.log" \
+  || fail "compiling the probe (probe.c, probe_net.c, probe_fs.c) failed (static libc needed: Debian libc6-dev): $(head -1 "$root/cc.log")"
 rm -f "$root/cc.log"
 cat >"$root/init" <<'INIT'
 #!/bin/busybox sh

@@ -7,7 +7,7 @@
  * says smtlab; its low half is the path id (bits 0-14) and bit 15 set for the end marker. A nop with that
  * displacement appears in no compiler's or kernel's padding (they use displacement 0).
  *
- * The network phase is in probe_net.c; probe.h holds the path ids, the marker and the helpers both files use.
+ * The network phase is in probe_net.c, the page-cache phase in probe_fs.c; probe.h holds the path ids, the marker and the helpers both files use.
  *
  * Usage: probe [COUNT]  (default $kpath_count, which the kernel passes from its command line, else 100)
  *        probe --exec-end  (the program execve runs: marks the end of the execve instance and exits) */
@@ -495,6 +495,9 @@ static void print_symbols(void) {
   static const char *const wanted[] = {"asm_sysvec_reschedule_ipi", "asm_sysvec_apic_timer_interrupt", "__schedule",
                                        "blk_mq_submit_bio", "virtio_queue_rq", "virtio_queue_rqs",
                                        "ext4_sync_file",
+                                       /* the write-back path (probe_fs.c) */
+                                       "do_writepages", "ext4_writepages", "ext4_bio_write_page",
+                                       "virtblk_done", "ext4_end_bio", /* its completion, when it lands inside */
                                        /* the halted-CPU wake-up: its vector, the receiver's and sender's sides */
                                        "asm_sysvec_call_function_single", "sched_ttwu_pending",
                                        "send_call_function_single_ipi", "native_send_call_func_single_ipi",
@@ -552,7 +555,7 @@ int main(int argc, char **argv) {
       {"system calls", simple_syscalls}, {"pipes", pipe_paths}, {"context switch", ctxsw_path},
       {"processes", process_paths},
       {"files", file_paths},             {"tcp", tcp_paths},    {"timer", timer_path},
-      {"disk", disk_paths},              {"file server", fileserver_paths},
+      {"disk", disk_paths},              {"page cache", page_cache_paths}, {"file server", fileserver_paths},
       {"reschedule IPI", resched_ipi_path},
       {"wake-up IPI", wake_ipi_path}};
   for (size_t k = 0; k < sizeof phases / sizeof phases[0]; ++k) {

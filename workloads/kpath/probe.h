@@ -1,4 +1,4 @@
-/* What the probe's files share (probe.c runs the phases, probe_net.c the network ones): the path ids of
+/* What the probe's files share (probe.c runs the phases, probe_net.c the network ones, probe_fs.c the page-cache ones): the path ids of
  * kpath_paths.h, the marker instruction and the helpers. docs/tracing.md, "System mode", says what a marker is. */
 #ifndef SMTLAB_KPATH_PROBE_H
 #define SMTLAB_KPATH_PROBE_H
@@ -21,5 +21,7 @@ void pin_to_cpu(int cpu);
 
 /* The network phase (probe_net.c): TCP send and receive on loopback, select on TCP sockets. */
 void tcp_paths(int n);
+/* The page-cache phase (probe_fs.c): a 1 KiB read of a cached ext4 file, the write-back of 16 dirty KiB. */
+void page_cache_paths(int n);
 
 #endif

@@ -157,6 +157,7 @@ REAL_PATHS = {
     "exit+wait": "exit_wait",  # a child's _exit and its parent's waitpid return
     "fs_write": "disk_write",  # 1 KiB appended to an ext4 file (AIM9 sync disk tests)
     "fsync": "fsync",  # the data block and the journal commit to the virtio disk, and the wait
+    "disk_read": "disk_read",  # AIM9 sync_disk_cp's read of 1 KiB from its cached source file (ext4), the copy in it
     # dbench's file-server operations on files of the guest's ext4 disk (fileserver.py; the probe's "file server"
     # phase): reads and writes of 4 KiB in the page cache, their copy included.
     "file_open": "file_open",
@@ -167,6 +168,9 @@ REAL_PATHS = {
     "file_create": "file_create",  # open(O_CREAT) of a new file, without its close
     "rename": "rename",
     "find": "getdents",  # dbench's FIND_FIRST: read a directory
+    # dbench's write-back daemon (fileserver.bdflush): the flusher's do_writepages -> ext4_writepages for 16 KiB of
+    # dirty pages, the bio submitted, no wait (recorded as sync_file_range(SYNC_FILE_RANGE_WRITE) in the probe).
+    "writeback": "writeback",
 }
 # Not "ipi": the wake-up IPI is no system call of the woken task. A halted target runs the IPI's handler itself as
 # the kernel's wake path (Kernel(wake_path=...), smtlab/os/halt.py and wake_ipi.py): for the 2.4.19 / 2.5.32
