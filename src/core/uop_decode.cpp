@@ -67,17 +67,23 @@ UopDecoder::UopDecoder(const CoreConfig& core) : microFusion_(core.micro_fusion)
     opClass_[i] = unitClassFor(op);
     opFu_[i] = kind;
   }
+  for (int i = 0; i < kOpClassCount; ++i) {
+    for (int mem = 0; mem < 4; ++mem) {
+      const std::size_t k = tableIndex(static_cast<OpClass>(i), (mem & 2) != 0, (mem & 1) != 0);
+      byShape_[k] = derive(static_cast<OpClass>(i), (mem & 2) != 0, (mem & 1) != 0, structural_[k]);
+    }
+  }
 }
 
-UopPlan UopDecoder::decode(const Instr& in) const {
+UopPlan UopDecoder::derive(OpClass op, bool load, bool store, std::uint8_t& structuralOut) const {
   UopPlan p;
   p.valid = true;
-  p.load = in.hasLoad();
-  p.storeAddress = p.storeData = in.hasStore();
-  const bool pureMemory = in.op == OpClass::Load || in.op == OpClass::Store;
+  p.load = load;
+  p.storeAddress = p.storeData = store;
+  const bool pureMemory = op == OpClass::Load || op == OpClass::Store;
   p.op = !pureMemory || (!p.load && !p.storeAddress);  // a "store" record without an address still takes a slot
-  p.opClass = opClass_[static_cast<int>(in.op)];
-  p.opFu = opFu_[static_cast<int>(in.op)];
+  p.opClass = opClass_[static_cast<int>(op)];
+  p.opFu = opFu_[static_cast<int>(op)];
   p.opNeedsPort = p.opFu != FuKind::None;
   if (p.op && pureMemory) {
     // A load/store op class without its memory operand: one plain integer uop (nothing to access).
@@ -85,21 +91,36 @@ UopPlan UopDecoder::decode(const Instr& in) const {
     p.opFu = FuKind::IntAlu;
   }
   const std::uint32_t structural = p.load + p.op + p.storeAddress + p.storeData;
-  const std::uint32_t opUops = p.op ? opUops_[static_cast<int>(in.op)] : 0;
-  std::uint32_t total = structural + (opUops > 0 ? opUops - 1 : 0);
-  // The decoder's own count, when the trace recorded it, overrides the derivation (never fewer uops than the
-  // structural ones the scheduler needs: a fused count is unfused here).
-  if (in.uops != 0) total = std::max<std::uint32_t>(in.uops, structural);
-  total = std::min<std::uint32_t>(total, 255);
+  const std::uint32_t opUops = p.op ? opUops_[static_cast<int>(op)] : 0;
+  const std::uint32_t total = std::min<std::uint32_t>(structural + (opUops > 0 ? opUops - 1 : 0), 255);
   p.total = static_cast<std::uint8_t>(total);
   p.helpers = static_cast<std::uint8_t>(total - structural);
-  p.microcoded = in.uops != 0 ? in.microcoded : total > kMaxDecoderUops;
+  p.microcoded = total > kMaxDecoderUops;
+  p.fused = static_cast<std::uint8_t>(std::max<std::uint32_t>(1, total - fusedPairs(p)));
+  structuralOut = static_cast<std::uint8_t>(structural);
+  return p;
+}
+
+std::uint32_t UopDecoder::fusedPairs(const UopPlan& p) const {
   // Micro-fusion (Intel optimization manual 248966, "Micro-fusion"; Agner Fog's microarchitecture guide, from the
   // Pentium M on): a load-op's load + op and a store's STA + STD are one uop in the fused domain (decode, uop queue,
   // rename, ROB, retire) and two in the unfused domain (scheduler, ports). A read-modify-write is then 2 fused uops.
-  std::uint32_t fusedPairs = 0;
-  if (microFusion_) fusedPairs = (p.load && p.op ? 1u : 0u) + (p.storeAddress && p.storeData ? 1u : 0u);
-  p.fused = static_cast<std::uint8_t>(std::max<std::uint32_t>(1, total - fusedPairs));
+  if (!microFusion_) return 0;
+  return (p.load && p.op ? 1u : 0u) + (p.storeAddress && p.storeData ? 1u : 0u);
+}
+
+UopPlan UopDecoder::decode(const Instr& in) const {
+  const std::size_t k = tableIndex(in.op, in.hasLoad(), in.hasStore());
+  UopPlan p = byShape_[k];
+  if (in.uops == 0) return p;
+  // The decoder's own count, when the trace recorded it, overrides the derivation (never fewer uops than the
+  // structural ones the scheduler needs: a fused count is unfused here).
+  const std::uint32_t structural = structural_[k];
+  const std::uint32_t total = std::max<std::uint32_t>(in.uops, structural);  // in.uops <= 255
+  p.total = static_cast<std::uint8_t>(total);
+  p.helpers = static_cast<std::uint8_t>(total - structural);
+  p.microcoded = in.microcoded;
+  p.fused = static_cast<std::uint8_t>(std::max<std::uint32_t>(1, total - fusedPairs(p)));
   return p;
 }
 

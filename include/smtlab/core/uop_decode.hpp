@@ -28,12 +28,24 @@ class UopDecoder {
   UopPlan decode(const Instr& in) const;
 
  private:
+  // An instruction's plan depends on its op class, whether it loads and whether it stores, and the uop count the trace
+  // recorded (if any): the first three are looked up in a table made once here (decode runs for every fetched
+  // instruction, issue 10 §7), the recorded count adjusts the entry.
+  static std::size_t tableIndex(OpClass op, bool load, bool store) {
+    return static_cast<std::size_t>(op) * 4 + (load ? 2 : 0) + (store ? 1 : 0);
+  }
+  // The plan of an instruction of this shape without a recorded uop count; its structural uops into structuralOut.
+  UopPlan derive(OpClass op, bool load, bool store, std::uint8_t& structuralOut) const;
+  std::uint32_t fusedPairs(const UopPlan& p) const;
+
   std::array<std::uint8_t, kOpClassCount> opUops_{};  // uops of the op part, per op class (config, copied)
   // unitClassFor / fuKindFor per op class, looked up once here: decode runs for every fetched instruction, and the
   // two switches cost more than the rest of it.
   std::array<UnitClass, kOpClassCount> opClass_{};
   std::array<FuKind, kOpClassCount> opFu_{};
   bool microFusion_ = false;                           // core.micro_fusion (uopwindow)
+  std::array<UopPlan, kOpClassCount * 4> byShape_{};
+  std::array<std::uint8_t, kOpClassCount * 4> structural_{};  // load + op + STA + STD of each entry
 };
 
 }  // namespace smtlab
