@@ -101,4 +101,4 @@ else
     || fail "pip install -r $REQUIREMENTS failed (see the messages above)"
   echo "$want" > "$stamp"
 fi
-step "done"
+step "done ($SECONDS s)"
