@@ -97,6 +97,7 @@ class KpathBoot : public ::testing::Test {
   void checkNetworkPathsRunTheirSocketCode();
   void checkDiskReadCopiesOneKibFromThePageCache();
   void checkWritebackSubmitsItsFourDirtyPages();
+  void checkShellExecsTheProgramWithoutForking();
   static inline std::string skip_;
   static inline fs::path cache_;
   static inline std::string manifest_;
@@ -451,6 +452,42 @@ void KpathBoot::checkWritebackSubmitsItsFourDirtyPages() {
   }
 }
 
+void KpathBoot::checkShellExecsTheProgramWithoutForking() {
+  // LMbench's fork+/bin/sh -c child (probe.c): execve of /bin/sh -c "/probe --sh-end". Busybox ash runs the last
+  // command of -c with EV_EXIT, so evalcommand execs it without forkshell: the region holds two execve entries (the
+  // shell's, then ash's of the probe), no fork (kernel_clone), and ash's user code between them. That code starts with
+  // the same static glibc start-up as the probe's own in kpath:execve (all of that instance's user records but the
+  // few before its execve), then busybox's and ash's own start-up and the parse of one command: more user records
+  // than the probe's whole execve instance, and (a band chosen an order of magnitude above a shell start-up of tens
+  // of thousands of instructions) fewer than 500,000. After the second entry the probe starts up to its main, as in
+  // kpath:execve: at least half of that instance's user records (the same program; the tunables' parse of the
+  // environment, which ash passes on, only adds).
+  const std::uint64_t execve = symbol("__x64_sys_execve"), clone = symbol("kernel_clone");
+  for (int seed = 0; seed < 4; ++seed) {
+    const auto t = instance("sh_c", seed), direct = instance("execve", seed);
+    ASSERT_FALSE(t.empty());
+    std::vector<std::size_t> entries;
+    for (std::size_t i = 0; i < t.size(); ++i)
+      if (t[i].pc == execve) entries.push_back(i);
+    ASSERT_EQ(entries.size(), 2u) << "seed " << seed;
+    EXPECT_FALSE(runs(t, clone)) << "seed " << seed;
+    EXPECT_EQ(std::count_if(direct.begin(), direct.end(), [&](const Instr& i) { return i.pc == execve; }), 1)
+        << "seed " << seed;
+    const auto userIn = [&](std::size_t from, std::size_t to) {
+      return static_cast<std::uint64_t>(
+          std::count_if(t.begin() + static_cast<std::ptrdiff_t>(from), t.begin() + static_cast<std::ptrdiff_t>(to),
+                        [](const Instr& i) { return i.pc < kKernelHalf; }));
+    };
+    const std::uint64_t directUser = direct.size() - kernelCount(direct);
+    const std::uint64_t shell = userIn(entries[0], entries[1]), program = userIn(entries[1], t.size());
+    EXPECT_GT(shell, directUser) << "seed " << seed;
+    EXPECT_LT(shell, 500000u) << "seed " << seed;
+    EXPECT_GE(2 * program, directUser) << "seed " << seed;
+    EXPECT_LT(t.front().pc, kKernelHalf);
+    EXPECT_LT(t.back().pc, kKernelHalf);
+  }
+}
+
 // One test: ctest runs every test in a process of its own, and each process would boot the guest again.
 TEST_F(KpathBoot, RecordedPathsAreWhatTheKernelMustRun) {
   {
@@ -516,6 +553,10 @@ TEST_F(KpathBoot, RecordedPathsAreWhatTheKernelMustRun) {
   {
     SCOPED_TRACE("WritebackSubmitsItsFourDirtyPages");
     checkWritebackSubmitsItsFourDirtyPages();
+  }
+  {
+    SCOPED_TRACE("ShellExecsTheProgramWithoutForking");
+    checkShellExecsTheProgramWithoutForking();
   }
 }
 

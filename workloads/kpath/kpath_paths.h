@@ -50,3 +50,4 @@ KPATH(tcp_send_4k, REGION, "send() of 4 KiB on a TCP loopback connection, the re
 KPATH(tcp_recv_4k, REGION, "recv() of 4 KiB that are there on a TCP loopback connection (the tbench client reading its reply)")
 KPATH(disk_read, REGION, "read() of 1 KiB from a file on the guest's ext4 disk, in the page cache, at the file position (AIM9 sync_disk_cp's source)")
 KPATH(writeback, REGION, "sync_file_range(SYNC_FILE_RANGE_WRITE) of 16 KiB dirty in the page cache of an ext4 file: do_writepages -> ext4_writepages submits the bio (the flusher's write-back code, without waiting)")
+KPATH(sh_c, REGION, "execve() of /bin/sh -c (busybox ash) running a small static program: the shell's execve, its start-up, and its execve of the program, up to the program's main()")

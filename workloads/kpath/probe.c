@@ -10,7 +10,8 @@
  * The network phase is in probe_net.c, the page-cache phase in probe_fs.c; probe.h holds the path ids, the marker and the helpers both files use.
  *
  * Usage: probe [COUNT]  (default $kpath_count, which the kernel passes from its command line, else 100)
- *        probe --exec-end  (the program execve runs: marks the end of the execve instance and exits) */
+ *        probe --exec-end  (the program execve runs: marks the end of the execve instance and exits)
+ *        probe --sh-end  (the program /bin/sh -c runs: marks the end of the sh_c instance and exits) */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -256,6 +257,25 @@ static void process_paths(int n) {
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       errno = 0;
       die("execve child");
+    }
+  }
+  /* LMbench's fork+/bin/sh -c: the child execs busybox's ash (/bin/sh, linked by /init's busybox --install) with the
+   * probe's environment, ash runs its start-up and execs `/probe --sh-end`, which ends the region at its main. */
+  extern char **environ;
+  for (int i = 0; i < n; ++i) {
+    pid_t pid = fork();
+    if (pid < 0) die("fork");
+    if (pid == 0) {
+      char *argv[] = {"sh", "-c", "/probe --sh-end", NULL};
+      BEGIN(KP_sh_c);
+      execve("/bin/sh", argv, environ);
+      _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      errno = 0;
+      die("/bin/sh -c child");
     }
   }
   long page = sysconf(_SC_PAGESIZE);
@@ -506,7 +526,9 @@ static void print_symbols(void) {
                                        "ext4_file_open", "ext4_file_read_iter", "ext4_file_write_iter",
                                        "fcntl_setlk", "filp_close", "ext4_create", "ext4_rename2", "ext4_readdir",
                                        /* the network paths' socket and TCP entry points (probe_net.c) */
-                                       "tcp_sendmsg", "tcp_recvmsg", "sock_poll", "tcp_poll", "do_select"};
+                                       "tcp_sendmsg", "tcp_recvmsg", "sock_poll", "tcp_poll", "do_select",
+                                       /* the process paths' system-call entries (fork+/bin/sh -c) */
+                                       "__x64_sys_execve", "kernel_clone"};
   FILE *f = fopen("/proc/kallsyms", "r");
   if (!f) die("/proc/kallsyms");
   char line[512], name[256], type;
@@ -535,6 +557,10 @@ static void timer_path(int n) {
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "--exec-end") == 0) {
     END(KP_execve);
+    return 0;
+  }
+  if (argc > 1 && strcmp(argv[1], "--sh-end") == 0) {
+    END(KP_sh_c);
     return 0;
   }
   const char *env = getenv("kpath_count");

@@ -55,7 +55,7 @@ std::vector<std::vector<KpathInstance>> splitKpathRecording(const std::string& r
 KernelSymbols parseKernelSymbols(const std::string& console);
 
 struct KpathBuildOptions {
-  int count = 30;             // instances of each path the probe runs (30: ~35 M instructions, ~250 MB of raw stream)
+  int count = 30;             // instances of each path the probe runs (30: ~75-85 M instructions, ~600 MB raw)
   int timeoutSeconds = 900;   // the boot is stopped after this (the machine may be slow and shared)
   bool quiet = false;
 };

@@ -127,8 +127,8 @@ def sleep_entry() -> list[Compute]:
 #: "Paths"). A kpath instance runs from the user-mode call through the entry, the kernel path and the return, so it
 #: stands for the trap and the path together. Keys are the model's names for what a workload does (``syscall`` takes
 #: the single calls; :func:`recorded` the rest: a sequence of calls, a fault, an interrupt); values the kpath.
-#: Only what the recording really ran: a fork that execs a shell (scaled execve), a tbench metadata operation and
-#: dbench's bulk copies without recordings keep their estimates.
+#: Only what the recording really ran: a tbench metadata operation and dbench's bulk copies without recordings keep
+#: their estimates.
 REAL_PATHS = {
     "null": "getppid",  # LMbench null call
     "read": "read",  # read() of 1 byte from /dev/zero
@@ -142,6 +142,9 @@ REAL_PATHS = {
     "unlink": "unlink",
     "fork": "fork",  # fork() in the parent up to its return there (LMbench, make, the shell)
     "execve": "execve",  # execve of a small static program, up to its main()
+    # LMbench fork+/bin/sh -c's child: execve of /bin/sh (busybox ash) -c PROG, ash's start-up, and its execve of
+    # PROG (ash execs the last command without forking), up to PROG's main().
+    "sh -c": "sh_c",
     "tcp_send": "tcp_send",  # send() on a loopback TCP connection, the receiver's side included
     "tcp_recv": "tcp_recv",
     # tbench's reply: 4 KiB sent by the server, received by the client, each with its copy (the 16-byte paths above
