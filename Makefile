@@ -31,25 +31,25 @@ $(BUILD_DIR)/build.ninja:
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
 
 build: $(BUILD_DIR)/build.ninja
-	@start=$$SECONDS; cmake --build $(BUILD_DIR) -j$(JOBS) && echo "make build: $$((SECONDS - start)) s"
+	@start=$$(date +%s); cmake --build $(BUILD_DIR) -j$(JOBS) && echo "make build: $$(($$(date +%s) - start)) s"
 
 # C++ suites through ctest, then the Python tests if there are any; pytest's exit 5 ("no tests collected") is fine.
 # ctest runs with a private TMPDIR that must be empty afterwards: a test that leaves files or folders in the temp
 # directory fails `make test` (one run used to leave 88 empty folders in /tmp).
 test: bootstrap build
-	@tmp=$$(mktemp -d); echo "ctest with TMPDIR=$$tmp"; start=$$SECONDS; \
+	@tmp=$$(mktemp -d); echo "ctest with TMPDIR=$$tmp"; start=$$(date +%s); \
 	TMPDIR=$$tmp ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS); rc=$$?; \
-	echo "make test: ctest took $$((SECONDS - start)) s"; \
+	echo "make test: ctest took $$(($$(date +%s) - start)) s"; \
 	left=$$(ls -A $$tmp); rm -rf $$tmp; \
 	if [ -n "$$left" ]; then echo "ctest left these in its TMPDIR (a test does not clean up):"; \
 	  echo "$$left" | head -20; exit 1; fi; exit $$rc
 	@# pytest keeps its tmp_path folders by design: they go to a private base folder removed afterwards, and anything
 	@# else a test leaves in its TMPDIR fails the run, as for ctest.
 	@if find tests/python -name 'test_*.py' -o -name '*_test.py' 2>/dev/null | grep -q .; then \
-	  tmp=$$(mktemp -d); echo "pytest with TMPDIR=$$tmp"; start=$$SECONDS; \
+	  tmp=$$(mktemp -d); echo "pytest with TMPDIR=$$tmp"; start=$$(date +%s); \
 	  TMPDIR=$$tmp PYTHONPATH=$(CURDIR)/python$${PYTHONPATH:+:$$PYTHONPATH} $(PYTHON) -m pytest tests/python \
 	    --basetemp=$$tmp/pytest --durations=15; rc=$$?; \
-	  echo "make test: pytest took $$((SECONDS - start)) s"; \
+	  echo "make test: pytest took $$(($$(date +%s) - start)) s"; \
 	  rm -rf $$tmp/pytest; left=$$(ls -A $$tmp); rm -rf $$tmp; \
 	  if [ -n "$$left" ]; then echo "pytest left these in its TMPDIR (a test does not clean up):"; \
 	    echo "$$left" | head -20; exit 1; fi; \
