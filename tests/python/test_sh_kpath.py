@@ -63,6 +63,23 @@ def test_execve_child_is_not_the_shell(real_paths):
     assert "sh_c" not in names and names.count("execve") == 1
 
 
+def test_execve_child_runs_no_start_up_after_the_recorded_execve(real_paths):
+    # kpath:execve runs up to the program's main (docs/tracing.md), its start-up and page faults included: after it
+    # come only the hello's failing write and its user code to exit, as for sh -c. Until session 21 the child also ran
+    # the estimate's 30 faults (30 recorded page_fault instances) and 20k instructions of start-up.
+    steps = _child_steps("execve")
+    assert [_kpath_of(s) for s in steps if _kpath_of(s)] == ["page_fault", "page_fault", "execve", "getppid",
+                                                             "exit_wait"]
+    assert [s.instructions for s in steps if isinstance(s, Compute) and s.source is None] == [19 + 396]
+
+
+def test_execve_child_keeps_the_old_estimate_without_recordings(estimates):
+    steps = _child_steps("execve")
+    # faults(2); execve with its trap; 30 faults; the hello's 20k; exit with its trap.
+    assert [s.instructions for s in steps if isinstance(s, Compute)] == [
+        2 * FAULT, TRAP + EXECVE, 30 * FAULT, 20_000, TRAP + EXIT]
+
+
 def test_sh_child_keeps_the_old_estimate_without_recordings(estimates):
     steps = _child_steps("sh")
     assert all(not isinstance(s, Compute) or s.source is None for s in steps)
