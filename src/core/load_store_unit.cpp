@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <bit>
 
+#include "smtlab/core/fetch_policy.hpp"
+
 namespace smtlab {
 
 namespace {
@@ -21,6 +23,7 @@ LoadStoreUnit::LoadStoreUnit(CoreId core, const Config& config, MemorySystem& me
     : core_(core),
       loadAgu_(config.core.fu.load.latency),
       longLatency_(action, config.core.long_latency_miss),
+      countMisses_(makeFetchPolicy(config.core.fetch_policy)->needsDataMisses()),
       storeBuffer_(config.core.lsu.store_buffer),
       forwarding_(config.core.lsu.forwarding),
       forwardSameAddress_(config.core.lsu.forward_same_address),
@@ -196,7 +199,7 @@ Cycle LoadStoreUnit::executeLoad(std::uint32_t t, Uop& u, Cycle now) {
     }
   }
   u.level = level;
-  if (level != MemLevel::L1) {
+  if (countMisses_ && level != MemLevel::L1) {
     // Remember the miss for MISSCOUNT; drop the ones that have returned.
     std::erase_if(th.missDone, [&](Cycle c) { return c <= now; });
     th.missDone.push_back(dataReady);

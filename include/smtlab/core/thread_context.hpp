@@ -150,7 +150,7 @@ struct ThreadContext {
   SeqNum robTail{0};
   std::vector<std::uint32_t> depNext;  // dependency nodes: slot * kMaxSrcRegs + k -> next node
   std::uint32_t unresolvedBranches = 0;
-  std::vector<Cycle> missDone;       // completion cycles of loads that missed the L1D (MISSCOUNT)
+  std::vector<Cycle> missDone;       // completion cycles of loads that missed the L1D (kept for MISSCOUNT only)
   // Stack engine (issue 10 §3): the decoder's stack-pointer offset is not zero (a stack update since the last sync
   // or explicit write), as of the youngest renamed instruction and of the youngest retired one.
   bool stackDelta = false;
