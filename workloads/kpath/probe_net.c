@@ -72,7 +72,8 @@ static void select_tcp_path(int n, int client) {
       if (got != (ssize_t)sizeof buf) die("chat batch recv did not return every queued message");          \
     }                                                                                                      \
   }
-#define CHAT_BATCHES(X) X(2) X(3) X(4) X(5) X(6) X(7) X(8)
+#define CHAT_BATCHES(X) \
+  X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16) X(17) X(18) X(19) X(20)
 CHAT_BATCHES(CHAT_BATCH_PATHS)
 #define CHAT_BATCH_CALL(B) chat_batch_##B(n, client, conn);
 
