@@ -104,3 +104,12 @@ def test_batches_keep_their_estimates(estimates):
         assert [s.instructions for s in chat._batch_call("tcp_recv", n, me)] == [TRAP + TCP_RECV + (n - 1) * TCP_MSG]
         assert [s.instructions for s in chat._batch_call("tcp_send", n, me)] == [TRAP + TCP_SEND + (n - 1) * TCP_MSG]
         assert all(s.source is None for s in chat._batch_call("tcp_send", n, me))
+
+
+def test_the_report_names_the_batch_recordings_once(real_paths):
+    from smtlab.study.report import real_kernel_paths_note
+
+    note = real_kernel_paths_note(True)
+    assert "chat's batches of 2..20 messages (tcp_send_bN, tcp_recv_bN)" in note
+    assert "tcp_send_b2," not in note and "tcp_recv_b20," not in note
+    assert "tcp_send, tcp_recv," in note  # the 16-byte calls keep their own names
