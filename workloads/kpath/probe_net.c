@@ -12,7 +12,7 @@
 
 #include "probe.h"
 
-enum { SMALL = 16, REPLY = 4096, SELECT_FDS = 10 };
+enum { SMALL = 16, REPLY = 4096, SELECT_FDS = 10, CHAT_MSG = 100 };
 
 static void send_all(int fd, const char *buf, size_t len, const char *what) {
   if (send(fd, buf, len, 0) != (ssize_t)len) die(what);
@@ -46,6 +46,36 @@ static void select_tcp_path(int n, int client) {
   }
   for (int k = 0; k < SELECT_FDS; ++k) close(dups[k]);
 }
+
+/* chat's batched calls (python/smtlab/workloads/chat.py, _batch_call): a chat task that wakes moves every queued
+ * 100-byte message with one call. The server's echo write of B queued messages is one send() of B x 100 bytes
+ * (recorded; the peer's drain is not); a recv() takes everything queued: B messages the peer sent as B separate
+ * send()s (TCP_NODELAY: B segments, unrecorded) before the reader reads, and must return all B x 100 bytes. The
+ * echoes go from the server's end to the client's, the messages from the client's end to the server's, as in chat.
+ * One function per batch size B, since a marker's path id is an immediate (probe.h); CHAT_BATCHES lists the sizes
+ * that kpath_paths.h names (tcp_send_bB, tcp_recv_bB): a size missing there does not compile. */
+#define CHAT_BATCH_PATHS(B)                                                                                \
+  static void chat_batch_##B(int n, int client, int conn) {                                                \
+    static char buf[(B) * CHAT_MSG];                                                                       \
+    memset(buf, 'm', sizeof buf);                                                                          \
+    for (int i = 0; i < n; ++i) {                                                                          \
+      BEGIN(KP_tcp_send_b##B);                                                                             \
+      send_all(conn, buf, sizeof buf, "chat echo send");                                                   \
+      END(KP_tcp_send_b##B);                                                                               \
+      recv_all(client, buf, sizeof buf, "chat echo drain");                                                \
+    }                                                                                                      \
+    for (int i = 0; i < n; ++i) {                                                                          \
+      for (int k = 0; k < (B); ++k) send_all(client, buf + k * CHAT_MSG, CHAT_MSG, "chat message send");   \
+      BEGIN(KP_tcp_recv_b##B);                                                                             \
+      const ssize_t got = recv(conn, buf, sizeof buf, 0);                                                  \
+      END(KP_tcp_recv_b##B);                                                                               \
+      if (got != (ssize_t)sizeof buf) die("chat batch recv did not return every queued message");          \
+    }                                                                                                      \
+  }
+#define CHAT_BATCHES(X) \
+  X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16) X(17) X(18) X(19) X(20)
+CHAT_BATCHES(CHAT_BATCH_PATHS)
+#define CHAT_BATCH_CALL(B) chat_batch_##B(n, client, conn);
 
 void tcp_paths(int n) {
   int server = socket(AF_INET, SOCK_STREAM, 0), client = socket(AF_INET, SOCK_STREAM, 0);
@@ -84,6 +114,7 @@ void tcp_paths(int n) {
     recv_all(client, reply, sizeof reply, "recv 4 KiB");
     END(KP_tcp_recv_4k);
   }
+  CHAT_BATCHES(CHAT_BATCH_CALL)
   select_tcp_path(n, client);
   close(conn);
   close(client);

@@ -12,7 +12,7 @@ import time
 from typing import Any, Callable
 
 from ..fileio import atomic_path, check_output_path, write_json, write_text
-from ..workloads.kpaths import REAL_PATHS, REAL_PATHS_ENV, enable_real_paths
+from ..workloads.kpaths import REAL_PATHS, REAL_PATHS_ENV, TCP_BATCHES, enable_real_paths
 from ..workloads import compile_jobs, user_streams
 from .common import kernel_cache_env, markdown_table, text_table
 from .fidelity import fidelity, fidelity_line
@@ -43,7 +43,10 @@ def real_kernel_paths_note(real_kernel: bool) -> str:
     if why is not None:
         print(f"smtlab.study: {why}", file=sys.stderr)
         return f"kernel paths: {why}"
-    real = ", ".join(f"{m} ({k})" if m != k else m for m, k in REAL_PATHS.items())
+    # chat's batch recordings (one path per size) are named once, as a range.
+    batches = {f"tcp_{d}_b{b}" for d in ("send", "recv") for b in TCP_BATCHES}
+    real = ", ".join([f"{m} ({k})" if m != k else m for m, k in REAL_PATHS.items() if m not in batches] +
+                     [f"chat's batches of {TCP_BATCHES[0]}..{TCP_BATCHES[-1]} messages (tcp_send_bN, tcp_recv_bN)"])
     return (f"kernel paths: real Linux 6.1 paths (kpath:, recorded under qemu-system) for {real}, the context "
             "switch (ctxsw), the timer interrupt (timer), the reschedule IPI of a busy CPU (resched_ipi) and, under "
             "today's kernel (idle_core_first), the wake-up IPI of a halted CPU (wake_ipi); every other path "

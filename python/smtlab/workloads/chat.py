@@ -3,8 +3,10 @@
 R rooms of 20 users. Each user is a connection with four tasks: on the client side a *sender* (writes its messages
 to the server) and a *receiver* (reads the room's echoes); on the server side a *receiver* (reads the user's
 messages and hands each to the room's other 19 users) and a *sender* (writes the echoes to the user's socket).
-Sockets are channels; a task that wakes takes every message queued for it and moves them with one system call
-(trap + path + a per-message part, kpaths ``tcp_msg``), as a read() on a TCP socket returns everything that arrived.
+Sockets are channels; a task that wakes takes every message queued for it and moves them with one system call, as a
+read() on a TCP socket returns everything that arrived: with real kernel paths the recording of that call for batches
+of 2..20 (kpath:tcp_send_bN, one write of the N echoes; kpath:tcp_recv_bN, the read of N messages sent one by one),
+else trap + path + a per-message part (kpaths ``tcp_msg``); see :func:`_batch_call`.
 TCP flow control: a client sender keeps at most 4 messages in flight before it waits for the server to read them.
 Cross-CPU wake-ups pay a reschedule IPI (kpaths.after_wake). Every task is its own stream (task_spec).
 
@@ -35,7 +37,8 @@ from typing import Any, Iterator
 
 from ..os import Block, Compute, Send, Task
 from .base import counters, machine_summary, make_kernel
-from .kpaths import PATHS, TRAP_INSTRUCTIONS, WakeChannel, after_wake, mark_waker, real_paths_on, syscall, task_spec
+from .kpaths import (PATHS, TCP_BATCHES, TRAP_INSTRUCTIONS, WakeChannel, after_wake, mark_waker, real_paths_on,
+                     recorded, syscall, task_spec)
 from .user_streams import UserStream
 
 USERS = 20
@@ -50,9 +53,15 @@ _ESTIMATES = {"client_send": USER_WORK, "server_recv": USER_WORK, "server_send":
 
 
 def _batch_call(path: str, n: int, me: Task) -> list[Compute]:
-    """One send / recv system call moving ``n`` queued messages: the call (its recorded kernel path when real paths
-    are on, kpaths.syscall) and the per-message part of the ``n - 1`` extra messages (an estimate either way)."""
+    """One send / recv system call moving ``n`` queued messages. With real kernel paths on: a batch of 1 is the
+    recorded 16-byte call (kpaths.syscall); a batch of 2..20 the recording of that batch (kpaths.TCP_BATCHES: the
+    echo written as one send of n x 100 bytes, or the recv of the n x 100 bytes that n sends queued; an instance drawn
+    per call as for every recorded path); a larger batch (rare, docs/study.md) the recorded 1-message call plus the
+    per-message estimate ``tcp_msg`` for the other ``n - 1``, as before the batch recordings. Without recordings: the
+    call's estimate and ``n - 1`` times ``tcp_msg``."""
     if real_paths_on():
+        if n in TCP_BATCHES:
+            return recorded(f"{path}_b{n}", [], task=me)
         return syscall(path, task=me) + ([Compute((n - 1) * PATHS["tcp_msg"].instructions)] if n > 1 else [])
     return [Compute(TRAP_INSTRUCTIONS + PATHS[path].instructions + (n - 1) * PATHS["tcp_msg"].instructions)]
 

@@ -175,6 +175,12 @@ REAL_PATHS = {
     # dirty pages, the bio submitted, no wait (recorded as sync_file_range(SYNC_FILE_RANGE_WRITE) in the probe).
     "writeback": "writeback",
 }
+#: chat's batched calls (chat._batch_call): a send of B queued 100-byte messages as one write of B x 100 bytes, and a
+#: recv of the B x 100 bytes that B separate sends queued, each a recording of its own per batch size
+#: (workloads/kpath/probe_net.c, CHAT_BATCHES; kpath tcp_send_bB / tcp_recv_bB). A batch of 1 is the 16-byte
+#: tcp_send / tcp_recv above.
+TCP_BATCHES = tuple(range(2, 21))
+REAL_PATHS.update({f"tcp_{d}_b{b}": f"tcp_{d}_b{b}" for d in ("send", "recv") for b in TCP_BATCHES})
 # Not "ipi": the wake-up IPI is no system call of the woken task. A halted target runs the IPI's handler itself as
 # the kernel's wake path (Kernel(wake_path=...), smtlab/os/halt.py and wake_ipi.py): for the 2.4.19 / 2.5.32
 # schedulers the reschedule IPI's estimate (RESCHED_IPI_SPEC), for today's kernel (idle_core_first) Linux 6.1's
