@@ -2,8 +2,9 @@
 
 The wheel test builds the wheel once per session (a minute or two of both cores the first time: the whole C++ library,
 unoptimized) into a temporary folder, installs it into a fresh virtual environment outside the tree, and runs
-`smtlab run`, `python -m smtlab run`, `smtlab sweep` and `smtlab study` from there. CMake's build folder is kept between sessions in
-~/.cache/smtlab/wheel-build/ (SMTLAB_WHEEL_BUILD_DIR overrides it), so only the first session pays the full compile.
+`smtlab run`, `python -m smtlab run`, `smtlab sweep` and `smtlab study` from there. CMake's build folder is kept
+between sessions in ~/.cache/smtlab/wheel-build/ (SMTLAB_WHEEL_BUILD_DIR overrides it), so only the first session
+pays the full compile.
 The fresh environment takes the wheel's dependencies (numpy, pandas, ...) from this interpreter's site-packages
 through a .pth file, so nothing is downloaded; smtlab itself comes only from the wheel.
 """

@@ -55,7 +55,8 @@ std::vector<std::vector<KpathInstance>> splitKpathRecording(const std::string& r
 KernelSymbols parseKernelSymbols(const std::string& console);
 
 struct KpathBuildOptions {
-  int count = 30;             // instances of each path the probe runs (30: ~57 M instructions, ~480 MB raw; sh_c runs at most 8)
+  int count = 30;             // instances of each path the probe runs (30: ~57 M instructions, ~480 MB raw;
+                              // sh_c runs at most 8)
   int timeoutSeconds = 900;   // the boot is stopped after this (the machine may be slow and shared)
   bool quiet = false;
 };
