@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <string>
 #include <system_error>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -50,8 +52,28 @@ KpathSpec parseKpathSpec(const std::string& spec) {
   }
   const auto& table = kpaths();
   if (std::none_of(table.begin(), table.end(), [&](const KpathInfo& k) { return k.name == out.name; })) {
+    // A family of numbered paths (chat's batches: tcp_send_b2 ... tcp_send_b20) is named once, as a range, so that
+    // the message stays one readable line.
     std::string names;
-    for (const auto& k : table) names += (names.empty() ? "" : " ") + k.name;
+    std::vector<std::string> seen;
+    for (const auto& k : table) {
+      std::string item = k.name;
+      const std::size_t digits = k.name.find_last_not_of("0123456789") + 1;
+      if (digits < k.name.size() && digits >= 2 && k.name.compare(digits - 2, 2, "_b") == 0) {
+        const std::string family = k.name.substr(0, digits);
+        if (std::find(seen.begin(), seen.end(), family) != seen.end()) continue;
+        seen.push_back(family);
+        std::string last = k.name;
+        for (const auto& other : table) {
+          if (other.name.size() > family.size() && other.name.starts_with(family) &&
+              other.name.find_first_not_of("0123456789", family.size()) == std::string::npos) {
+            last = other.name;
+          }
+        }
+        item = last == k.name ? k.name : fmt::format("{}..{}", k.name, last.substr(family.size()));
+      }
+      names += (names.empty() ? "" : " ") + item;
+    }
     throw TraceError(
         fmt::format("'{}': unknown kernel path '{}' (paths: {})", shortToken(spec), shortToken(out.name), names));
   }

@@ -59,6 +59,16 @@ TEST(KpathSpec, UnknownPathNamesTheTable) {
       << msg;
 }
 
+TEST(KpathSpec, NumberedPathFamiliesAreNamedOnceAsARange) {
+  // kpath_paths.h's chat batches tcp_send_b2 ... tcp_send_b20 and tcp_recv_b2 ... tcp_recv_b20 (38 names): each
+  // family appears once, as its first name and the last number, so the list of 80 paths stays a readable line.
+  const std::string msg = errorOf("kpath:no_such_path");
+  EXPECT_NE(msg.find(" tcp_send_b2..20 tcp_recv_b2..20"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("tcp_send_b3"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(" sh_c"), std::string::npos) << msg;  // an ordinary name stays as it is
+  EXPECT_LT(msg.size(), 1000u) << msg;
+}
+
 TEST(KpathSpec, LongOrBinarySpecIsQuotedShort) {
   const std::string name(10000, 'x');
   const std::string msg = errorOf("kpath:" + name + "\x01");

@@ -49,10 +49,28 @@ TEST(LoadStoreUnit, AColdLoadGoesToMemoryAndTheSameLineThenHitsTheL1) {
   const Cycle first = b.lsu.executeLoad(0, b.uop(0), Cycle{10});
   EXPECT_EQ(b.uop(0).level, MemLevel::Dram);
   EXPECT_GE(first.value, 10u + 1 + 30 + 200);
-  EXPECT_EQ(b.h.threads[0].missDone.size(), 1u);  // remembered for MISSCOUNT
+  EXPECT_TRUE(b.h.threads[0].missDone.empty());  // kept only for MISSCOUNT (the next test)
   const Cycle later{first.value + 100};
   EXPECT_EQ(b.lsu.executeLoad(0, b.uop(1), later), later + 5);
   EXPECT_EQ(b.uop(1).level, MemLevel::L1);
+}
+
+TEST(LoadStoreUnit, UnderMissCountAMissIsRememberedUntilItReturns) {
+  // MISSCOUNT orders fetch by each thread's L1D misses in flight: the miss's completion cycle is kept, and dropped by
+  // the next miss's bookkeeping once it has passed (a hit adds nothing).
+  Config c = memoryConfig();
+  c.core.fetch_policy = FetchPolicy::MissCount;
+  LsuBench b(c, LongLatencyAction::None);
+  b.renameAll({loadOf(0x10000, 1), loadOf(0x10008, 2), loadOf(0x90000, 3)});
+  const Cycle first = b.lsu.executeLoad(0, b.uop(0), Cycle{10});
+  ASSERT_EQ(b.h.threads[0].missDone.size(), 1u);
+  EXPECT_EQ(b.h.threads[0].missDone[0], first);
+  const Cycle later{first.value + 100};
+  b.lsu.executeLoad(0, b.uop(1), later);  // an L1 hit
+  EXPECT_EQ(b.h.threads[0].missDone.size(), 1u);
+  b.lsu.executeLoad(0, b.uop(2), later);  // a cold line: the first miss has returned and goes, this one stays
+  ASSERT_EQ(b.h.threads[0].missDone.size(), 1u);
+  EXPECT_GT(b.h.threads[0].missDone[0], later);
 }
 
 TEST(LoadStoreUnit, StallGatesTheThreadUntilAMemoryMissReturns) {
