@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <sstream>
+#include <stdexcept>
 #include <string_view>
 #include <thread>
 
@@ -28,6 +29,7 @@
 #include "smtlab/common/error.hpp"
 #include "smtlab/trace/native_format.hpp"
 #include "smtlab/trace/vector_source.hpp"
+#include "smtlab/tracer/interrupts.hpp"
 #include "smtlab/tracer/kernel_stack.hpp"
 #include "smtlab/tracer/recorder.hpp"
 #include "smtlab/tracer/tracer_revision.hpp"
@@ -57,17 +59,30 @@ constexpr std::uint64_t kStreamLimitBytes = 2ull << 30;
 
 std::vector<KpathInfo> makeTable() {
   std::vector<KpathInfo> t;
-#define REGION false, "", ""
-#define EXCURSION true, "", ""
-#define RESCHED_IPI true, "asm_sysvec_reschedule_ipi", "__schedule"
-#define WAKE_IPI false, "asm_sysvec_call_function_single", "__schedule"
+#define REGION false, "", "", KpathInfo::Device::Kept
+#define EXCURSION true, "", "", KpathInfo::Device::Kept
+#define RESCHED_IPI true, "asm_sysvec_reschedule_ipi", "__schedule", KpathInfo::Device::Kept
+#define WAKE_IPI false, "asm_sysvec_call_function_single", "__schedule", KpathInfo::Device::Kept
+#define SUBMIT false, "", "", KpathInfo::Device::Submit
+#define DEVICE_IRQ false, "", "", KpathInfo::Device::Only
 #define KPATH(name, kind, what) t.push_back(KpathInfo{#name, kind, what});
 #include "../../workloads/kpath/kpath_paths.h"
 #undef KPATH
+#undef DEVICE_IRQ
+#undef SUBMIT
 #undef WAKE_IPI
 #undef RESCHED_IPI
 #undef EXCURSION
 #undef REGION
+  for (std::size_t id = 0; id < t.size(); ++id) {  // a table error is the source's, caught by every test that runs
+    const bool submit = t[id].device == KpathInfo::Device::Submit;
+    const bool next = id + 1 < t.size() && t[id + 1].device == KpathInfo::Device::Only;
+    const bool previous = id > 0 && t[id - 1].device == KpathInfo::Device::Submit;
+    if (submit != next || (t[id].device == KpathInfo::Device::Only && !previous)) {
+      throw std::logic_error(fmt::format("kpath_paths.h: path '{}': a SUBMIT path is followed by its DEVICE_IRQ path, "
+                                         "and only then", t[id].name));
+    }
+  }
   return t;
 }
 
@@ -228,21 +243,55 @@ std::vector<std::vector<KpathInstance>> splitKpathRecording(const std::string& r
     instances[r.id].push_back(KpathInstance{w->written(), r.instrs.size(), r.kernelInstructions()});
     for (const Instr& i : r.instrs) w->write(i);
   };
-  // Asynchronous interrupt vectors the guest reported (probe.c print_symbols): a tick or an IPI that hits a region's
-  // user code is not part of that path (removeUserModeInterrupts).
-  std::vector<Addr> vectors;
+  // Where the guest's asynchronous interrupts enter and leave (probe.c print_symbols): a tick, an IPI or a device
+  // interrupt that hits a region's user code is not part of that path (interrupts.hpp). A recording whose guest
+  // did not report the return or the device stubs finds only those that a user-mode record precedes.
+  InterruptVectors vectors;
+  auto known = [&](const char* name) -> Addr {
+    const auto it = symbols.find(name);
+    return it == symbols.end() ? 0 : it->second;
+  };
   for (const char* v : {"asm_sysvec_apic_timer_interrupt", "asm_sysvec_reschedule_ipi",
                         "asm_sysvec_call_function_single"}) {
-    if (const auto it = symbols.find(v); it != symbols.end()) vectors.push_back(it->second);
+    if (const Addr a = known(v)) vectors.system.push_back(a);
   }
+  if (known("irq_entries_start") && known("spurious_entries_start") > known("irq_entries_start")) {
+    vectors.deviceBegin = known("irq_entries_start");
+    vectors.deviceEnd = known("spurious_entries_start");
+  }
+  vectors.iret = known("native_irq_return_iret");
   SplitStats sum;
-  std::uint64_t interrupts = 0;
+  std::uint64_t interrupts = 0, moved = 0;
   for (const std::string& cpu : cpus) {
+    // The device interrupts cut out of the last SUBMIT region on this CPU, waiting for its DEVICE_IRQ region.
+    std::vector<SystemRegion> completions;
     const SplitStats s = splitSystemStream(blocks, cpu, [&](SystemRegion&& r) {
       if (r.id >= table.size()) throw TraceError(fmt::format("{}: region id {} is not a kpath", cpu, r.id));
       const KpathInfo& path = table[r.id];
+      if (path.device == KpathInfo::Device::Submit) {
+        completions.clear();
+        interrupts += removeInterrupts(r, vectors, &completions);
+        if (!r.instrs.empty()) add(r);
+        return;
+      }
+      if (path.device == KpathInfo::Device::Only) {
+        std::vector<SystemRegion> own;
+        removeInterrupts(r, vectors, &own);
+        SystemRegion instance;
+        instance.id = r.id;
+        for (auto* list : {&completions, &own}) {
+          for (const SystemRegion& d : *list) {
+            instance.instrs.insert(instance.instrs.end(), d.instrs.begin(), d.instrs.end());
+            instance.kernel.insert(instance.kernel.end(), d.kernel.begin(), d.kernel.end());
+            ++moved;
+          }
+        }
+        completions.clear();
+        if (!instance.instrs.empty()) add(instance);
+        return;
+      }
       if (!path.excursion && path.entrySymbol.empty()) {
-        interrupts += removeUserModeInterrupts(r, vectors);
+        interrupts += removeInterrupts(r, vectors);
         if (!r.instrs.empty()) add(r);
         return;
       }
@@ -291,6 +340,7 @@ std::vector<std::vector<KpathInstance>> splitKpathRecording(const std::string& r
     sum.limitReached = sum.limitReached || s.limitReached;
   }
   sum.interrupts = interrupts;
+  sum.deviceInterrupts = moved;
   for (std::size_t id = 0; id < table.size(); ++id) {
     if (!writers[id]) continue;
     writers[id]->close();
@@ -419,6 +469,7 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
   m["dropped_accesses"] = stats.droppedAccesses;
   m["delivery_accesses"] = stats.deliveryAccesses;
   m["interrupts_removed"] = stats.interrupts;
+  m["device_interrupts_moved"] = stats.deviceInterrupts;
   m["paths"] = std::move(paths);
   boost::json::object symbolTable;
   for (const auto& [name, addr] : symbols) symbolTable[name] = addr;

@@ -222,28 +222,6 @@ std::vector<SystemRegion> kernelExcursions(const SystemRegion& region) {
   return out;
 }
 
-std::uint64_t removeUserModeInterrupts(SystemRegion& region, const std::vector<Addr>& vectors) {
-  std::uint64_t removed = 0;
-  std::size_t out = 0;
-  const std::size_t n = region.instrs.size();
-  for (std::size_t i = 0; i < n;) {
-    const bool interrupt = region.kernel[i] && i > 0 && !region.kernel[i - 1] &&
-                           std::find(vectors.begin(), vectors.end(), region.instrs[i].pc) != vectors.end();
-    if (interrupt) {
-      ++removed;
-      while (i < n && region.kernel[i]) ++i;  // the whole run, up to the return to the interrupted user code
-      continue;
-    }
-    region.instrs[out] = region.instrs[i];
-    region.kernel[out] = region.kernel[i];
-    ++out;
-    ++i;
-  }
-  region.instrs.resize(out);
-  region.kernel.resize(out);
-  return removed;
-}
-
 std::vector<std::string> systemCpuFiles(const std::string& prefix) {
   std::vector<std::string> files;
   for (int k = 0;; ++k) {

@@ -163,9 +163,26 @@ void KpathBoot::checkWritebackSubmitsItsFourDirtyPages() {
   const auto entries = [](const std::vector<Instr>& t, std::uint64_t pc) {
     return std::count_if(t.begin(), t.end(), [&](const Instr& i) { return i.pc == pc; });
   };
+  const std::uint64_t done = symbol("virtblk_done"), endBio = symbol("ext4_end_bio"),
+                      stubs = symbol("irq_entries_start"), stubsEnd = symbol("spurious_entries_start"),
+                      iret = symbol("native_irq_return_iret");
   for (int seed = 0; seed < 4; ++seed) {
     const auto t = instance("writeback", seed);
     ASSERT_FALSE(t.empty());
+    // The disk's completion is never in the submission, wherever the host's timing put it (interrupts.hpp) ...
+    EXPECT_FALSE(runs(t, done)) << "seed " << seed;
+    EXPECT_FALSE(runs(t, endBio)) << "seed " << seed;
+    // ... but in writeback_irq: one or more device interrupts (virtio-blk may complete the 1 to 4 bios in one or
+    // several), each from its vector's stub to the interrupt return, ending the 4 pages' write-back.
+    const auto c = instance("writeback_irq", seed);
+    ASSERT_FALSE(c.empty());
+    EXPECT_TRUE(runs(c, done)) << "seed " << seed;
+    EXPECT_GE(entries(c, endBio), 1) << "seed " << seed;
+    EXPECT_LE(entries(c, endBio), 4) << "seed " << seed;
+    EXPECT_TRUE(c.front().pc >= stubs && c.front().pc < stubsEnd) << "seed " << seed;
+    EXPECT_EQ(c.back().pc, iret) << "seed " << seed;
+    EXPECT_TRUE(std::all_of(c.begin(), c.end(), [](const Instr& i) { return i.pc >= kKernelHalf; }))
+        << "seed " << seed;
     EXPECT_TRUE(runs(t, doWritepages)) << "seed " << seed;
     EXPECT_EQ(entries(t, writepages), 1) << "seed " << seed;
     EXPECT_EQ(entries(t, writePage), 4) << "seed " << seed;

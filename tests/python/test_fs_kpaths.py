@@ -93,9 +93,9 @@ WRITEBACK_PER_BLOCK, BLOCKS_PER_REQUEST = 2500, 16
 INSTANCES_PER_REQUEST = 64 // 16
 
 
-def _bdflush_wakeup(k, pending: int) -> list:
+def _bdflush_wakeup(k, pending: int, after_io: bool = False) -> list:
     """The steps bdflush runs for one wake-up that finds ``pending`` requests besides the one that woke it, up to its
-    disk wait."""
+    disk wait (``after_io``: up to its next wait for work, the Block)."""
     tasks = fileserver.build_dbench(k, 1, {}, seed=0)
     flush = next(t for t in tasks if t.name == "bdflush")
     program = iter(flush.program())
@@ -104,8 +104,10 @@ def _bdflush_wakeup(k, pending: int) -> list:
     block.channel.pending = pending
     steps: list = []
     for step in program:
+        if isinstance(step, Block):
+            break
         steps.append(step)
-        if isinstance(step, IO):
+        if isinstance(step, IO) and not after_io:
             break
     return steps
 
@@ -122,6 +124,26 @@ def test_bdflush_runs_four_recorded_writebacks_per_request(real_paths, kernel_st
     assert [_kpath_of(s) for s in compute] == ["writeback"] * (3 * INSTANCES_PER_REQUEST)
     # Each instance its own draw (different recorded instances, as real write-backs differ).
     assert len({s.source for s in compute}) == len(compute)
+
+
+def test_each_writeback_is_followed_by_its_recorded_completion_after_the_disk(real_paths, kernel_stub):
+    # The disk's completion interrupt (kpath:writeback_irq, cut out of the recording of the submission): one per
+    # recorded writeback, after the disk's time, each its own draw; then bdflush waits for work again.
+    steps = _bdflush_wakeup(kernel_stub, 1, after_io=True)  # 2 requests
+    io = [i for i, s in enumerate(steps) if isinstance(s, IO)]
+    assert len(io) == 1
+    before, after = steps[: io[0]], steps[io[0] + 1 :]
+    assert [_kpath_of(s) for s in before] == ["writeback"] * (2 * INSTANCES_PER_REQUEST)
+    assert [_kpath_of(s) for s in after] == ["writeback_irq"] * (2 * INSTANCES_PER_REQUEST)
+    assert len({s.source for s in after}) == len(after)
+    assert kpaths.REAL_PATHS["writeback_irq"] == "writeback_irq"
+    names = _kpath_names()
+    assert names.index("writeback_irq") == names.index("writeback") + 1  # a DEVICE_IRQ path follows its SUBMIT path
+
+
+def test_bdflush_has_no_completion_without_recordings(estimates, kernel_stub):
+    steps = _bdflush_wakeup(kernel_stub, 1, after_io=True)
+    assert [type(s) for s in steps] == [Compute, IO]
 
 
 def test_bdflush_keeps_its_estimate(estimates, kernel_stub):

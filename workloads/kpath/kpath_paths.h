@@ -6,9 +6,13 @@
  * instance is the IPI's own handling and a context switch stays the model's separate cost; WAKE_IPI: of the whole
  * region (a task that sleeps on a CPU which then halts), the instructions from the first at the call-function-single
  * vector (asm_sysvec_call_function_single) up to the first __schedule after it: the halted CPU's wake-up as it runs
- * it, the switch to the woken task again the model's own cost. A path's id is its
- * position here (0, 1, ...); the probe marks each instance with that id, so appending keeps old ids, and a change
- * here rebuilds the kpath cache. */
+ * it, the switch to the woken task again the model's own cost; SUBMIT: a REGION out of which every device interrupt
+ * (from a device vector's stub to its interrupt return) is cut, wherever it landed, and handed to the next path,
+ * of kind DEVICE_IRQ, whose instance is those interrupts plus the device interrupts of its own region (the probe's
+ * wait for the device after the SUBMIT region): a submission and its completion, each whole in every instance,
+ * whatever the host's timing (src/tracer/interrupts.cpp). A REGION takes out the interrupts that hit its user code.
+ * A path's id is its position here (0, 1, ...); the probe marks each instance with that id, and a change here
+ * rebuilds the kpath cache. */
 KPATH(getppid, REGION, "null system call: getppid() from user mode and back")
 KPATH(read, REGION, "read() of 1 byte from /dev/zero")
 KPATH(write, REGION, "write() of 1 byte to /dev/null")
@@ -49,7 +53,8 @@ KPATH(select_tcp, REGION, "select() on 10 dup()s of one TCP loopback socket as t
 KPATH(tcp_send_4k, REGION, "send() of 4 KiB on a TCP loopback connection, the receive side's queueing in the same call (tbench's reply)")
 KPATH(tcp_recv_4k, REGION, "recv() of 4 KiB that are there on a TCP loopback connection (the tbench client reading its reply)")
 KPATH(disk_read, REGION, "read() of 1 KiB from a file on the guest's ext4 disk, in the page cache, at the file position (AIM9 sync_disk_cp's source)")
-KPATH(writeback, REGION, "sync_file_range(SYNC_FILE_RANGE_WRITE) of 16 KiB dirty in the page cache of an ext4 file: do_writepages -> ext4_writepages submits the bio (the flusher's write-back code, without waiting)")
+KPATH(writeback, SUBMIT, "sync_file_range(SYNC_FILE_RANGE_WRITE) of 16 KiB dirty in the page cache of an ext4 file: do_writepages -> ext4_writepages submits the bio (the flusher's write-back code, without waiting); the disk's completion interrupt is cut out into writeback_irq")
+KPATH(writeback_irq, DEVICE_IRQ, "virtio-blk's completion interrupt of one writeback instance (virtblk_done -> ext4_end_bio, the end of write-back of its 4 pages), wherever it landed: in that call or in the wait for it after it")
 KPATH(sh_c, REGION, "execve() of /bin/sh -c (busybox ash) running a small static program: the shell's execve, its start-up, and its execve of the program, up to the program's main()")
 KPATH(tcp_send_b2, REGION, "send() of 2 chat messages (2 x 100 bytes) as one write on a TCP loopback connection, the receive side's queueing in the same call (chat's echo)")
 KPATH(tcp_recv_b2, REGION, "recv() of the 2 x 100 bytes that 2 separate send()s of 100 bytes queued on a TCP loopback connection (chat's batch read)")

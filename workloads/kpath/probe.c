@@ -521,7 +521,11 @@ static void print_symbols(void) {
                                        "ext4_sync_file",
                                        /* the write-back path (probe_fs.c) */
                                        "do_writepages", "ext4_writepages", "ext4_bio_write_page",
-                                       "virtblk_done", "ext4_end_bio", /* its completion, when it lands inside */
+                                       "virtblk_done", "ext4_end_bio", /* its completion (writeback_irq) */
+                                       /* where interrupts enter and leave (src/tracer/interrupts.cpp): the
+                                          device vectors' stubs, their common entry, the interrupt return */
+                                       "irq_entries_start", "spurious_entries_start", "asm_common_interrupt",
+                                       "native_irq_return_iret",
                                        /* the halted-CPU wake-up: its vector, the receiver's and sender's sides */
                                        "asm_sysvec_call_function_single", "sched_ttwu_pending",
                                        "send_call_function_single_ipi", "native_send_call_func_single_ipi",

@@ -24,6 +24,12 @@ struct KpathInfo {
   // the first at stopSymbol after it; a region without entrySymbol holds none.
   std::string entrySymbol;
   std::string stopSymbol;
+  // What becomes of device interrupts in the region (a REGION path takes out only those that hit its user code):
+  // SUBMIT cuts every one out, wherever it landed, and hands it to the next path of the table, which is of the
+  // DEVICE_IRQ kind; a DEVICE_IRQ path's instance is the device interrupts of its region and of the SUBMIT region
+  // just before it on the same CPU (interrupts.hpp).
+  enum class Device { Kept, Submit, Only };
+  Device device = Device::Kept;
   std::string what;        // one line for listings
 };
 

@@ -34,7 +34,8 @@ struct SplitStats {
   std::uint64_t instructions = 0;
   std::uint64_t droppedAccesses = 0;  // beyond a record's 2 loads + 2 stores
   std::uint64_t deliveryAccesses = 0;  // made by the CPU delivering an interrupt or exception, not by an instruction
-  std::uint64_t interrupts = 0;  // interrupts taken out of regions' user code (removeUserModeInterrupts)
+  std::uint64_t interrupts = 0;  // interrupts taken out of regions (interrupts.hpp, removeInterrupts)
+  std::uint64_t deviceInterrupts = 0;  // device interrupts that became DEVICE_IRQ instances (kpath.cpp)
   bool limitReached = false;     // the plugin stopped at its byte limit
 };
 
@@ -47,12 +48,6 @@ SplitStats splitSystemStream(const RawBlockTable& blocks, const std::string& pat
 // Maximal runs of kernel-mode records of a region, each as a region of its own (same id): interrupts taken inside
 // a user-mode region.
 std::vector<SystemRegion> kernelExcursions(const SystemRegion& region);
-
-// Takes out of `region` every maximal kernel-mode run that begins at one of `vectors` (the entries of asynchronous
-// interrupts: the timer tick, IPIs) right after a user-mode record: an interrupt that hit the region's user code,
-// not part of the path the region marks (the model charges the tick and the IPIs itself). An interrupt taken in
-// kernel mode is nested in the path's own kernel run and stays. Returns the number of runs taken out.
-std::uint64_t removeUserModeInterrupts(SystemRegion& region, const std::vector<Addr>& vectors);
 
 // Looks for PREFIX.cpuK.raw, K = 0, 1, ... (stops at the first missing one).
 std::vector<std::string> systemCpuFiles(const std::string& prefix);

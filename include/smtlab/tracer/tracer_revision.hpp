@@ -12,6 +12,8 @@ namespace smtlab {
 // 2: the plugins leave it out.
 // 3: a kpath: region's records no longer hold a timer tick or an IPI that hit its user code (kpath.cpp,
 //    removeUserModeInterrupts): one getppid instance had held a 6,000-instruction tick.
+// (Not bumped when the kpath: splitter changes together with the probe's sources, workloads/kpath: the cache is
+// recorded again for those anyway, and the kernel: traces stay valid. So for the interrupt runs of interrupts.hpp.)
 inline constexpr int kTracerRevision = 3;
 
 // The stamp of a cached file is "<file>.tracer", one line "tracer-revision N". True when it says kTracerRevision;

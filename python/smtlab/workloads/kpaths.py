@@ -174,6 +174,9 @@ REAL_PATHS = {
     # dbench's write-back daemon (fileserver.bdflush): the flusher's do_writepages -> ext4_writepages for 16 KiB of
     # dirty pages, the bio submitted, no wait (recorded as sync_file_range(SYNC_FILE_RANGE_WRITE) in the probe).
     "writeback": "writeback",
+    # ... and the disk's completion interrupt of each (virtblk_done -> ext4_end_bio), which the recording cuts out of
+    # the submission wherever the host's timing put it (kpath_paths.h, SUBMIT / DEVICE_IRQ).
+    "writeback_irq": "writeback_irq",
 }
 #: chat's batched calls (chat._batch_call): a send of B queued 100-byte messages as one write of B x 100 bytes, and a
 #: recv of the B x 100 bytes that B separate sends queued, each a recording of its own per batch size

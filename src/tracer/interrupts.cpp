@@ -1,0 +1,98 @@
+#include "smtlab/tracer/interrupts.hpp"
+
+#include <algorithm>
+
+namespace smtlab {
+
+bool InterruptVectors::isEntry(Addr pc) const {
+  return isDevice(pc) || std::find(system.begin(), system.end(), pc) != system.end();
+}
+
+std::vector<InterruptRun> interruptRuns(const SystemRegion& region, const InterruptVectors& vectors) {
+  std::vector<InterruptRun> runs;
+  const std::size_t n = region.instrs.size();
+  // A delivery lands on an entry point; a device stub's own later instructions (the jump after the push) do not.
+  auto entry = [&](std::size_t k) {
+    const Addr pc = region.instrs[k].pc;
+    return vectors.isEntry(pc) && !(k > 0 && vectors.isDevice(pc) && vectors.isDevice(region.instrs[k - 1].pc));
+  };
+  for (std::size_t i = 0; i < n;) {
+    if (!region.kernel[i] || !entry(i)) {
+      ++i;
+      continue;
+    }
+    const bool afterUser = i > 0 && !region.kernel[i - 1];
+    std::size_t end = 0;
+    if (vectors.iret != 0) {
+      int depth = 1;
+      for (std::size_t k = i + 1; k < n; ++k) {
+        const Addr pc = region.instrs[k].pc;
+        if (pc == vectors.iret) {
+          if (--depth == 0) {
+            end = k + 1;
+            break;
+          }
+        } else if (entry(k)) {
+          ++depth;
+        }
+      }
+    }
+    const bool closed = end != 0;
+    if (!closed) {
+      if (!afterUser) {  // not ended here and nested in kernel code: the path's own, look inside it
+        ++i;
+        continue;
+      }
+      for (end = i; end < n && region.kernel[end];) ++end;  // up to the return to the interrupted user code
+    }
+    // A region ends with the probe's end marker, in user code: a return that is the region's last record went there.
+    const bool returnsToUser = closed && (end == n || !region.kernel[end]);
+    runs.push_back(InterruptRun{i, end, vectors.isDevice(region.instrs[i].pc), afterUser || returnsToUser});
+    i = end;
+  }
+  // Interrupts delivered back to back (the next one pending at the first's return, before any instruction of the
+  // interrupted code) interrupted the same code: one of them seeing user code tells it for all of them.
+  for (std::size_t j = 0; j < runs.size();) {
+    std::size_t last = j;
+    bool user = runs[j].fromUser;
+    while (last + 1 < runs.size() && runs[last + 1].begin == runs[last].end) user = user || runs[++last].fromUser;
+    for (std::size_t k = j; k <= last; ++k) runs[k].fromUser = user;
+    j = last + 1;
+  }
+  return runs;
+}
+
+std::uint64_t removeInterrupts(SystemRegion& region, const InterruptVectors& vectors,
+                               std::vector<SystemRegion>* devices) {
+  const std::vector<InterruptRun> runs = interruptRuns(region, vectors);
+  std::uint64_t removed = 0;
+  std::size_t out = 0, from = 0;
+  auto keep = [&](std::size_t to) {  // records [from, to) stay
+    for (; from < to; ++from, ++out) {
+      region.instrs[out] = region.instrs[from];
+      region.kernel[out] = region.kernel[from];
+    }
+  };
+  for (const InterruptRun& run : runs) {
+    const bool device = devices != nullptr && run.device;
+    if (!run.fromUser && !device) continue;
+    keep(run.begin);
+    if (device) {
+      SystemRegion d;
+      d.id = region.id;
+      d.instrs.assign(region.instrs.begin() + static_cast<std::ptrdiff_t>(run.begin),
+                      region.instrs.begin() + static_cast<std::ptrdiff_t>(run.end));
+      d.kernel.assign(region.kernel.begin() + static_cast<std::ptrdiff_t>(run.begin),
+                      region.kernel.begin() + static_cast<std::ptrdiff_t>(run.end));
+      devices->push_back(std::move(d));
+    }
+    from = run.end;
+    ++removed;
+  }
+  keep(region.instrs.size());
+  region.instrs.resize(out);
+  region.kernel.resize(out);
+  return removed;
+}
+
+}  // namespace smtlab
