@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -22,6 +23,7 @@
 #include <stdexcept>
 #include <string_view>
 #include <thread>
+#include <tuple>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -31,6 +33,7 @@
 #include "smtlab/trace/vector_source.hpp"
 #include "smtlab/tracer/interrupts.hpp"
 #include "smtlab/tracer/kernel_stack.hpp"
+#include "smtlab/tracer/kpath_instance.hpp"
 #include "smtlab/tracer/recorder.hpp"
 #include "smtlab/tracer/tracer_revision.hpp"
 #include "smtlab/tracer/x86_decoder.hpp"
@@ -161,11 +164,30 @@ bool kpathCacheCarriesUops(const fs::path& dir) {
   }
 }
 
+// The manifest parsed, once per process while its time and size stay (a study opens a source per call on a file
+// page of its own: parsing 50 KB of JSON for each cost about a millisecond). Throws what parsing throws.
+std::shared_ptr<const boost::json::value> parsedManifest(const fs::path& manifest) {
+  static std::mutex mutex;
+  static std::map<std::string, std::tuple<std::int64_t, std::uintmax_t, std::shared_ptr<const boost::json::value>>>
+      parsed;
+  std::error_code e1, e2;
+  const auto stamp = static_cast<std::int64_t>(fs::last_write_time(manifest, e1).time_since_epoch().count());
+  const std::uintmax_t size = fs::file_size(manifest, e2);
+  std::lock_guard lock(mutex);
+  auto& [time, bytes, value] = parsed[manifest.string()];
+  if (!value || e1 || e2 || time != stamp || bytes != size) {
+    value = std::make_shared<const boost::json::value>(boost::json::parse(readFile(manifest)));
+    time = stamp;
+    bytes = size;
+  }
+  return value;
+}
+
 // True when the manifest names the boot options this build records with (a missing key: recorded before they were
 // kept, so with KASLR).
 bool kpathBootOptionsMatch(const fs::path& manifest) {
   try {
-    const boost::json::value m = boost::json::parse(readFile(manifest));
+    const boost::json::value& m = *parsedManifest(manifest);
     const auto* options = m.as_object().if_contains("boot_options");
     return options != nullptr && options->is_string() && options->as_string() == kBootOptions;
   } catch (const std::exception&) {
@@ -354,9 +376,28 @@ std::vector<std::vector<KpathInstance>> splitKpathRecording(const std::string& r
 std::string ensureKpathCache(const KpathBuildOptions& o) {
   const fs::path dir = kpathCacheDir();
   const fs::path manifest = dir / kManifest;
+  // What the cache's own files say (uops, boot options, tracer stamp) is asked once per process while the manifest
+  // keeps its time and size: opening a trace to read its version cost about a millisecond per source.
+  static std::mutex checkedMutex;
+  static std::map<std::string, std::pair<std::int64_t, std::uintmax_t>> checked;
+  auto filesCurrent = [&] {
+    std::error_code e1, e2;
+    const auto stamp = static_cast<std::int64_t>(fs::last_write_time(manifest, e1).time_since_epoch().count());
+    const std::uintmax_t size = fs::file_size(manifest, e2);
+    std::lock_guard lock(checkedMutex);
+    const auto it = checked.find(manifest.string());
+    if (!e1 && !e2 && it != checked.end() && it->second == std::make_pair(stamp, size)) return true;
+    const bool ok = kpathCacheCarriesUops(dir) && kpathBootOptionsMatch(manifest) && tracerStampCurrent(manifest.string());
+    if (ok && !e1 && !e2) {
+      checked[manifest.string()] = {stamp, size};
+    } else {
+      checked.erase(manifest.string());
+    }
+    return ok;
+  };
   auto current = [&] {
     return fs::exists(manifest) && !probeSourcesNewerThan(manifest) &&
-           ((kpathCacheCarriesUops(dir) && kpathBootOptionsMatch(manifest) && tracerStampCurrent(manifest.string())) || systemTracerUnavailableReason());
+           (filesCurrent() || systemTracerUnavailableReason());
   };
   if (current()) return manifest.string();
   if (auto why = systemTracerUnavailableReason()) throw TraceError("kpath: cannot record kernel paths: " + *why);
@@ -491,6 +532,7 @@ std::unique_ptr<TraceSource> openKpathTrace(const std::string& spec) {
   const std::string& name = parsed.name;
   const std::uint64_t seed = parsed.seed;
   const std::uint64_t stackSlot = parsed.stackSlot;  // per-task kernel stack (kernel_stack.hpp); 0: as recorded
+  const std::optional<std::uint64_t> page = parsed.page;  // the file pages it copies (page_cache.hpp); none: as recorded
   KpathBuildOptions build;
   if (const char* t = std::getenv("SMTLAB_KPATH_TIMEOUT"); t && *t) build.timeoutSeconds = std::atoi(t);
   if (const char* c = std::getenv("SMTLAB_KPATH_COUNT"); c && *c) build.count = std::atoi(c);
@@ -498,26 +540,35 @@ std::unique_ptr<TraceSource> openKpathTrace(const std::string& spec) {
     throw TraceError("kpath: SMTLAB_KPATH_TIMEOUT and SMTLAB_KPATH_COUNT must be positive (count at most 100000)");
   }
   const std::string manifestPath = ensureKpathCache(build);
-  boost::json::value m;
   try {
-    m = boost::json::parse(readFile(manifestPath));
+    const std::shared_ptr<const boost::json::value> parsed = parsedManifest(manifestPath);
+    const boost::json::value& m = *parsed;
     const auto& entry = m.at("paths").at(name).as_object();
     const auto& list = entry.at("instances").as_array();
     if (list.empty()) {
       throw TraceError(fmt::format("'{}': the recording holds no instance of '{}' (see {})", spec, name, manifestPath));
     }
     const std::size_t pick = static_cast<std::size_t>(splitmix64(seed) % list.size());
-    const std::string name2 = stackSlot == 0 ? fmt::format("kpath:{}#{}", name, pick)
-                                             : fmt::format("kpath:{}#{},stack={}", name, pick, stackSlot);
+    std::string name2 = fmt::format("kpath:{}#{}", name, pick);
+    if (stackSlot != 0) name2 += fmt::format(",stack={}", stackSlot);
+    if (page) name2 += fmt::format(",page={}", *page);
     // One copy of an instance's records per process, shared by every source open on it (a study opens one per
-    // task and path); kept while a source uses it. Keyed by the manifest's time too: a re-recording is new data.
+    // task and path); kept while a source uses it, and the most recently opened ones also after (`recent`, at most
+    // kRecentRecords records: a call on a file page of its own opens its source for one step, and reading the
+    // instance again from the compressed trace took about 10 ms). Keyed by the manifest's time too: a re-recording
+    // is new data.
+    constexpr std::size_t kRecentRecords = std::size_t{1} << 20;  // chosen: 128 MiB of records at most
     static std::mutex instancesMutex;
-    static std::map<std::string, std::weak_ptr<const KernelPathRecords>> instances;
+    static std::map<std::string, std::weak_ptr<const KpathInstanceRecords>> instances;
+    static std::deque<std::shared_ptr<const KpathInstanceRecords>> recent;
+    static std::size_t recentRecords = 0;
     std::error_code timeError;
     const auto stamp = fs::last_write_time(manifestPath, timeError).time_since_epoch().count();
     const std::string key = fmt::format("{}\n{}\n{}\n{}", manifestPath, stamp, name, pick);
     std::lock_guard lock(instancesMutex);
-    if (auto shared = instances[key].lock()) return std::make_unique<KernelStackSource>(shared, stackSlot, name2);
+    if (auto shared = instances[key].lock()) {
+      return std::make_unique<KpathInstanceSource>(shared, stackSlot, page, name2);
+    }
     const auto& inst = list[pick].as_array();
     const std::uint64_t offset = inst.at(0).to_number<std::uint64_t>(), length = inst.at(1).to_number<std::uint64_t>();
     NativeTraceReader reader((fs::path(manifestPath).parent_path() / entry.at("file").as_string().c_str()).string());
@@ -531,11 +582,17 @@ std::unique_ptr<TraceSource> openKpathTrace(const std::string& spec) {
     if (records.size() != length) {
       throw TraceError(fmt::format("'{}': {} ends inside instance {}", spec, reader.describe(), pick));
     }
-    auto shared = std::make_shared<KernelPathRecords>();
-    shared->stackBlocks = kernelStackBlocks(records);
-    shared->records = std::move(records);
+    auto shared = std::make_shared<const KpathInstanceRecords>(std::move(records));
     instances[key] = shared;
-    return std::make_unique<KernelStackSource>(std::move(shared), stackSlot, name2);
+    if (shared->records.size() <= kRecentRecords / 4) {  // a whole execve (370 k records) would push out the rest
+      recent.push_back(shared);
+      recentRecords += shared->records.size();
+      while (recentRecords > kRecentRecords) {
+        recentRecords -= recent.front()->records.size();
+        recent.pop_front();
+      }
+    }
+    return std::make_unique<KpathInstanceSource>(std::move(shared), stackSlot, page, name2);
   } catch (const std::exception& e) {
     if (dynamic_cast<const TraceError*>(&e)) throw;
     throw TraceError(fmt::format("'{}': corrupt kpath manifest {}: {}", spec, manifestPath, e.what()));

@@ -13,6 +13,7 @@
 #include "smtlab/common/short_quote.hpp"
 #include "smtlab/tracer/kernel_stack.hpp"
 #include "smtlab/tracer/kpath.hpp"
+#include "smtlab/tracer/page_cache.hpp"
 
 namespace smtlab {
 
@@ -23,7 +24,7 @@ KpathSpec parseKpathSpec(const std::string& spec) {
   out.name = rest.substr(0, comma);
   // Options: seed=N and stack=K, comma-separated, each at most once. from_chars takes digits only (no sign, no blanks,
   // unlike strtoull) and reports a value beyond 64 bits.
-  bool haveSeed = false, haveStack = false;
+  bool haveSeed = false, haveStack = false, havePage = false;
   for (std::size_t at = comma; at != std::string::npos;) {
     const std::size_t next = rest.find(',', at + 1);
     const std::string_view opt =
@@ -43,11 +44,20 @@ KpathSpec parseKpathSpec(const std::string& spec) {
         throw TraceError(fmt::format("'{}': stack={} is out of range (0..{})", shortToken(spec), out.stackSlot,
                                      kMaxKernelStackSlot));
       }
+    } else if (opt.starts_with("page=") && !havePage) {
+      std::uint64_t page = 0;
+      ok = havePage = number(5, page);
+      if (ok && page > kMaxPageCachePage) {
+        throw TraceError(fmt::format("'{}': page={} is out of range (0..{})", shortToken(spec), page,
+                                     kMaxPageCachePage));
+      }
+      if (ok) out.page = page;
     }
     if (!ok) {
-      throw TraceError(fmt::format("'{}': bad option '{}' (kpath:NAME[,seed=N][,stack=K], N a whole number from 0 "
-                                   "to {}, K from 0 to {}, each at most once)",
-                                   shortToken(spec), shortToken(opt), UINT64_MAX, kMaxKernelStackSlot));
+      throw TraceError(fmt::format("'{}': bad option '{}' (kpath:NAME[,seed=N][,stack=K][,page=P], N a whole number "
+                                   "from 0 to {}, K from 0 to {}, P from 0 to {}, each at most once)",
+                                   shortToken(spec), shortToken(opt), UINT64_MAX, kMaxKernelStackSlot,
+                                   kMaxPageCachePage));
     }
   }
   const auto& table = kpaths();

@@ -254,10 +254,10 @@ inline void feedSpec(const std::string& spec) {
         std::none_of(table.begin(), table.end(), [&](const KpathInfo& k) { return k.name == parsed.name; })) {
       throw FuzzOracleFailure("source spec: a kpath: name outside the table was accepted");
     }
-    // Each option is seed=N or stack=K, at most once each; the parsed value is the decimal number written (leading
-    // zeros aside), never a wrapped or saturated one.
-    std::string seedText = "0", stackText = "0";
-    bool seenSeed = false, seenStack = false;
+    // Each option is seed=N, stack=K or page=P, at most once each; the parsed value is the decimal number written
+    // (leading zeros aside), never a wrapped or saturated one.
+    std::string seedText = "0", stackText = "0", pageText;
+    bool seenSeed = false, seenStack = false, seenPage = false;
     for (std::size_t at = comma; at != std::string::npos;) {
       const std::size_t next = rest.find(',', at + 1);
       const std::string option = rest.substr(at + 1, next == std::string::npos ? std::string::npos : next - at - 1);
@@ -268,8 +268,12 @@ inline void feedSpec(const std::string& spec) {
       } else if (option.rfind("stack=", 0) == 0 && !seenStack) {
         stackText = option.substr(6);
         seenStack = true;
+      } else if (option.rfind("page=", 0) == 0 && !seenPage) {
+        pageText = option.substr(5);
+        seenPage = true;
       } else {
-        throw FuzzOracleFailure("source spec: a kpath: option other than one seed= and one stack= was accepted");
+        throw FuzzOracleFailure("source spec: a kpath: option other than one seed=, one stack= and one page= was "
+                                "accepted");
       }
     }
     auto number = [](std::string digits) {
@@ -283,6 +287,10 @@ inline void feedSpec(const std::string& spec) {
     if (number(stackText) != std::to_string(parsed.stackSlot)) {
       throw FuzzOracleFailure("source spec: kpath: stack text '" + stackText.substr(0, 40) + "' read as " +
                               std::to_string(parsed.stackSlot));
+    }
+    if (seenPage != parsed.page.has_value() || (seenPage && number(pageText) != std::to_string(*parsed.page))) {
+      throw FuzzOracleFailure("source spec: kpath: page text '" + pageText.substr(0, 40) + "' read as " +
+                              (parsed.page ? std::to_string(*parsed.page) : std::string("none")));
     }
 #endif
     return;

@@ -13,6 +13,7 @@ import pytest
 from smtlab.os import Task
 from smtlab.workloads import fileserver, kpaths
 from smtlab.workloads.base import make_kernel
+from smtlab.workloads.user_streams import USER_STREAMS_ENV
 
 ROOT = pathlib.Path(__file__).parents[2]
 
@@ -65,3 +66,77 @@ def test_without_recordings_each_operation_keeps_its_estimate(monkeypatch, task)
         # vfs_op's trap and path, then the 4 KiB copy of a read or a write: 3,000 + 4 x 600 kernel instructions.
         want = [trap + p["vfs_op"].instructions] + ([kib * p["copy_kb"].instructions] if kib else [])
         assert [s.instructions for s in steps] == want, name
+
+
+# --- the clients' own page-cache pages (page=P) ---------------------------------------------------------------------
+#: 21 MiB of files per client (dbench's client.txt working set as fileserver.py models it) in pages of 4 KiB.
+PAGES_PER_CLIENT = 21 * 1024 // 4
+
+
+def test_each_client_walks_pages_of_its_own():
+    assert fileserver.CLIENT_PAGES == PAGES_PER_CLIENT == 5376
+    assert [fileserver.client_page(0, k) for k in (0, 1, 2)] == [0, 1, 2]
+    assert fileserver.client_page(1, 0) == PAGES_PER_CLIENT
+    assert fileserver.client_page(2, 7) == 2 * PAGES_PER_CLIENT + 7
+    # The walk wraps after 21 MiB and never reaches the next client's pages.
+    assert fileserver.client_page(0, PAGES_PER_CLIENT) == 0
+    assert fileserver.client_page(0, PAGES_PER_CLIENT - 1) == PAGES_PER_CLIENT - 1 < fileserver.client_page(1, 0)
+
+
+def _client_steps(clients: int, client: int, ops: int) -> list:
+    """The first ``ops`` system-call steps (with a kpath: source) of client ``client`` of a dbench of ``clients``."""
+    k = make_kernel(False, "linux24")
+    try:
+        tasks = fileserver.build_dbench(k, clients, {}, seed=0)
+        me = next(t for t in tasks if t.name == f"dbench_{client}")
+        for t in tasks:
+            k.spawn(t)
+        out = []
+        for step in me.program():
+            src = getattr(step, "source", None)
+            if isinstance(src, str) and src.startswith("kpath:"):
+                out.append(src)
+                if len(out) == ops:
+                    break
+        return out
+    finally:
+        k.machine.close()
+
+
+def test_reads_and_writes_copy_consecutive_pages_and_nothing_else_names_one(monkeypatch):
+    monkeypatch.setenv(kpaths.REAL_PATHS_ENV, "1")
+    monkeypatch.setenv(USER_STREAMS_ENV, "0")  # the clients' user work as estimates: only kernel calls name sources
+    specs = _client_steps(3, 2, 60)
+    pages = []
+    for spec in specs:
+        m = re.fullmatch(r"kpath:(\w+),seed=\d+,stack=\d+(?:,page=(\d+))?", spec)
+        assert m, spec
+        copies = m.group(1) in ("file_read", "file_write")
+        assert (m.group(2) is not None) == copies, spec  # a page exactly on the calls that copy 4 KiB
+        if copies:
+            pages.append(int(m.group(2)))
+    assert len(pages) >= 10  # 52 % of the operations read or write
+    first = 2 * PAGES_PER_CLIENT
+    assert pages == list(range(first, first + len(pages)))
+
+
+def test_a_source_on_a_page_of_its_own_is_not_kept_by_the_task(monkeypatch, task):
+    # Nearly every read or write names another page: the kernel opens its source for the step and keeps none, while
+    # a spec without a page is opened once per task and reused (the task's sources stay bounded).
+    from smtlab.os import steps
+
+    opened = []
+
+    class FakeSource:
+        def __init__(self, spec):
+            opened.append(spec)
+
+    monkeypatch.setattr(steps, "Source", FakeSource)
+    k = task.kernel
+    plain, paged = "kpath:file_open,seed=1,stack=1", "kpath:file_read,seed=1,stack=1,page=7"
+    a, b = steps.resolve_source(k, task, plain), steps.resolve_source(k, task, plain)
+    assert a is b
+    c, d = steps.resolve_source(k, task, paged), steps.resolve_source(k, task, paged)
+    assert c is not d
+    assert opened == [plain, paged, paged]
+    assert paged not in task._record.sources and plain in task._record.sources

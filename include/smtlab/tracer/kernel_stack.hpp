@@ -1,8 +1,7 @@
 // Per-task kernel stacks for recorded kernel paths: every kpath: instance was recorded by one probe process on one
 // kernel stack, but each task of a simulated workload has its own (Linux: one THREAD_SIZE stack per task), so two
-// tasks running the same recorded path must touch different stack lines. KernelStackSource serves an instance with
-// its kernel stacks moved to a per-task place, over records shared by every source of that instance (a study opens
-// one source per task and path: thousands of tasks must not hold thousands of copies).
+// tasks running the same recorded path must touch different stack lines. KpathInstanceSource (kpath_instance.hpp)
+// serves an instance with its kernel stacks moved to a per-task place.
 #pragma once
 
 #include <cstdint>
@@ -28,39 +27,19 @@ inline constexpr Addr kVmallocEnd = 0xffff'e900'0000'0000ULL;
 inline constexpr Addr kKernelStackSlotStride = Addr{1} << 32;
 inline constexpr std::uint64_t kMaxKernelStackSlot = 4096;
 
-// One recorded instance and its kernel stacks: the THREAD_SIZE blocks of the vmalloc area that a call instruction
-// in kernel code pushes its return address into (the task's stack, and any other stack the region ran on), sorted.
-struct KernelPathRecords {
-  std::vector<Instr> records;
-  std::vector<Addr> stackBlocks;
-};
-
-// Finds the stack blocks of `records` (see KernelPathRecords).
+// The THREAD_SIZE blocks of the vmalloc area that a call instruction in kernel code of `records` pushes its return
+// address into (the task's stack, and any other stack the region ran on), sorted.
 std::vector<Addr> kernelStackBlocks(std::span<const Instr> records);
 
 // Moves the accesses of `in` that fall in `blocks` up by `shift`; returns how many moved.
 std::uint32_t moveKernelStackAccesses(Instr& in, std::span<const Addr> blocks, Addr shift);
 
+// How far slot k's stacks lie from the recorded ones: k x kKernelStackSlotStride. Throws TraceError for a slot
+// above kMaxKernelStackSlot.
+Addr kernelStackShift(std::uint64_t slot);
+
 // Moves every access of `records` inside their kernel stacks by slot x kKernelStackSlotStride (slot 0: as recorded).
 // Returns the number of accesses moved. Throws TraceError for a slot above kMaxKernelStackSlot.
 std::uint64_t relocateKernelStacks(std::span<Instr> records, std::uint64_t slot);
-
-// A source over shared instance records that moves the kernel stack accesses of task slot `slot` as it reads.
-class KernelStackSource : public TraceSource {
- public:
-  // Throws TraceError for a slot above kMaxKernelStackSlot.
-  KernelStackSource(std::shared_ptr<const KernelPathRecords> instance, std::uint64_t slot, std::string name);
-
-  std::size_t read(std::span<Instr> out) override;
-  void rewind() override { pos_ = 0; }
-  std::string describe() const override { return name_; }
-  std::optional<std::uint64_t> length() const override { return instance_->records.size(); }
-
- private:
-  std::shared_ptr<const KernelPathRecords> instance_;
-  Addr shift_;
-  std::string name_;
-  std::size_t pos_ = 0;
-};
 
 }  // namespace smtlab

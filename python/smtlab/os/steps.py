@@ -40,6 +40,10 @@ def resolve_source(self: "Kernel", task: Task, spec: Any) -> Source:
         return spec
     if not isinstance(spec, str):
         raise TypeError(f"task {task.name!r}: a source is a spec string or a Source, not {type(spec).__name__}")
+    if ",page=" in spec:
+        # A kpath: call on a file page of its own (page=P): nearly every call names another page, so its source is
+        # opened for the step and not kept (the task's sources stay bounded; the instance's records are shared).
+        return Source(spec)
     sources = task._record.sources
     src = sources.get(spec)
     if src is None:

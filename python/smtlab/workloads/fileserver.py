@@ -54,11 +54,25 @@ def _miss_probability(clients: int) -> float:
     return max(0.0, 1.0 - CACHE_MIB / (clients * CLIENT_MIB))
 
 
-def dbench_call(call: str, kib: int, task: Task) -> list[Any]:
+#: Pages of 4 KiB in one client's files (CLIENT_MIB).
+CLIENT_PAGES = int(CLIENT_MIB * 1024) // 4
+
+
+def client_page(client: int, op: int) -> int:
+    """The page-cache page that client ``client``'s ``op``-th read or write (counted from 0) copies: its files are
+    CLIENT_PAGES pages of their own, walked in order, one page per 4 KiB operation (chosen: dbench's NetBench load
+    reads and writes its files mostly in sequence; the walk wraps after 21 MiB). The recording copies one page of
+    the probe's 64 KiB file for every instance, so without this every client's copies would hit the same few cache
+    lines, which no real dbench run does with N x 21 MiB of files (page=P, src/tracer/page_cache.hpp)."""
+    return client * CLIENT_PAGES + op % CLIENT_PAGES
+
+
+def dbench_call(call: str, kib: int, task: Task, page: int | None = None) -> list[Any]:
     """One dbench operation's system call for ``task``: its recorded instance (``call``, a key of
-    kpaths.REAL_PATHS; a read's or write's copy is in it), else the estimate: ``vfs_op`` plus ``kib`` x ``copy_kb``."""
+    kpaths.REAL_PATHS; a read's or write's copy is in it, moved to file page ``page`` when given), else the estimate:
+    ``vfs_op`` plus ``kib`` x ``copy_kb``."""
     estimate = estimated("vfs_op") + ([kernel("copy_kb", kib)] if kib else [])
-    return recorded(call, estimate, task)
+    return recorded(call, estimate, task, page=page)
 
 
 def build_dbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list[Task]:
@@ -76,12 +90,15 @@ def build_dbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
 
         def client(c: int = c, rng: random.Random = rng, work: UserStream = work) -> Iterator[Any]:
             me = holder[c]
-            writes = 0
+            writes = copies = 0
             while True:
                 op = rng.choices(range(len(names)), weights)[0]
                 _, _, kib, is_write, call = DBENCH_MIX[op]
                 yield from work.work()
-                yield from dbench_call(call, kib, me)
+                page = None
+                if kib:
+                    page, copies = client_page(c, copies), copies + 1
+                yield from dbench_call(call, kib, me, page)
                 if kib:
                     if not is_write and rng.random() < p_miss:
                         yield IO(cycles=disk.request(k.now, kib))

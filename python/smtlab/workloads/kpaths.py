@@ -201,13 +201,16 @@ def real_paths_on() -> bool:
     return os.environ.get(REAL_PATHS_ENV) == "1"
 
 
-def real_spec(name: str, task: Any = None, draw: int = 0) -> str:
+def real_spec(name: str, task: Any = None, draw: int = 0, page: int | None = None) -> str:
     """The kpath: source of the model's path ``name`` for ``task``'s call number ``draw`` of it: the instance drawn by
     the task's pid and ``draw`` (calls in a real run differ, as the recorded instances do), with the task's own kernel
     stack (``stack=pid``: every instance was recorded by one probe process on one kernel stack; each task has its
-    own). :func:`syscall` and :func:`recorded` number a task's calls of each path (:data:`DRAW_CYCLE`)."""
+    own). :func:`syscall` and :func:`recorded` number a task's calls of each path (:data:`DRAW_CYCLE`). ``page``: the
+    file page the call copies, the first page of the simulated page cache its page-cache pages move to
+    (``page=P``, src/tracer/page_cache.hpp); None: the probe's own page, as recorded."""
     pid = getattr(task, "pid", None) or 0
-    return f"kpath:{REAL_PATHS[name]},seed={pid + 1_000_003 * draw},stack={pid}"
+    spec = f"kpath:{REAL_PATHS[name]},seed={pid + 1_000_003 * draw},stack={pid}"
+    return spec if page is None else f"{spec},page={page}"
 
 
 #: A task's successive calls of one path draw instances with ``draw`` = 0, 1, ..., DRAW_CYCLE - 1, 0, 1, ... (seeded:
@@ -233,14 +236,17 @@ def _next_draws(task: Any, name: str, times: int) -> int:
     return first
 
 
-def recorded(name: str, estimate: list[Compute], task: Any = None, times: int = 1) -> list[Compute]:
+def recorded(name: str, estimate: list[Compute], task: Any = None, times: int = 1,
+             page: int | None = None) -> list[Compute]:
     """``times`` recorded instances of the model's ``name`` (a key of :data:`REAL_PATHS`) when real paths are on,
-    each a step of its own (``task``'s next ``times`` calls of the path); else ``estimate``, the steps of the
-    estimated instruction counts."""
+    each a step of its own (``task``'s next ``times`` calls of the path; ``page``: the file page a single call
+    copies, see :func:`real_spec`); else ``estimate``, the steps of the estimated instruction counts."""
     if not real_paths_on():
         return estimate
+    if page is not None and times != 1:
+        raise ValueError("recorded: a page is the file page of one call (times=1)")
     first = _next_draws(task, name, times)
-    return [Compute(source=real_spec(name, task, (first + d) % DRAW_CYCLE)) for d in range(times)]
+    return [Compute(source=real_spec(name, task, (first + d) % DRAW_CYCLE, page)) for d in range(times)]
 
 
 def enable_real_paths() -> str | None:

@@ -10,6 +10,7 @@
 
 #include "smtlab/common/error.hpp"
 #include "smtlab/tracer/kpath.hpp"
+#include "smtlab/tracer/kpath_instance.hpp"
 
 namespace smtlab {
 namespace {
@@ -81,11 +82,11 @@ TEST(KernelStack, TwoTasksStacksAreDifferentLinesInsideTheVmallocArea) {
 }
 
 TEST(KernelStack, SourcesOverOneSharedInstanceEachReadTheirOwnStack) {
-  auto shared = std::make_shared<KernelPathRecords>();
-  shared->records = instance();
-  shared->stackBlocks = kernelStackBlocks(shared->records);
+  auto shared = std::make_shared<const KpathInstanceRecords>(instance());
   ASSERT_EQ(shared->stackBlocks, std::vector<Addr>{0xffff'c900'0001'0000ULL});  // only the task stack's block
-  KernelStackSource one(shared, 1, "one"), two(shared, 2, "two"), asRecorded(shared, 0, "as recorded");
+  EXPECT_TRUE(shared->pageCachePages.empty());  // no copy between user and kernel memory
+  KpathInstanceSource one(shared, 1, std::nullopt, "one"), two(shared, 2, std::nullopt, "two"),
+      asRecorded(shared, 0, std::nullopt, "as recorded");
   std::vector<Instr> a(8), b(8), c(8);
   ASSERT_EQ(one.read(a), 6u);
   ASSERT_EQ(two.read(b), 6u);
@@ -100,7 +101,7 @@ TEST(KernelStack, SourcesOverOneSharedInstanceEachReadTheirOwnStack) {
   ASSERT_EQ(one.read(a), 6u);
   EXPECT_EQ(a[1].loads[0].addr, kSameStack + (Addr{1} << 32));
   EXPECT_EQ(one.length(), 6u);
-  EXPECT_THROW(KernelStackSource(shared, kMaxKernelStackSlot + 1, "too far"), TraceError);
+  EXPECT_THROW(KpathInstanceSource(shared, kMaxKernelStackSlot + 1, std::nullopt, "too far"), TraceError);
 }
 
 TEST(KernelStack, SlotOutOfRangeIsATraceError) {

@@ -36,8 +36,9 @@ TEST(KpathSpec, SeedIsDigitsOnlyAndFits64Bits) {
                                 "sed=1", "seed=0x10"}) {
     const std::string spec = "kpath:getppid," + opt;
     EXPECT_EQ(errorOf(spec), "'" + spec + "': bad option '" + opt +
-                                 "' (kpath:NAME[,seed=N][,stack=K], N a whole number from 0 to "
-                                 "18446744073709551615, K from 0 to 4096, each at most once)");
+                                 "' (kpath:NAME[,seed=N][,stack=K][,page=P], N a whole number from 0 to "
+                                 "18446744073709551615, K from 0 to 4096, P from 0 to 268435455, each at most "
+                                 "once)");
   }
 }
 
