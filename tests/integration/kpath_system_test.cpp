@@ -205,9 +205,11 @@ void KpathBoot::checkWakeIpiStartsAtItsVectorRunsTheWakeListAndStopsBeforeTheSwi
 void KpathBoot::checkCrossCpuWakeQueuesOnTheWakeListAndSendsTheIpi() {
   // The waker's side of the same wake-up (its reader asleep on CPU 1, which is halted): the write queues the reader
   // on the wake list (send_call_function_single_ipi) and writes the APIC (native_send_call_func_single_ipi). Not
-  // always: if CPU 1 runs something at that moment (nr_running > 0: no wake list) or the reader has not reached its
-  // sleep after the probe's 1 ms (a loaded host slows the guest), neither runs; all 30 instances of one recording
-  // ran both, 2 of 10 draws of another neither. So at least half, and the APIC write never without the queueing.
+  // always: if CPU 1 runs something at that moment (nr_running > 0: no wake list) or its idle loop is still polling,
+  // neither runs; all 30 instances of one recording ran both, 2 of 10 draws of another neither. So at least half,
+  // and the APIC write never without the queueing. (Until session 22 the probe waited a fixed 1 ms for the reader to
+  // sleep, and on a loaded host, whose guest CPU 1 may not run for that long, 6 of 10 found it still awake; the
+  // probe now waits for the reader's state to be S first, wait_asleep.)
   const std::uint64_t queue = symbol("send_call_function_single_ipi"), apic = symbol("native_send_call_func_single_ipi");
   const std::size_t n = instances("pipe_write_wake").size();
   ASSERT_GE(n, 1u);

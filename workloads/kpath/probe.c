@@ -41,6 +41,26 @@ void pin_to_cpu(int cpu) {
   if (sched_setaffinity(0, sizeof set, &set) != 0) die("sched_setaffinity");
 }
 
+/* Unrecorded: waits until process `pid` sleeps (state S in /proc/PID/stat: it has reached its blocking read()), then
+ * `settle_us` more for its CPU to go idle and halt. A fixed sleep alone was not enough on a loaded host, where the
+ * guest's other vCPU may not run for a millisecond: the wake-up then found the reader still running and sent no IPI
+ * (a KpathBoot bound failed, 4 of 10 waking writes). Gives up after about a second and goes on. */
+static void wait_asleep(pid_t pid, unsigned settle_us) {
+  char path[64], buf[256];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  for (int tries = 0; tries < 5000; ++tries) {
+    FILE *f = fopen(path, "r");
+    if (!f) die("fopen /proc/PID/stat");
+    const size_t got = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[got] = '\0';
+    const char *paren = strrchr(buf, ')'); /* "pid (comm) S ...": the state follows the command's closing paren */
+    if (paren && paren[1] == ' ' && paren[2] == 'S') break;
+    usleep(200);
+  }
+  usleep(settle_us);
+}
+
 static volatile sig_atomic_t caught;
 static void on_signal(int sig) { (void)sig; ++caught; }
 
@@ -179,7 +199,7 @@ static void pipe_paths(int n) {
     }
   }
   for (int i = 0; i < n; ++i) {
-    usleep(1000); /* unrecorded: the reader is back asleep in read() */
+    wait_asleep(child, 1000); /* unrecorded: the reader is back asleep in read() on CPU 1 */
     c = 'w';
     BEGIN(KP_pipe_write_wake);
     if (write(p[1], &c, 1) != 1) die("pipe write");
@@ -451,7 +471,7 @@ static void resched_ipi_path(int n) {
     _exit(0);
   }
   for (int i = 1; i <= n; ++i) {
-    usleep(2000); /* unrecorded: the sleeper has reached its read() on CPU 1 */
+    wait_asleep(sleeper, 2000); /* unrecorded: the sleeper has reached its read() on CPU 1 */
     if (write(start[1], &i, sizeof i) != (ssize_t)sizeof i) die("pipe write");
     while (*spinning != i) {
     }
@@ -471,7 +491,7 @@ static void resched_ipi_path(int n) {
 /* A wake-up of a task on a halted CPU as the receiving CPU handles it (-smp 2 guest; the WAKE_IPI kind). A reader
  * pinned to CPU 1 begins a region and sleeps in read() on a pipe; CPU 1 has nothing else to run and halts (the guest
  * has no MONITOR/MWAIT, so its idle loop clears TIF_POLLING_NRFLAG and executes HLT). The parent on CPU 0 waits
- * 2 ms (unrecorded: CPU 1 is in HLT by then) and writes a byte. Linux 6.1's try_to_wake_up finds no task running on
+ * until the reader sleeps and 2 ms more (unrecorded: CPU 1 is in HLT by then, wait_asleep) and writes a byte. Linux 6.1's try_to_wake_up finds no task running on
  * CPU 1 (ttwu_queue_cond: nr_running == 0), queues the reader on CPU 1's wake list (__ttwu_queue_wakelist), and
  * send_call_function_single_ipi, finding the idle task not polling, sends CALL_FUNCTION_SINGLE_VECTOR. CPU 1 leaves
  * HLT at asm_sysvec_call_function_single, runs sched_ttwu_pending (the enqueue and the preemption check that sets
@@ -503,7 +523,7 @@ static void wake_ipi_path(int n) {
   close(p[0]);
   close(q[1]);
   for (int i = 0; i < n; ++i) {
-    usleep(2000); /* unrecorded: the reader is back in read() and CPU 1 halted */
+    wait_asleep(child, 2000); /* unrecorded: the reader is back in read() and CPU 1 halted */
     if (write(p[1], &c, 1) != 1) die("pipe write");
     if (read(q[0], &c, 1) != 1) die("pipe read");
   }
