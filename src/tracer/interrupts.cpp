@@ -55,7 +55,10 @@ std::vector<InterruptRun> interruptRuns(const SystemRegion& region, const Interr
   for (std::size_t j = 0; j < runs.size();) {
     std::size_t last = j;
     bool user = runs[j].fromUser;
-    while (last + 1 < runs.size() && runs[last + 1].begin == runs[last].end) user = user || runs[++last].fromUser;
+    while (last + 1 < runs.size() && runs[last + 1].begin == runs[last].end) {
+      ++last;  // (not inside the ||: once `user` is true it would no longer be evaluated, and the loop never end)
+      user = user || runs[last].fromUser;
+    }
     for (std::size_t k = j; k <= last; ++k) runs[k].fromUser = user;
     j = last + 1;
   }

@@ -107,6 +107,18 @@ TEST(Interrupts, InterruptsRightAfterTheSysretOrBeforeTheEndMarkerAreFoundByThei
   EXPECT_EQ(copy.r.instrs.size(), 12u);
 }
 
+TEST(Interrupts, BackToBackInterruptsFromUserCodeAllGo) {
+  // A tick after a user record, a reschedule IPI pending at its return, then the disk's: all three interrupted the
+  // same user code (a KpathBoot recording hung here once: the first run of such a chain already from user code).
+  Builder b;
+  b.user(1).kernel(kTick).kernel(kIret).kernel(kResched).kernel(kIret).kernel(kDisk).kernel(kIret).user(2);
+  const auto runs = interruptRuns(b.r, full());
+  ASSERT_EQ(runs.size(), 3u);
+  for (const auto& run : runs) EXPECT_TRUE(run.fromUser) << run.begin;
+  EXPECT_EQ(removeInterrupts(b.r, full()), 3u);
+  EXPECT_EQ(pcs(b.r), (std::vector<Addr>{1, 2}));
+}
+
 TEST(Interrupts, DeviceInterruptsAreCutWhereverTheyLandWhenAsked) {
   // The completion lands inside the call (kernel mode) with a tick nested in it (softirq), then a tick hits the
   // user code after the call: with `devices` the completion is cut out whole, nested tick included, and handed
