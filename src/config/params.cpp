@@ -242,6 +242,12 @@ void visitParams(Config& c, V&& v) {
   visitTlb(v, "mem.itlb", m.itlb, "instruction TLB, per thread,");
   visitTlb(v, "mem.dtlb", m.dtlb, "data TLB, per core (shared by its threads),");
   v("mem.next_line_prefetch", m.next_line_prefetch, "the L2 prefetches the next line on a miss");
+  v("mem.stream_prefetch.streams", m.stream_prefetch.streams,
+    "streams the L2's stream prefetcher follows per core, shared by its threads (0 = no stream prefetcher)", 0, 64);
+  v("mem.stream_prefetch.trigger_bytes", m.stream_prefetch.trigger_bytes,
+    "two successive LLC misses at most this far apart in one page start a stream", 1, 1 << 30);
+  v("mem.stream_prefetch.ahead_bytes", m.stream_prefetch.ahead_bytes,
+    "a stream prefetches this far ahead of the demand accesses, never past its page", 1, 1 << 30);
   v("mem.threads_share_address_space", m.threads_share_address_space,
     "all traces are threads of one process (one address-space id), so they share lines");
   // OS costs and page walks (issue 10 §4-5).

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -198,6 +199,15 @@ class Checker {
     if (cpus > kMaxLogicalCpus) {
       fail(fmt::format("system.packages x system.cores x core.threads = {} x {} x {} = {} logical CPUs, more than {}",
                        c_.system.packages, c_.system.cores, c_.core.threads, cpus, kMaxLogicalCpus));
+    }
+    if (m().stream_prefetch.streams > 0) {
+      for (const auto& [key, bytes] : {std::pair{"trigger_bytes", m().stream_prefetch.trigger_bytes},
+                                       std::pair{"ahead_bytes", m().stream_prefetch.ahead_bytes}}) {
+        if (bytes < m().line_bytes || bytes > m().page_bytes) {
+          fail(fmt::format("mem.stream_prefetch.{} = {} must lie between mem.line_bytes ({}) and mem.page_bytes ({}): "
+                           "a stream never leaves its page", key, bytes, m().line_bytes, m().page_bytes));
+        }
+      }
     }
     // 32-bit paging's 2 levels index 10 bits each (4-byte entries); every other depth 9 bits (8-byte entries).
     const std::uint32_t bits = m().page_walk.levels == 2 ? 10 : 9;

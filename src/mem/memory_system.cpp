@@ -15,6 +15,7 @@
 #include "smtlab/mem/cache.hpp"
 #include "smtlab/mem/dram.hpp"
 #include "smtlab/mem/page_walker.hpp"
+#include "smtlab/mem/stream_prefetcher.hpp"
 #include "smtlab/mem/tlb.hpp"
 
 namespace smtlab {
@@ -73,7 +74,11 @@ struct MemorySystem::Impl {
         dtlb(makeTlbs(coreCount, config.dtlb, "mem.dtlb")),
         dram(config.dram, lineBytes),
         walker(config, coreCount),
-        walkStats(coreCount) {}
+        walkStats(coreCount) {
+    if (config.stream_prefetch.streams > 0) {
+      streamPrefetchers.assign(coreCount, StreamPrefetcher(config.stream_prefetch, lineShift, pageShift));
+    }
+  }
 
   // One cache level: hit, merge with an in-flight fill, or a primary miss that waits for an MSHR, asks `below`
   // (a callable Cycle -> Outcome) and installs the line; a dirty victim goes to `writeback(line, cycle)`.
@@ -142,21 +147,29 @@ struct MemorySystem::Impl {
     const Outcome out = accessCache(
         c, MemLevel::L2, line, now, false, [this, core, line](Cycle start) { return llcAccess(core, line, start); },
         [this, core](LineAddr victim, Cycle when) { writebackToLlc(core, victim, when); });
-    if (nextLinePrefetch && out.primaryMiss) prefetchNextLine(core, c, line, now);
+    if (nextLinePrefetch && out.primaryMiss) {
+      const LineAddr next = line.next();
+      if ((next.firstByte(lineShift) >> pageShift) == (line.firstByte(lineShift) >> pageShift)) {
+        prefetchLine(core, c, next, now);  // within the page only
+      }
+    }
+    if (!streamPrefetchers.empty()) {
+      streamPrefetchers[core].observe(line, out.primaryMiss && out.level == MemLevel::Dram,
+                                      [&](LineAddr p) { prefetchLine(core, c, p, now); });
+    }
     return Outcome{out.ready, out.level};
   }
 
-  // Next-line prefetch into L2 on a demand miss: stays within the page, never waits for an MSHR.
-  void prefetchNextLine(std::uint32_t core, Cache& c, LineAddr line, Cycle now) {
-    const LineAddr next = line.next();
-    if ((next.firstByte(lineShift) >> pageShift) != (line.firstByte(lineShift) >> pageShift)) return;
-    if (c.find(next) != Cache::kNotFound) return;
+  // A prefetch into the L2 (the next line on a demand miss, or a stream's): through the LLC like a miss, but never
+  // waits for an MSHR (dropped when none is free) and skips a line the L2 holds or has in flight.
+  void prefetchLine(std::uint32_t core, Cache& c, LineAddr line, Cycle now) {
+    if (c.find(line) != Cache::kNotFound) return;
     const std::uint32_t slot = c.freeMshrAt(now);
     if (slot == Cache::kNotFound) return;
     ++c.stats().prefetches;
-    const Outcome out = llcAccess(core, next, now);
+    const Outcome out = llcAccess(core, line, now);
     c.holdMshr(slot, out.ready);
-    const Cache::Eviction ev = c.fill(next, out.ready, out.level, false);
+    const Cache::Eviction ev = c.fill(line, out.ready, out.level, false);
     if (ev.dirty) {
       ++c.stats().writebacks;
       writebackToLlc(core, ev.line, now);
@@ -250,6 +263,7 @@ struct MemorySystem::Impl {
   Dram dram;
   PageWalker walker;
   std::vector<PageWalkStats> walkStats;  // per core
+  std::vector<StreamPrefetcher> streamPrefetchers;  // per core; empty without mem.stream_prefetch
 };
 
 namespace {

@@ -258,6 +258,14 @@ struct MemConfig {
   TlbConfig itlb{64, 4, 30};   // per hardware thread (replicated)
   TlbConfig dtlb{64, 4, 30};   // per core, shared by its threads
   bool next_line_prefetch = false;  // L2 prefetches the next line on a miss
+  // A stream prefetcher into the L2 (mem/memory_system.cpp), per core and shared by its threads: two successive LLC
+  // misses within trigger_bytes of each other in one page start a stream, which then keeps ahead_bytes ahead of the
+  // demand accesses, within the page. streams = 0: none.
+  struct StreamPrefetchConfig {
+    std::uint32_t streams = 0;
+    std::uint32_t trigger_bytes = 256;
+    std::uint32_t ahead_bytes = 256;
+  } stream_prefetch{};
   bool threads_share_address_space = false;  // all traces are threads of one process (one asid)
   // Topology and OS costs (issue 10 §5): tagged TLBs keep their entries across address-space switches.
   bool tlb_tagged = false;  // true: Machine::flushTlb does nothing (PCID / ASID-tagged TLBs)

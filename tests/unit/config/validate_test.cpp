@@ -64,6 +64,21 @@ TEST(ConfigValidate, LineAndPageSizesArePowersOfTwo) {
   EXPECT_TRUE(mentions(errorFor(c), {"mem.page_bytes = 6000"}));
 }
 
+TEST(ConfigValidate, AStreamNeverLeavesItsPage) {
+  Config c;
+  c.mem.stream_prefetch.streams = 8;
+  c.mem.stream_prefetch.ahead_bytes = 8192;  // beyond the 4 KiB page
+  EXPECT_TRUE(mentions(errorFor(c), {"unit.toml", "mem.stream_prefetch.ahead_bytes = 8192", "mem.page_bytes (4096)"}));
+  c.mem.stream_prefetch.ahead_bytes = 256;
+  c.mem.stream_prefetch.trigger_bytes = 32;  // under one 64-byte line: no two misses could ever be that close
+  EXPECT_TRUE(mentions(errorFor(c), {"mem.stream_prefetch.trigger_bytes = 32", "mem.line_bytes (64)"}));
+  c.mem.stream_prefetch.trigger_bytes = 4096;  // a whole page is the most
+  EXPECT_NO_THROW(validateConfig(c));
+  c.mem.stream_prefetch.streams = 0;  // no streamer: its distances are not used, so not checked
+  c.mem.stream_prefetch.ahead_bytes = 1 << 20;
+  EXPECT_NO_THROW(validateConfig(c));
+}
+
 TEST(ConfigValidate, LatenciesDoNotDecreaseDownTheHierarchy) {
   Config c;
   c.mem.l2.latency = c.mem.l1d.latency - 1;
