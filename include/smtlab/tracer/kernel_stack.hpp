@@ -5,12 +5,10 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <span>
-#include <string>
 #include <vector>
 
-#include "smtlab/trace/source.hpp"
+#include "smtlab/trace/record.hpp"
 
 namespace smtlab {
 
