@@ -235,6 +235,30 @@ MECHANISMS: list[Mechanism] = [
         Switch("netburst", (), ("core.build_width=0",)),
     ),
     Mechanism(
+        "Microcode through the fetch slot (NetBurst)",
+        "A microcoded instruction's ceil(uops / fetch_width) delivery cycles are fetch slots its thread wins by the "
+        "fetch policy, alternating with a fetching sibling (IA-32 optimization manual p.1-38: every selection point "
+        "alternates between logical processors; Marr et al., ITJ 2002: the microcode ROM is shared)",
+        ("core.microcode_shares_fetch",),
+        ((UC + "front_end/microcode_sequencer_test.cpp",
+          "MicrocodeSequencer.SharingTheFetchSlotAloneTakesTheSameCycles"),
+         (UC + "front_end/microcode_sequencer_test.cpp",
+          "MicrocodeSequencer.SharingTheFetchSlotTheSequenceAndTheSiblingAlternate")),
+        _eq("core.microcode_shares_fetch", True),
+        Switch("netburst", (), ("core.microcode_shares_fetch=false",)),
+    ),
+    Mechanism(
+        "Trace-cache lines per logical processor (NetBurst)",
+        "An L1I line carries its thread's id: siblings running the same code each fill their own copy from the L2 "
+        "(Shanley, The Unabridged Pentium 4, ch. 39; Marr et al., ITJ 2002: trace-cache entries tagged with thread "
+        "information)",
+        ("mem.l1i_thread_tagged",),
+        (("tests/unit/mem/memory_system_test.cpp", "MemorySystem.ThreadTaggedL1iGivesEachThreadItsOwnCopyOfALine"),
+         ("tests/unit/mem/memory_system_test.cpp", "MemorySystem.ThreadTaggedCopiesShareTheSetsWays")),
+        _eq("mem.l1i_thread_tagged", True),
+        Switch("netburst", (), ("mem.l1i_thread_tagged=false",)),
+    ),
+    Mechanism(
         "NetBurst replay",
         "A load's dependents issue for an L1 hit and re-issue every replay_period cycles on a miss, taking port slots "
         "again (Hinton et al. 2001; period chosen)",

@@ -132,6 +132,11 @@ void visitParams(Config& c, V&& v) {
     "threads share, this many per cycle, until its fetch reaches a line that hits (Pentium 4: 1; 0 = off, a miss "
     "costs only its latency)",
     0, 16);
+  v("core.microcode_shares_fetch", k.microcode_shares_fetch,
+    "a microcoded instruction's uops reach the uop queue through its thread's fetch slot, ceil(uops / fetch_width) "
+    "slots the fetch policy hands out among the threads like any other (Pentium 4: the microcode ROM is shared and "
+    "alternates between logical processors like the trace cache); false: the thread's fetch is held that many cycles "
+    "while siblings fetch every cycle");
   v("core.fetch_break_on_taken", k.fetch_break_on_taken,
     "a taken branch ends its thread's fetch for the cycle (false for a trace cache)");
   v("core.frontend_depth", k.frontend_depth,
@@ -248,6 +253,9 @@ void visitParams(Config& c, V&& v) {
     "two successive LLC misses at most this far apart in one page start a stream", 1, 1 << 30);
   v("mem.stream_prefetch.ahead_bytes", m.stream_prefetch.ahead_bytes,
     "a stream prefetches this far ahead of the demand accesses, never past its page", 1, 1 << 30);
+  v("mem.l1i_thread_tagged", m.l1i_thread_tagged,
+    "L1I lines are tagged with the hardware thread (NetBurst's trace cache): a sibling never hits a line another "
+    "thread brought in, even for shared code, and fills its own copy from the L2");
   v("mem.threads_share_address_space", m.threads_share_address_space,
     "all traces are threads of one process (one address-space id), so they share lines");
   // OS costs and page walks (issue 10 §4-5).

@@ -29,6 +29,7 @@ FrontEnd::FrontEnd(CoreId core, const Config& config, MemorySystem& memory, std:
       btbMissPenalty_(config.core.branch.btb_miss_penalty),
       pauseCycles_(config.core.pause_cycles),
       breakOnTaken_(config.core.fetch_break_on_taken),
+      microcodeSharesFetch_(config.core.microcode_shares_fetch),
       lineShift_(static_cast<std::uint32_t>(std::countr_zero(config.mem.line_bytes))),
       l1iLatency_(config.mem.l1i.latency),
       buildWidth_(config.core.build_width),
@@ -58,8 +59,11 @@ bool FrontEnd::fetch(Cycle now) {
     if (th.gatedUntil > now) continue;  // counted in fetchGatedCycles by the core's accounting, skipped cycles included
     // Wrong-path uops share the thread's front-end pipe (and so count for ICOUNT, like everything in the queues).
     const std::uint32_t inPipe = th.pipeCount() + th.wrongPath.pipeCount();
-    if (inPipe >= pipeCapacity_) continue;
-    if (!th.waitingBranch && th.cursor->peek() == nullptr) continue;
+    // A microcode sequence still streaming asks for the slot whatever the pipe holds (it was fetched already).
+    if (th.microcodeSlots == 0) {
+      if (inPipe >= pipeCapacity_) continue;
+      if (!th.waitingBranch && th.cursor->peek() == nullptr) continue;
+    }
     anyEligible = true;
     if (th.building) continue;  // fetches through the decoder (below), not from the trace cache
     c.eligible = true;
@@ -94,8 +98,10 @@ void FrontEnd::decode(Cycle now) {
     const ThreadContext& th = threads_[t];
     if (!th.building || th.state != ThreadState::Running) continue;
     if ((th.waitingBranch && !wrongPath_) || th.fetchResumeAt > now || th.gatedUntil > now) continue;
-    if (th.pipeCount() + th.wrongPath.pipeCount() >= pipeCapacity_) continue;
-    if (!th.waitingBranch && th.cursor->peek() == nullptr) continue;
+    if (th.microcodeSlots == 0) {
+      if (th.pipeCount() + th.wrongPath.pipeCount() >= pipeCapacity_) continue;
+      if (!th.waitingBranch && th.cursor->peek() == nullptr) continue;
+    }
     if (chosen == threadCount_) {
       chosen = t;
     } else {
@@ -107,8 +113,23 @@ void FrontEnd::decode(Cycle now) {
   fetchThread(chosen, buildWidth_, now);
 }
 
+void FrontEnd::holdForMicrocode(ThreadContext& th, std::uint32_t cycles, Cycle now) {
+  th.fetchBlock = FetchBlock::Microcode;
+  if (microcodeSharesFetch_) {
+    th.microcodeSlots = cycles - 1;  // this cycle's slot was the first
+  } else {
+    th.fetchResumeAt = now + cycles;
+  }
+}
+
 std::uint32_t FrontEnd::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle now) {
   ThreadContext& th = threads_[t];
+  if (th.microcodeSlots > 0) {
+    // The slot goes to the microcode sequencer's uops of the instruction fetched last (their queue entries and
+    // timing were booked at its fetch): the whole delivery width for this cycle.
+    --th.microcodeSlots;
+    return budget;
+  }
   if (th.waitingBranch) return fetchWrongPath(t, budget, now);
   std::uint32_t got = 0;
   while (got < budget) {
@@ -173,11 +194,10 @@ std::uint32_t FrontEnd::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle
       break;
     }
     if (const UopPlan& plan = fe.plan; plan.microcoded) {
-      // The microcode sequencer delivers the instruction's uops, fetch_width per cycle, for this thread only: its
-      // fetch/decode slot is held for ceil(uops / fetch_width) cycles, while a sibling may fetch as the fetch policy
-      // allows (NetBurst: the trace cache keeps alternating; the MS-ROM serves one logical processor).
-      th.fetchResumeAt = now + (plan.total + fetchWidth_ - 1) / fetchWidth_;
-      th.fetchBlock = FetchBlock::Microcode;
+      // The microcode sequencer delivers the instruction's uops, fetch_width per cycle, for this thread only, for
+      // ceil(uops / fetch_width) cycles: either cycles the thread wins the fetch choice (core.microcode_shares_fetch)
+      // or a hold of its fetch while a sibling fetches every cycle.
+      holdForMicrocode(th, (plan.total + fetchWidth_ - 1) / fetchWidth_, now);
       break;
     }
   }
@@ -201,8 +221,7 @@ std::uint32_t FrontEnd::fetchWrongPath(std::uint32_t t, std::uint32_t budget, Cy
     // microcode sequencer as on the right path: the thread's fetch is held while it streams. It stays one uop in the
     // queues (chosen: a wrong-path uop has one ring slot; its other uops' ROB and IQ entries are not modelled).
     if (const std::uint32_t hold = wrongPathMicrocodeCycles_[static_cast<int>(u.op)]; hold != 0) {
-      th.fetchResumeAt = now + hold;
-      th.fetchBlock = FetchBlock::Microcode;
+      holdForMicrocode(th, hold, now);
       break;
     }
   }
@@ -225,6 +244,7 @@ bool FrontEnd::squashResolvedWrongPaths(Cycle now) {
     th.waitingBranch = false;
     th.fetchBlock = FetchBlock::Mispredict;
     th.fetchResumeAt = redirect;  // the right path: the result + mispredict_penalty, as without a wrong path
+    th.microcodeSlots = 0;        // a wrong-path microcode sequence ends with its path
     changed = true;
   }
   return changed;
@@ -287,6 +307,7 @@ void FrontEnd::mispredictResolved(std::uint32_t thread, const Uop& branch, Cycle
     th.waitingBranch = false;
     th.fetchBlock = FetchBlock::Mispredict;
     th.fetchResumeAt = done + mispredictPenalty_;
+    th.microcodeSlots = 0;
   }
 }
 

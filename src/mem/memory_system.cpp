@@ -64,6 +64,7 @@ struct MemorySystem::Impl {
         threads(threadsPerCore),
         coresPerPackage(coreCount / packageCount),
         nextLinePrefetch(config.next_line_prefetch),
+        l1iThreadTagged(config.l1i_thread_tagged),
         walkCaches(config.page_walk.caches),
         walkFromL2(config.page_walk.from_l2),
         l1i(makeCaches(coreCount, config.l1i, lineBytes, "mem.l1i")),
@@ -241,7 +242,19 @@ struct MemorySystem::Impl {
     }
     const Addr phys = physicalAddress(asid, pc);
     const Tlb::Translation tr = translate(itlb[core.value * threads + thread.value], core.value, asid, pc, phys, now);
-    const Outcome out = l1Access(l1i[core.value], core.value, LineAddr::of(phys, lineShift), tr.ready, false);
+    const LineAddr line = LineAddr::of(phys, lineShift);
+    if (!l1iThreadTagged) {
+      const Outcome out = l1Access(l1i[core.value], core.value, line, tr.ready, false);
+      return MemResult{out.ready, out.level, tr.miss};
+    }
+    // The thread's id goes into the line's top lineShift bits, which a line address never uses (core.threads <= 8 and
+    // mem.line_bytes >= 8): the set index is unchanged and a sibling's copy takes another way. The L2 is asked for the
+    // real line. L1I lines are never dirty, so no tagged victim is ever written back.
+    const LineAddr tagged = LineAddr::fromNumber(line.value ^ (std::uint64_t{thread.value} << (64 - lineShift)));
+    const std::uint32_t c = core.value;
+    const Outcome out = accessCache(
+        l1i[c], MemLevel::L1, tagged, tr.ready, false, [this, c, line](Cycle start) { return l2Access(c, line, start); },
+        [](LineAddr, Cycle) {});
     return MemResult{out.ready, out.level, tr.miss};
   }
 
@@ -252,6 +265,7 @@ struct MemorySystem::Impl {
   const std::uint32_t threads;
   const std::uint32_t coresPerPackage;
   const bool nextLinePrefetch;
+  const bool l1iThreadTagged;  // mem.l1i_thread_tagged
   const bool walkCaches;  // mem.page_walk.caches
   const bool walkFromL2;
   std::vector<Cache> l1i;

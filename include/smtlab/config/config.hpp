@@ -174,6 +174,10 @@ struct CoreConfig {
   std::uint32_t fetch_threads = 1;  // threads that may fetch in one cycle
   std::uint32_t build_width = 0;    // trace-cache build mode: instructions the shared decoder delivers per cycle (0 off)
   bool fetch_break_on_taken = true; // a taken branch ends the thread's fetch for the cycle
+  // A microcoded instruction's uops come from the microcode sequencer through its thread's fetch slot: the
+  // ceil(uops / fetch_width) cycles it streams are cycles the thread wins the fetch choice (false: its fetch is held for
+  // that many cycles while its siblings fetch every cycle).
+  bool microcode_shares_fetch = false;
   std::uint32_t frontend_depth = 5; // cycles from fetch until a uop can be renamed
   std::uint32_t rename_width = 4;
   std::uint32_t issue_width = 6;
@@ -267,6 +271,9 @@ struct MemConfig {
     std::uint32_t ahead_bytes = 256;
   } stream_prefetch{};
   bool threads_share_address_space = false;  // all traces are threads of one process (one asid)
+  // L1I lines carry the hardware thread's id (NetBurst's trace cache): a line one thread brought in does not serve its
+  // siblings, which bring in their own copy (same set, another way); the L2 below is shared as usual.
+  bool l1i_thread_tagged = false;
   // Topology and OS costs (issue 10 §5): tagged TLBs keep their entries across address-space switches.
   bool tlb_tagged = false;  // true: Machine::flushTlb does nothing (PCID / ASID-tagged TLBs)
   // Page walks through the caches (issue 10 §4), mem/page_walker.hpp.

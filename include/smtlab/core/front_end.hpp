@@ -49,6 +49,8 @@ class FrontEnd final : public IBranchResolutionPort {
   std::uint32_t fetchWrongPath(std::uint32_t t, std::uint32_t budget, Cycle now);
   // Trace-cache build mode: the shared decoder serves one thread in build mode this cycle (core.build_width).
   void decode(Cycle now);
+  // A microcoded instruction (right or wrong path) just fetched: the sequencer streams its uops for `cycles` cycles.
+  void holdForMicrocode(ThreadContext& th, std::uint32_t cycles, Cycle now);
   bool squashResolvedWrongPaths(Cycle now);  // resolveWrongPaths, when a result may be due
 
   const CoreId core_;
@@ -56,6 +58,7 @@ class FrontEnd final : public IBranchResolutionPort {
   const std::uint32_t fetchWidth_, fetchThreads_, frontendDepth_;
   const std::uint32_t mispredictPenalty_, btbMissPenalty_, pauseCycles_;
   const bool breakOnTaken_;
+  const bool microcodeSharesFetch_;  // core.microcode_shares_fetch
   const std::uint32_t lineShift_;
   const std::uint32_t l1iLatency_;
   const std::uint32_t buildWidth_;  // core.build_width: 0 = no build mode

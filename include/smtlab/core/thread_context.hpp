@@ -141,6 +141,7 @@ struct ThreadContext {
   Cycle waitingBranchRenamedAt{0};
   Addr lastFetchLine = ~Addr{0};
   bool building = false;             // trace-cache build mode: lastFetchLine missed, so fetch goes through the decoder
+  std::uint32_t microcodeSlots = 0;  // core.microcode_shares_fetch: fetch slots the microcode sequencer still needs
   Cycle gatedUntil{0};               // STALL / FLUSH: a load of this thread misses to memory until then
 
   // Rename and the reorder buffer: renamed uops are seq [cursor->retireSeq(), robTail).

@@ -25,7 +25,8 @@ using test::TempDir;
 // core.ports: +1. main's 160 + uports' 1 = 161.
 // uopwindow: core.micro_fusion +1 = 162.
 // Stream prefetcher (session 22): mem.stream_prefetch.streams, .trigger_bytes, .ahead_bytes = 3 more.
-constexpr std::size_t kKeys = 130 + 9 + 3 + 9 + 9 + 1 + 1 + 1 + 1 + 3;  // + sim.replay_deferred (NetBurst replay), core.build_width
+// Session 23: core.microcode_shares_fetch, mem.l1i_thread_tagged = 2 more.
+constexpr std::size_t kKeys = 130 + 9 + 3 + 9 + 9 + 1 + 1 + 1 + 1 + 3 + 2;  // + sim.replay_deferred (NetBurst replay), core.build_width
 
 std::size_t countJsonLeaves(const boost::json::value& v) {
   if (!v.is_object()) return 1;

@@ -247,6 +247,38 @@ TEST(MemorySystem, LoadAcrossAPageBoundaryTranslatesBothPages) {
   EXPECT_EQ(r.ready, at(kWalk + kLlc + kDram + 8));
 }
 
+TEST(MemorySystem, ThreadTaggedL1iGivesEachThreadItsOwnCopyOfALine) {
+  // mem.l1i_thread_tagged (NetBurst's trace cache: a trace line carries its logical processor's id). Thread 0 fills
+  // the line from DRAM; thread 1 fetching the same line then misses the L1I and finds it in the L2, which thread 0's
+  // miss filled: walk + L2 latency. After that each thread hits its own copy (walk paid once per ITLB).
+  MemConfig c = smallConfig();
+  c.l1i_thread_tagged = true;
+  MemorySystem mem(c, 1, 2);
+  EXPECT_EQ(mem.fetch(kCore0, ThreadId{0}, kAsid0, 0x400000, at(0)).ready, at(kWalk + kLlc + kDram));
+  const MemResult sibling = mem.fetch(kCore0, ThreadId{1}, kAsid0, 0x400010, at(1000));
+  EXPECT_EQ(sibling.level, MemLevel::L2);
+  EXPECT_EQ(sibling.ready, at(1000 + kWalk + kL2));
+  EXPECT_EQ(mem.fetch(kCore0, ThreadId{0}, kAsid0, 0x400020, at(2000)).ready, at(2000 + 1));
+  EXPECT_EQ(mem.fetch(kCore0, ThreadId{1}, kAsid0, 0x400030, at(2000)).ready, at(2000 + 1));
+  EXPECT_EQ(mem.l1iStats(kCore0).misses, 2u);
+  EXPECT_EQ(mem.l2Stats(kCore0).misses, 1u);  // the L2 is asked for the real line, which it holds once
+}
+
+TEST(MemorySystem, ThreadTaggedCopiesShareTheSetsWays) {
+  // The tag leaves the set index alone: the L1I has 8 sets of 2 ways, so lines 512 B apart share a set. Thread 0's
+  // and thread 1's copies of line A fill both ways; thread 0 then fetches line B of the same set, which evicts the
+  // least recently used copy (thread 0's A): thread 0's A misses again (to the L2), thread 1's A still hits.
+  MemConfig c = smallConfig();
+  c.l1i_thread_tagged = true;
+  MemorySystem mem(c, 1, 2);
+  const Addr a = 0x400000, b = a + 8 * 64;
+  mem.fetch(kCore0, ThreadId{0}, kAsid0, a, at(0));
+  mem.fetch(kCore0, ThreadId{1}, kAsid0, a, at(1000));
+  mem.fetch(kCore0, ThreadId{0}, kAsid0, b, at(2000));
+  EXPECT_EQ(mem.fetch(kCore0, ThreadId{1}, kAsid0, a, at(3000)).level, MemLevel::L1);
+  EXPECT_EQ(mem.fetch(kCore0, ThreadId{0}, kAsid0, a, at(4000)).level, MemLevel::L2);
+}
+
 TEST(MemorySystem, FetchUsesPerThreadItlbAndSharedL1i) {
   MemorySystem mem(smallConfig(), 1, 2);
   const MemResult cold = mem.fetch(kCore0, ThreadId{0}, kAsid0, 0x400000, at(0));

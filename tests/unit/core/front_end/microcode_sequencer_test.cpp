@@ -1,5 +1,6 @@
 // The microcode sequencer (issue 10 §2): a microcoded instruction holds its own thread's fetch/decode slot for
-// ceil(uops / fetch_width) cycles, and a sibling takes the slot meanwhile.
+// ceil(uops / fetch_width) cycles, and a sibling takes the slot meanwhile; or, with core.microcode_shares_fetch, it
+// needs that many of the fetch slots the policy hands out, so a sibling and the sequence alternate.
 #include <gtest/gtest.h>
 
 #include "../stage_test_util.hpp"
@@ -94,6 +95,51 @@ TEST(MicrocodeSequencer, TheSiblingTakesTheSlotWhileTheSequencerDelivers) {
   tick();
   tick();
   EXPECT_EQ(b.h.threads[1].cursor->fetchSeq().value - before, 8u);
+  EXPECT_EQ(b.h.threads[0].cursor->fetchSeq().value, 1u);
+  tick();
+  EXPECT_EQ(b.h.threads[0].cursor->fetchSeq().value, 5u);
+}
+
+TEST(MicrocodeSequencer, SharingTheFetchSlotAloneTakesTheSameCycles) {
+  // core.microcode_shares_fetch with one thread: it wins every slot, so the divide's ceil(10 / 4) = 3 slots are f,
+  // f+1, f+2 as with the hold, and the next 4 ints come at f+3.
+  Config c = sequencerConfig(1);
+  c.core.microcode_shares_fetch = true;
+  Bench b(c);
+  b.h.attach(0, divThenInts());
+  std::uint64_t f = 0;
+  while (b.h.threads[0].cursor->fetchSeq().value == 0 && f < 10000) b.front.fetch(Cycle{++f});
+  ASSERT_EQ(b.h.threads[0].cursor->fetchSeq().value, 1u);
+  b.front.fetch(Cycle{f + 1});
+  b.front.fetch(Cycle{f + 2});
+  EXPECT_EQ(b.h.threads[0].cursor->fetchSeq().value, 1u);
+  b.front.fetch(Cycle{f + 3});
+  EXPECT_EQ(b.h.threads[0].cursor->fetchSeq().value, 5u);
+}
+
+TEST(MicrocodeSequencer, SharingTheFetchSlotTheSequenceAndTheSiblingAlternate) {
+  // As TheSiblingTakesTheSlotWhileTheSequencerDelivers, with core.microcode_shares_fetch. Round robin hands the slot
+  // to thread 1 at f+1, to thread 0's sequence at f+2 (its 2nd of 3 slots), thread 1 at f+3, the sequence's 3rd slot
+  // at f+4, thread 1 at f+5; thread 0 fetches the next 4 ints at f+6. Thread 1 got 3 slots of 4 ints in f+1..f+5,
+  // and the divide took 2 x 3 - 1 = 5 cycles of the front end instead of 3.
+  Config c = sequencerConfig(2);
+  c.core.uop_queue.entries = 8192;
+  c.core.microcode_shares_fetch = true;
+  Bench b(c);
+  b.h.attach(1, std::vector<Instr>(4000, instr(OpClass::Int, {4})));
+  std::uint64_t now = 0;
+  auto tick = [&] {
+    ++now;
+    b.front.fetch(Cycle{now});
+    b.front.deliver(Cycle{now});
+  };
+  while (b.h.threads[1].cursor->fetchSeq().value == 0 && now < 10000) tick();
+  b.h.attach(0, divThenInts(), Cycle{now});
+  while (b.h.threads[0].cursor->fetchSeq().value == 0 && now < 10000) tick();
+  ASSERT_EQ(b.h.threads[0].cursor->fetchSeq().value, 1u);
+  const std::uint64_t before = b.h.threads[1].cursor->fetchSeq().value;
+  for (int i = 0; i < 5; ++i) tick();
+  EXPECT_EQ(b.h.threads[1].cursor->fetchSeq().value - before, 12u);
   EXPECT_EQ(b.h.threads[0].cursor->fetchSeq().value, 1u);
   tick();
   EXPECT_EQ(b.h.threads[0].cursor->fetchSeq().value, 5u);
