@@ -33,32 +33,11 @@ $(BUILD_DIR)/build.ninja:
 build: $(BUILD_DIR)/build.ninja
 	@start=$$(date +%s); cmake --build $(BUILD_DIR) -j$(JOBS) && echo "make build: $$(($$(date +%s) - start)) s"
 
-# C++ suites through ctest, then the Python tests if there are any; pytest's exit 5 ("no tests collected") is fine.
-# ctest runs with a private TMPDIR that must be empty afterwards: a test that leaves files or folders in the temp
-# directory fails `make test` (one run used to leave 88 empty folders in /tmp).
+# C++ suites through ctest, the Python tests, then the hardening phases: scripts/test.sh (which builds the hardening
+# trees in the background meanwhile; each phase's private TMPDIR must be empty afterwards).
 test: bootstrap build
-	@tmp=$$(mktemp -d); echo "ctest with TMPDIR=$$tmp"; start=$$(date +%s); \
-	TMPDIR=$$tmp ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS); rc=$$?; \
-	echo "make test: ctest took $$(($$(date +%s) - start)) s"; \
-	left=$$(ls -A $$tmp); rm -rf $$tmp; \
-	if [ -n "$$left" ]; then echo "ctest left these in its TMPDIR (a test does not clean up):"; \
-	  echo "$$left" | head -20; exit 1; fi; exit $$rc
-	@# pytest keeps its tmp_path folders by design: they go to a private base folder removed afterwards, and anything
-	@# else a test leaves in its TMPDIR fails the run, as for ctest.
-	@if find tests/python -name 'test_*.py' -o -name '*_test.py' 2>/dev/null | grep -q .; then \
-	  tmp=$$(mktemp -d); echo "pytest with TMPDIR=$$tmp"; start=$$(date +%s); \
-	  TMPDIR=$$tmp PYTHONPATH=$(CURDIR)/python$${PYTHONPATH:+:$$PYTHONPATH} $(PYTHON) -m pytest tests/python \
-	    --basetemp=$$tmp/pytest --durations=15; rc=$$?; \
-	  echo "make test: pytest took $$(($$(date +%s) - start)) s"; \
-	  rm -rf $$tmp/pytest; left=$$(ls -A $$tmp); rm -rf $$tmp; \
-	  if [ -n "$$left" ]; then echo "pytest left these in its TMPDIR (a test does not clean up):"; \
-	    echo "$$left" | head -20; exit 1; fi; \
-	  if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; else exit $$rc; fi; \
-	else echo "tests/python: no test files, pytest not run"; fi
-	@if [ "$(HARDENING)" != 0 ]; then JOBS=$(JOBS) bash scripts/sanitize.sh; \
-	else echo "HARDENING=0: sanitizer suites not run"; fi
-	@if [ "$(HARDENING)" != 0 ]; then JOBS=$(JOBS) bash scripts/fuzz.sh $(FUZZ_SECONDS); \
-	else echo "HARDENING=0: fuzzers not run"; fi
+	@BUILD_DIR=$(BUILD_DIR) JOBS=$(JOBS) PYTHON=$(PYTHON) HARDENING=$(HARDENING) FUZZ_SECONDS=$(FUZZ_SECONDS) \
+	  bash scripts/test.sh
 
 # The hardening phases alone (they need only the bootstrap, not the Release build).
 sanitize: bootstrap

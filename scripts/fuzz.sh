@@ -8,7 +8,7 @@
 # Environment: FUZZ_SECONDS (default for SECONDS), FUZZ_RUNS (run each target for this many executions instead; then
 # SECONDS, if not 0, is only a cap), FUZZ_SANITIZERS (address,undefined; or undefined, 3-6x faster, for long runs),
 # FUZZ_BUILD_DIR (build-fuzz; build-fuzz-ubsan for FUZZ_SANITIZERS=undefined), JOBS (targets run in parallel, 2), FUZZ_ARGS (extra
-# libFuzzer flags), CXX_FUZZ (clang++). `make fuzz-long` is FUZZ_RUNS=10000000 JOBS=1 with no time cap.
+# libFuzzer flags), CXX_FUZZ (clang++), FUZZ_BUILD_ONLY=1 (build, fuzz nothing: scripts/test.sh builds ahead). `make fuzz-long` is FUZZ_RUNS=10000000 JOBS=1 with no time cap.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -52,6 +52,7 @@ if [[ ! -f "$BUILD/build.ninja" ]]; then
 fi
 cmake --build "$BUILD" --target fuzz_all -j"$JOBS"
 say "build: $((SECONDS - start)) s"
+[[ "${FUZZ_BUILD_ONLY:-0}" == 0 ]] || exit 0
 
 # fuzz_targets.txt is a CMake list (a;b;c) without a final newline, hence the `|| true` after read.
 if (($# > 0)); then targets=("$@"); else IFS=';' read -r -a targets < "$BUILD/fuzz_targets.txt" || true; fi

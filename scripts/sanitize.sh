@@ -2,7 +2,8 @@
 # Builds the library, the smtlab program and the gtest suites with AddressSanitizer + UndefinedBehaviorSanitizer
 # (CMake option SMTLAB_SANITIZE, in build-asan/) and runs the suites through ctest; any sanitizer report fails a test.
 # docs/hardening.md says what is run. Usage: scripts/sanitize.sh [extra ctest arguments, e.g. -R trace]
-# Environment: ASAN_BUILD_DIR (build-asan), JOBS (2), SANITIZE_CTEST_ARGS (default: the exclusions listed below).
+# Environment: ASAN_BUILD_DIR (build-asan), JOBS (2), SANITIZE_CTEST_ARGS (default: the exclusions listed below),
+# SANITIZE_BUILD_ONLY=1 (build, run nothing: scripts/test.sh builds ahead while the other suites run).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -21,6 +22,7 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FL
   -DSMTLAB_SANITIZE=ON -DSMTLAB_BUILD_PYTHON=OFF -DCMAKE_PROJECT_INCLUDE="$PWD/cmake/hardening.cmake" >/dev/null
 cmake --build "$BUILD" -j"$JOBS"
 say "build: $((SECONDS - start)) s"
+[[ "${SANITIZE_BUILD_ONLY:-0}" == 0 ]] || exit 0
 
 # halt_on_error / abort: the first report fails the test; detect_leaks: leaks are findings too.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:strict_string_checks=1}
