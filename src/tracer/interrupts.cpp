@@ -8,35 +8,43 @@ bool InterruptVectors::isEntry(Addr pc) const {
   return isDevice(pc) || std::find(system.begin(), system.end(), pc) != system.end();
 }
 
+namespace {
+
+// A delivery lands on an entry point; a device stub's own later instructions (the jump after the push) do not.
+bool isDelivery(const SystemRegion& region, const InterruptVectors& vectors, std::size_t k) {
+  const Addr pc = region.instrs[k].pc;
+  return vectors.isEntry(pc) &&
+         !(k > 0 && vectors.isDevice(pc) && vectors.isDevice(region.instrs[k - 1].pc));
+}
+
+// One past the interrupt return that balances the delivery at record i, looking no further than `limit`; 0 if none
+// does (or the return is not known).
+std::size_t balancedEnd(const SystemRegion& region, const InterruptVectors& vectors, std::size_t i,
+                        std::size_t limit) {
+  if (vectors.iret == 0) return 0;
+  int depth = 1;
+  for (std::size_t k = i + 1; k < limit; ++k) {
+    if (region.instrs[k].pc == vectors.iret) {
+      if (--depth == 0) return k + 1;
+    } else if (isDelivery(region, vectors, k)) {
+      ++depth;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
 std::vector<InterruptRun> interruptRuns(const SystemRegion& region, const InterruptVectors& vectors) {
   std::vector<InterruptRun> runs;
   const std::size_t n = region.instrs.size();
-  // A delivery lands on an entry point; a device stub's own later instructions (the jump after the push) do not.
-  auto entry = [&](std::size_t k) {
-    const Addr pc = region.instrs[k].pc;
-    return vectors.isEntry(pc) && !(k > 0 && vectors.isDevice(pc) && vectors.isDevice(region.instrs[k - 1].pc));
-  };
   for (std::size_t i = 0; i < n;) {
-    if (!region.kernel[i] || !entry(i)) {
+    if (!region.kernel[i] || !isDelivery(region, vectors, i)) {
       ++i;
       continue;
     }
     const bool afterUser = i > 0 && !region.kernel[i - 1];
-    std::size_t end = 0;
-    if (vectors.iret != 0) {
-      int depth = 1;
-      for (std::size_t k = i + 1; k < n; ++k) {
-        const Addr pc = region.instrs[k].pc;
-        if (pc == vectors.iret) {
-          if (--depth == 0) {
-            end = k + 1;
-            break;
-          }
-        } else if (entry(k)) {
-          ++depth;
-        }
-      }
-    }
+    std::size_t end = balancedEnd(region, vectors, i, n);
     const bool closed = end != 0;
     if (!closed) {
       if (!afterUser) {  // not ended here and nested in kernel code: the path's own, look inside it
@@ -76,21 +84,43 @@ std::uint64_t removeInterrupts(SystemRegion& region, const InterruptVectors& vec
       region.kernel[out] = region.kernel[from];
     }
   };
-  for (const InterruptRun& run : runs) {
-    const bool device = devices != nullptr && run.device;
-    if (!run.fromUser && !device) continue;
-    keep(run.begin);
+  auto cut = [&](std::size_t begin, std::size_t end, bool device) {  // records [begin, end) go
+    keep(begin);
     if (device) {
       SystemRegion d;
       d.id = region.id;
-      d.instrs.assign(region.instrs.begin() + static_cast<std::ptrdiff_t>(run.begin),
-                      region.instrs.begin() + static_cast<std::ptrdiff_t>(run.end));
-      d.kernel.assign(region.kernel.begin() + static_cast<std::ptrdiff_t>(run.begin),
-                      region.kernel.begin() + static_cast<std::ptrdiff_t>(run.end));
+      d.instrs.assign(region.instrs.begin() + static_cast<std::ptrdiff_t>(begin),
+                      region.instrs.begin() + static_cast<std::ptrdiff_t>(end));
+      d.kernel.assign(region.kernel.begin() + static_cast<std::ptrdiff_t>(begin),
+                      region.kernel.begin() + static_cast<std::ptrdiff_t>(end));
       devices->push_back(std::move(d));
     }
-    from = run.end;
+    from = end;
     ++removed;
+  };
+  for (const InterruptRun& run : runs) {
+    const bool device = devices != nullptr && run.device;
+    if (run.fromUser || device) {
+      cut(run.begin, run.end, device);
+      continue;
+    }
+    if (devices == nullptr) continue;
+    // A kernel-mode interrupt that stays may hold a device interrupt of its own: a tick's softirq, run at its exit,
+    // enables interrupts, and the disk's completion pending then is taken inside it (seen in a recording made under
+    // load). That device run goes too, from its stub to the return that balances it.
+    for (std::size_t k = run.begin + 1; k < run.end;) {
+      if (!vectors.isDevice(region.instrs[k].pc) || !isDelivery(region, vectors, k)) {
+        ++k;
+        continue;
+      }
+      const std::size_t end = balancedEnd(region, vectors, k, run.end);
+      if (end == 0) {
+        ++k;
+        continue;
+      }
+      cut(k, end, true);
+      k = end;
+    }
   }
   keep(region.instrs.size());
   region.instrs.resize(out);

@@ -44,7 +44,8 @@ std::vector<InterruptRun> interruptRuns(const SystemRegion& region, const Interr
 
 // Takes out of `region` every interrupt run that interrupted its user code (not part of the path the region marks:
 // the model charges the tick and the IPIs itself) and, when `devices` is given, every device interrupt's run
-// wherever it landed, appending each device run to *devices as a region of its own (same id). Without `devices`
+// wherever it landed, also nested in a kernel-mode interrupt that stays (a tick whose softirq took the disk's
+// completion), appending each device run to *devices as a region of its own (same id). Without `devices`
 // an interrupt taken in kernel mode is nested in the path's own kernel run and stays. Returns the runs taken out.
 std::uint64_t removeInterrupts(SystemRegion& region, const InterruptVectors& vectors,
                                std::vector<SystemRegion>* devices = nullptr);

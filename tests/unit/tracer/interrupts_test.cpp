@@ -143,6 +143,32 @@ TEST(Interrupts, DeviceInterruptsAreCutWhereverTheyLandWhenAsked) {
   EXPECT_EQ(c.r.instrs.size(), 12u);
 }
 
+TEST(Interrupts, ADeviceInterruptNestedInAKernelModeTickIsCutAndTheTickStays) {
+  // The shape of a writeback region recorded under load: a tick lands in the call's kernel run, its softirq enables
+  // interrupts, and the disk's completion is taken inside the tick. With `devices` the completion alone goes (from
+  // its stub to the return that balances it) and is handed over; the tick, nested in the path's own run, stays with
+  // its two records before and one after the completion. Without, nothing goes.
+  constexpr Addr kSoftirq = 0xffffffff810a8e00ull, kHandler = 0xffffffffc0001000ull;
+  auto make = [&] {
+    Builder b;
+    b.user(1).kernel(kEntry)
+        .kernel(kTick).kernel(kSoftirq)                              // tick, its softirq
+        .kernel(kDisk).kernel(kDisk + 2).kernel(kHandler).kernel(kIret)  // the disk's completion inside it
+        .kernel(kSoftirq + 4).kernel(kIret)                          // the softirq ends, the tick returns
+        .kernel(kEntry + 8).kernel(kSysret).user(2);
+    return b;
+  };
+  Builder b = make();
+  std::vector<SystemRegion> devices;
+  EXPECT_EQ(removeInterrupts(b.r, full(), &devices), 1u);
+  EXPECT_EQ(pcs(b.r), (std::vector<Addr>{1, kEntry, kTick, kSoftirq, kSoftirq + 4, kIret, kEntry + 8, kSysret, 2}));
+  ASSERT_EQ(devices.size(), 1u);
+  EXPECT_EQ(pcs(devices[0]), (std::vector<Addr>{kDisk, kDisk + 2, kHandler, kIret}));
+  Builder c = make();
+  EXPECT_EQ(removeInterrupts(c.r, full()), 0u);
+  EXPECT_EQ(c.r.instrs.size(), 13u);
+}
+
 TEST(Interrupts, ARunThatDoesNotReturnInsideTheRegion) {
   // From user code it ends at the next user record (the old rule); nested in kernel code it is the path's own and
   // an interrupt inside it is still found.
