@@ -124,7 +124,7 @@ void visitParams(Config& c, V&& v) {
   v("core.fetch_policy", k.fetch_policy, policyDoc("which thread fetches", fetchPolicyTable()));
   v("core.fetch_width", k.fetch_width,
     "instructions fetched per cycle, over all threads fetching that cycle (a microcoded one holds its thread's fetch "
-    "for ceil(uops / fetch_width) cycles)",
+    "for ceil(uops / fetch_width) cycles, or takes that many of its fetch slots: core.microcode_shares_fetch)",
     1, 64);
   v("core.fetch_threads", k.fetch_threads, "threads that may fetch in the same cycle (Pentium 4: 1)", 1, 8);
   v("core.build_width", k.build_width,
