@@ -25,7 +25,12 @@ Addr kernelStackShift(std::uint64_t slot) {
   if (slot > kMaxKernelStackSlot) {
     throw TraceError(fmt::format("kernel stack slot {} is out of range (0..{})", slot, kMaxKernelStackSlot));
   }
-  return slot * kKernelStackSlotStride;
+  return slot * kKernelStackSlotStride + kernelStackPosition(slot) * kKernelStackBytes;
+}
+
+std::uint64_t kernelStackPosition(std::uint64_t slot) {
+  if (slot == 0) return 0;
+  return mixAsid(slot) % kKernelStackPositions;  // the splitmix64 finalizer (address_space.hpp): any bijective mixer
 }
 
 std::vector<Addr> kernelStackBlocks(std::span<const Instr> records) {

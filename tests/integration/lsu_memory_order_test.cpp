@@ -180,13 +180,13 @@ std::vector<Instr> loadChain(std::uint32_t n, Addr base) {
   return out;
 }
 
-json::object twoStacks(bool alias64k, Addr apart) {
+json::object twoStacks(bool alias64k, Addr apart, Addr base = 0x7fff0000) {
   Config c = baseConfig(2);
   c.core.lsu.alias_64k = alias64k;
   Machine m(c);
   m.setChecking(true);
-  m.attach(LogicalCpu{0}, cursorFor(loadChain(300, 0x7fff0000)), Asid{1});
-  m.attach(LogicalCpu{1}, cursorFor(loadChain(300, 0x7fff0000 + apart)), Asid{2});
+  m.attach(LogicalCpu{0}, cursorFor(loadChain(300, base)), Asid{1});
+  m.attach(LogicalCpu{1}, cursorFor(loadChain(300, base + apart)), Asid{2});
   runToEnd(m);
   return m.statsJson();
 }
@@ -211,6 +211,26 @@ TEST(Aliasing, TwoThreadsWhoseStacksAre64KiBApartConflictWith64kAliasing) {
     EXPECT_EQ(u64(lsuStats(shifted, cpu).at("alias_64k_conflicts")), 0u) << cpu;
   }
   EXPECT_LT(ipcOf(on, 0), ipcOf(off, 0));
+}
+
+TEST(Aliasing, OneAddressInTwoAddressSpacesConflictsInUserSpaceButNotInTheKernelHalf) {
+  // The same two chains as above, both at one address, the threads in two address spaces (asids 1 and 2). A user
+  // address is each process's own line (address_space.hpp: two physical lines), so the two lines share one position
+  // and evict each other as in the test above: n - 2 or n - 1 conflicts per thread. A kernel-half address is one line
+  // in every address space (global pages): both threads load the same line, which never conflicts with itself, so
+  // 0 conflicts and every load after the cold one hits the L1D (n - 1 or n per thread, the first thread to reach it
+  // in the cycle of the other's cold miss counting its load as the in-flight line's).
+  constexpr std::uint64_t n = 300;
+  constexpr Addr kKernelStackSlot = 0xffff'c900'0001'3f00ULL;  // a kernel stack slot (vmalloc area)
+  const auto user = twoStacks(true, 0);
+  const auto kernel = twoStacks(true, 0, kKernelStackSlot);
+  for (std::size_t cpu = 0; cpu < 2; ++cpu) {
+    const std::uint64_t conflicts = u64(lsuStats(user, cpu).at("alias_64k_conflicts"));
+    EXPECT_GE(conflicts, n - 2) << cpu;
+    EXPECT_LE(conflicts, n - 1) << cpu;
+    EXPECT_EQ(u64(lsuStats(kernel, cpu).at("alias_64k_conflicts")), 0u) << cpu;
+    EXPECT_GE(u64(cpuStats(kernel, cpu).at("loads_by_level").as_object().at("l1")), n - 1) << cpu;
+  }
 }
 
 }  // namespace

@@ -2,15 +2,17 @@
 // can be resident", Intel VTune's "64K Aliasing Conflicts"; the reason Linux offsets user stacks under
 // Hyper-Threading, "Hyper-Threading speeds Linux"). The Pentium 4's L1D is looked up by virtual address bits below
 // 64 KiB, so two lines that agree in bits 6..15 (with 64-byte lines) cannot both be there. The model keeps, per core,
-// the last line used at each position modulo 64 KiB (by both threads, with its address space): an access to another
-// line at that position conflicts, and the caller turns an L1D hit into a miss served by the L2. The cache model's
-// own contents are left alone; only the timing of the conflicting access changes.
+// the last line used at each position modulo 64 KiB (by both threads, with its address space; a kernel-half line is
+// one line in every address space): an access to another line at that position conflicts, and the caller turns an
+// L1D hit into a miss served by the L2. The cache model's own contents are left alone; only the timing of the
+// conflicting access changes.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "smtlab/common/types.hpp"
+#include "smtlab/mem/address_space.hpp"
 
 namespace smtlab {
 
@@ -21,7 +23,10 @@ class Alias64k {
   bool touch(Asid asid, Addr addr) {
     const LineAddr line = LineAddr::of(addr, lineShift_);
     Slot& s = slots_[line.value & mask_];  // the line's position modulo 64 KiB
-    const bool conflict = s.valid && (s.line != line || s.asid != asid.value);
+    // A kernel-half line is one line in every address space (address_space.hpp: global pages, physical = virtual):
+    // siblings running kernel code under two processes share it, they do not evict each other. A user line is the
+    // address space's own, so the same user address in two processes is two lines at one position.
+    const bool conflict = s.valid && (s.line != line || (s.asid != asid.value && !isKernelAddress(addr)));
     s = Slot{line, asid.value, true};
     return conflict;
   }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,7 +60,7 @@ TEST(KernelStack, SlotZeroLeavesTheRecording) {
 TEST(KernelStack, MovesOnlyTheBlocksACallPushesInto) {
   auto r = instance();
   EXPECT_EQ(relocateKernelStacks(r, 3), 2u);  // the call's push and the load in the same block
-  const Addr shift = 3 * (Addr{1} << 32);
+  const Addr shift = 3 * (Addr{1} << 32) + kernelStackPosition(3) * kKernelStackBytes;
   EXPECT_EQ(r[0].stores[0].addr, kStackTop + shift);
   EXPECT_EQ(r[1].loads[0].addr, kSameStack + shift);
   EXPECT_EQ(r[2].loads[0].addr, kOtherVmalloc);
@@ -91,17 +92,37 @@ TEST(KernelStack, SourcesOverOneSharedInstanceEachReadTheirOwnStack) {
   ASSERT_EQ(one.read(a), 6u);
   ASSERT_EQ(two.read(b), 6u);
   ASSERT_EQ(asRecorded.read(c), 6u);
-  EXPECT_EQ(a[0].stores[0].addr, kStackTop + (Addr{1} << 32));
-  EXPECT_EQ(b[0].stores[0].addr, kStackTop + (Addr{2} << 32));
-  EXPECT_EQ(b[1].loads[0].addr, kSameStack + (Addr{2} << 32));
+  EXPECT_EQ(a[0].stores[0].addr, kStackTop + kernelStackShift(1));
+  EXPECT_EQ(b[0].stores[0].addr, kStackTop + kernelStackShift(2));
+  EXPECT_EQ(b[1].loads[0].addr, kSameStack + kernelStackShift(2));
   EXPECT_EQ(b[3].loads[0].addr, kDirectMap);  // shared kernel data stays shared
   EXPECT_EQ(c[0].stores[0].addr, kStackTop);
   EXPECT_EQ(shared->records, instance());  // reading never changes the shared copy
   one.rewind();
   ASSERT_EQ(one.read(a), 6u);
-  EXPECT_EQ(a[1].loads[0].addr, kSameStack + (Addr{1} << 32));
+  EXPECT_EQ(a[1].loads[0].addr, kSameStack + kernelStackShift(1));
   EXPECT_EQ(one.length(), 6u);
   EXPECT_THROW(KpathInstanceSource(shared, kMaxKernelStackSlot + 1, std::nullopt, "too far"), TraceError);
+}
+
+TEST(KernelStack, SlotsSpreadOverEveryPlaceModulo64KiB) {
+  // A slot's shift is k x 4 GiB (a multiple of 64 KiB) plus its place, a multiple of THREAD_SIZE below 64 KiB, so
+  // (shift mod 64 KiB) / 16 KiB is the place: slot 0 keeps the recording's (0), the others take all 4 places. Over
+  // slots 1..400 a hash gives each place 100 +- a few sd (binomial(400, 1/4): sd 8.7); 70..130 is 3.5 sd either way,
+  // and a stride that left every slot at one place (the defect this guards against: 4 GiB alone) gives 400 and 0.
+  EXPECT_EQ(kernelStackPosition(0), 0u);
+  EXPECT_EQ(kernelStackShift(0), 0u);
+  std::array<int, 4> count{};
+  for (std::uint64_t k = 1; k <= 400; ++k) {
+    const Addr shift = kernelStackShift(k);
+    EXPECT_EQ(shift % kKernelStackBytes, 0u) << k;                       // stays THREAD_SIZE-aligned
+    EXPECT_EQ(shift / (Addr{64} * 1024) * (Addr{64} * 1024), k << 32) << k;  // the 4 GiB slot, then the place
+    ++count.at(static_cast<std::size_t>((shift % (Addr{64} * 1024)) / kKernelStackBytes));
+  }
+  for (int c : count) {
+    EXPECT_GE(c, 70);
+    EXPECT_LE(c, 130);
+  }
 }
 
 TEST(KernelStack, SlotOutOfRangeIsATraceError) {
