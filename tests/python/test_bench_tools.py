@@ -164,3 +164,35 @@ def test_the_fingerprint_does_not_depend_on_where_the_cache_lies(tmp_path):
     assert prints[0] == prints[1]
     data.write_text("another input\n")
     assert programs._fingerprint(program, ["/usr/bin/gzip", "-c", str(data)], [data], cache) != prints[1]
+
+
+def test_kpath_ratio_mixes_name_recorded_paths_in_the_studys_shares():
+    # bench/kpath_ratio.py measures the core on the study's own kernel work: its dbench mix must be the study's table
+    # (every share, every call's recording) and every path of every mix one that the probe records.
+    import re
+
+    from smtlab.workloads import fileserver, kpaths
+
+    ratio = _load("kpath_ratio")
+    recorded = set(re.findall(r"^KPATH\((\w+),", (BENCH.parent / "workloads/kpath/kpath_paths.h").read_text(),
+                              flags=re.M))
+    assert ratio.MIXES["dbench"] == [(kpaths.REAL_PATHS[c], share) for _, share, _, _, c in fileserver.DBENCH_MIX]
+    for name, mix in ratio.MIXES.items():
+        assert abs(sum(share for _, share in mix) - 1.0) < 1e-9, name
+        assert {path for path, _ in mix} <= recorded, name
+    assert ratio.mix_paths("getppid") == [("getppid", 1.0)]
+
+
+def test_kpath_ratio_of_one_path_runs_both_machines_and_prints_the_ratio(real_paths, capsys):
+    # One short window of one recorded path: HT off (core.threads = 1) and on. The printed ratio is the printed IPCs'
+    # quotient, and a second run gives the same figures (seeded draws, deterministic model).
+    ratio = _load("kpath_ratio")
+    args = ["--mix", "getppid", "--cycles", "200k", "--warmup", "50k"]
+    assert ratio.main(args) == 0
+    first = capsys.readouterr().out
+    row = [line.split() for line in first.splitlines() if line.startswith("getppid")]
+    assert len(row) == 1
+    one, two, r = map(float, row[0][1:4])
+    assert one > 0 and two > 0 and abs(two / one - r) < 0.002
+    assert ratio.main(args) == 0
+    assert capsys.readouterr().out == first
