@@ -25,6 +25,7 @@
 #include <boost/json.hpp>
 
 #include "../scratch_dir.hpp"
+#include "program_output.hpp"
 #include "smtlab/common/error.hpp"
 #include "smtlab/trace/native_format.hpp"
 #include "smtlab/trace/text_format.hpp"
@@ -41,25 +42,9 @@ const char* binary() {
   return other != nullptr && *other != '\0' ? other : SMTLAB_BINARY;
 }
 
-struct ProgramResult {
-  int status = -1;  // exit status, 128 + signal, or -1 when it had to be killed after the time limit
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const fs::path& path) {
-  std::ifstream f(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-std::vector<std::string> nonEmptyLines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) lines.push_back(line);
-  }
-  return lines;
-}
+using test::nonEmptyLines;
+using test::ProgramResult;
+using test::slurp;
 
 // Names in a folder (temporary files of an atomic output start with '.').
 std::set<std::string> entriesOf(const fs::path& dir) {

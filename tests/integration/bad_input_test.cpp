@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "../scratch_dir.hpp"
+#include "program_output.hpp"
 #include "smtlab/trace/native_format.hpp"
 
 extern char** environ;
@@ -27,25 +28,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct ProgramResult {
-  int status = -1;  // exit status, or 128 + signal
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const fs::path& path) {
-  std::ifstream f(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-std::vector<std::string> nonEmptyLines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) lines.push_back(line);
-  }
-  return lines;
-}
+using test::nonEmptyLines;
+using test::ProgramResult;
+using test::slurp;
 
 // The native header (docs/traces.md): magic, version, compression, record count; all little-endian.
 std::string nativeHeader(std::uint32_t version = kNativeVersion, std::uint32_t compression = 0,
@@ -117,7 +102,7 @@ class BadInput : public ::testing::Test {
 
 // Exit status 1 and exactly one line on stderr, of the program's form "smtlab CMD: error: ...", containing the file
 // name and every fragment (the line/record/key and what is wrong).
-void expectOneLineError(const ProgramResult& r, const std::string& name, const std::vector<std::string>& fragments) {
+void expectOneLineRunError(const ProgramResult& r, const std::string& name, const std::vector<std::string>& fragments) {
   EXPECT_EQ(r.status, 1) << "stderr: " << r.err;
   const std::vector<std::string> lines = nonEmptyLines(r.err);
   ASSERT_EQ(lines.size(), 1u) << "stderr: " << r.err;
@@ -147,7 +132,7 @@ class BadTextTrace : public BadInput, public ::testing::WithParamInterface<TextC
 TEST_P(BadTextTrace, NamesFileLineAndProblem) {
   const TextCase& c = GetParam();
   const std::string trace = file("t.txt", std::string("# a trace\n400000 nop\n") + c.line + "\n400008 nop\n");
-  expectOneLineError(runTrace(trace), "t.txt:3: ", {c.expect});
+  expectOneLineRunError(runTrace(trace), "t.txt:3: ", {c.expect});
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -175,17 +160,17 @@ INSTANTIATE_TEST_SUITE_P(
 TEST_F(BadInput, TruncatedTextTraceEndsMidField) {
   // A text trace cut short in the middle of its last line: the partial line is reported, not silently dropped.
   const std::string trace = file("cut.txt", "400000 nop\n400004 load dst=r1 ld=");
-  expectOneLineError(runTrace(trace), "cut.txt:2: ", {"missing value for 'ld'"});
+  expectOneLineRunError(runTrace(trace), "cut.txt:2: ", {"missing value for 'ld'"});
 }
 
 TEST_F(BadInput, EmptyTextTrace) {
   const std::string trace = file("empty.txt", "");
-  expectOneLineError(runTrace(trace), "empty.txt", {"has no instructions"});
+  expectOneLineRunError(runTrace(trace), "empty.txt", {"has no instructions"});
 }
 
 TEST_F(BadInput, CommentOnlyTextTraceIsEmpty) {
   const std::string trace = file("comments.txt", "# nothing but a comment\n\n");
-  expectOneLineError(runTrace(trace), "comments.txt", {"has no instructions"});
+  expectOneLineRunError(runTrace(trace), "comments.txt", {"has no instructions"});
 }
 
 // --- Native traces ------------------------------------------------------------------------------------------------
@@ -196,38 +181,38 @@ TEST_F(BadInput, NativeWrongMagicIsNotReadAsGarbage) {
   std::string bytes = nativeHeader() + kTwoRecords;
   bytes[7] = '\x02';
   const std::string trace = file("magic.smt", bytes);
-  expectOneLineError(runTrace(trace), "magic.smt:1: ", {"binary byte 0x02 in column 8", "not a text trace"});
+  expectOneLineRunError(runTrace(trace), "magic.smt:1: ", {"binary byte 0x02 in column 8", "not a text trace"});
 }
 
 TEST_F(BadInput, NativeWrongVersion) {
   const std::string trace = file("v3.smt", nativeHeader(kNativeVersion + 1) + kTwoRecords);
-  expectOneLineError(runTrace(trace), "v3.smt: ", {"unsupported native trace version 4 (this build reads versions 1 to 3)"});
+  expectOneLineRunError(runTrace(trace), "v3.smt: ", {"unsupported native trace version 4 (this build reads versions 1 to 3)"});
 }
 
 TEST_F(BadInput, NativeUnknownCompression) {
   const std::string trace = file("c7.smt", nativeHeader(kNativeVersion, 7) + kTwoRecords);
-  expectOneLineError(runTrace(trace), "c7.smt: ", {"unknown compression 7"});
+  expectOneLineRunError(runTrace(trace), "c7.smt: ", {"unknown compression 7"});
 }
 
 TEST_F(BadInput, NativeTruncatedHeader) {
   const std::string trace = file("hdr.smt", nativeHeader().substr(0, 16));
-  expectOneLineError(runTrace(trace), "hdr.smt: ", {"truncated header"});
+  expectOneLineRunError(runTrace(trace), "hdr.smt: ", {"truncated header"});
 }
 
 TEST_F(BadInput, NativeTruncatedRecord) {
   const std::string trace = file("cut.smt", nativeHeader() + kTwoRecords + kCutRecord);
-  expectOneLineError(runTrace(trace), "cut.smt: ", {"record 2: truncated"});
+  expectOneLineRunError(runTrace(trace), "cut.smt: ", {"record 2: truncated"});
 }
 
 TEST_F(BadInput, NativeCorruptRecord) {
   const std::string trace = file("reg.smt", nativeHeader() + kTwoRecords + kBadRegisterRecord);
-  expectOneLineError(runTrace(trace), "reg.smt: ", {"record 2: corrupt data (register id)"});
+  expectOneLineRunError(runTrace(trace), "reg.smt: ", {"record 2: corrupt data (register id)"});
 }
 
 TEST_F(BadInput, NativeCountMismatch) {
   // The header promises 5 records; 2 follow (a file cut at a record boundary).
   const std::string trace = file("count.smt", nativeHeader(kNativeVersion, 0, 5) + kTwoRecords);
-  expectOneLineError(runTrace(trace), "count.smt: ", {"the header says 5 records but the file holds 2"});
+  expectOneLineRunError(runTrace(trace), "count.smt: ", {"the header says 5 records but the file holds 2"});
 }
 
 TEST_F(BadInput, NativeCorruptZstdStream) {
@@ -247,23 +232,23 @@ TEST_F(BadInput, NativeCorruptZstdStream) {
   ASSERT_GT(bytes.size(), kNativeHeaderSize + 16);
   for (std::size_t i = kNativeHeaderSize + 4; i < bytes.size(); ++i) bytes[i] = static_cast<char>(0xa5 ^ i);
   const std::string trace = file("zstd.smt", bytes);
-  expectOneLineError(runTrace(trace), "zstd.smt: ", {"record 0: corrupt zstd data"});
+  expectOneLineRunError(runTrace(trace), "zstd.smt: ", {"record 0: corrupt zstd data"});
 }
 
 TEST_F(BadInput, NativeCorruptXzStream) {
   const std::string trace = file("xz.smt", nativeHeader(kNativeVersion, 2) + "this is not an xz stream at all");
-  expectOneLineError(runTrace(trace), "xz.smt: ", {"record 0: corrupt xz data"});
+  expectOneLineRunError(runTrace(trace), "xz.smt: ", {"record 0: corrupt xz data"});
 }
 
 TEST_F(BadInput, EmptyNativeTrace) {
   const std::string trace = file("empty.smt", nativeHeader(kNativeVersion, 0, 0));
-  expectOneLineError(runTrace(trace), "empty.smt", {"has no instructions"});
+  expectOneLineRunError(runTrace(trace), "empty.smt", {"has no instructions"});
 }
 
 TEST_F(BadInput, NativeCorruptRecordInTraceInfo) {
   // The same error through another command that reads the whole file.
   const std::string trace = file("reg.smt", nativeHeader() + kTwoRecords + kBadRegisterRecord);
-  expectOneLineError(run({"trace", "info", trace}), "reg.smt: ", {"record 2: corrupt data"});
+  expectOneLineRunError(run({"trace", "info", trace}), "reg.smt: ", {"record 2: corrupt data"});
 }
 
 // --- ChampSim traces (64-byte records, no header: so no magic or version to get wrong) -----------------------------
@@ -279,40 +264,40 @@ TEST_F(BadInput, ChampSimTruncatedRecord) {
   // Two whole records and 36 bytes of a third.
   const std::string trace = file("cut.champsimtrace", champSimRecord(0x400000) + champSimRecord(0x400004) +
                                                           champSimRecord(0x400008).substr(0, 36));
-  expectOneLineError(runTrace(trace), "cut.champsimtrace: ", {"record 2: truncated"});
+  expectOneLineRunError(runTrace(trace), "cut.champsimtrace: ", {"record 2: truncated"});
 }
 
 TEST_F(BadInput, ChampSimCorruptXz) {
   // The xz magic, so the reader decompresses, then garbage.
   const std::string trace = file("bad.champsimtrace.xz", std::string("\xfd" "7zXZ\0", 6) + std::string(64, '\x5a'));
-  expectOneLineError(runTrace(trace), "bad.champsimtrace.xz: ", {"record 0: corrupt"});
+  expectOneLineRunError(runTrace(trace), "bad.champsimtrace.xz: ", {"record 0: corrupt"});
 }
 
 TEST_F(BadInput, EmptyChampSimTrace) {
   const std::string trace = file("empty.champsimtrace", "");
-  expectOneLineError(runTrace(trace), "empty.champsimtrace", {"has no instructions"});
+  expectOneLineRunError(runTrace(trace), "empty.champsimtrace", {"has no instructions"});
 }
 
 // --- Missing and unreadable files ------------------------------------------------------------------------------------
 // chmod 000 does not stop root (the tests run as root in CI), so "unreadable" is a directory given as a file.
 
 TEST_F(BadInput, MissingTraceFile) {
-  expectOneLineError(runTrace(path("missing.smt")), "missing.smt", {"cannot open trace file", "No such file"});
+  expectOneLineRunError(runTrace(path("missing.smt")), "missing.smt", {"cannot open trace file", "No such file"});
 }
 
 TEST_F(BadInput, DirectoryAsTraceFile) {
   fs::create_directory(path("adir.txt"));
-  expectOneLineError(runTrace(path("adir.txt")), "adir.txt", {"cannot open trace file", "is a directory"});
+  expectOneLineRunError(runTrace(path("adir.txt")), "adir.txt", {"cannot open trace file", "is a directory"});
 }
 
 TEST_F(BadInput, MissingConfigFile) {
-  expectOneLineError(run({"run", "-c", path("missing.toml"), "gen:alu", "-n", "10", "-q"}), "missing.toml",
+  expectOneLineRunError(run({"run", "-c", path("missing.toml"), "gen:alu", "-n", "10", "-q"}), "missing.toml",
                      {"no such file"});
 }
 
 TEST_F(BadInput, DirectoryAsConfigFile) {
   fs::create_directory(path("adir.toml"));
-  expectOneLineError(run({"config", "check", path("adir.toml")}), "adir.toml", {"not a regular file"});
+  expectOneLineRunError(run({"config", "check", path("adir.toml")}), "adir.toml", {"not a regular file"});
 }
 
 // --- Configs -----------------------------------------------------------------------------------------------------
@@ -330,14 +315,14 @@ class BadConfig : public BadInput, public ::testing::WithParamInterface<ConfigCa
 TEST_P(BadConfig, CheckNamesFileAndKey) {
   const ConfigCase& c = GetParam();
   const std::string config = file("c.toml", c.toml);
-  expectOneLineError(run({"config", "check", config}), "c.toml", c.expect);
+  expectOneLineRunError(run({"config", "check", config}), "c.toml", c.expect);
 }
 
 TEST_P(BadConfig, RunRefusesToStart) {
   const ConfigCase& c = GetParam();
   const std::string config = file("c.toml", c.toml);
   const ProgramResult r = run({"run", "-c", config, "gen:alu", "-n", "100", "-q"});
-  expectOneLineError(r, "c.toml", c.expect);
+  expectOneLineRunError(r, "c.toml", c.expect);
   EXPECT_EQ(r.out, "") << "nothing is simulated with a bad config";
 }
 
@@ -369,19 +354,19 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<ConfigCase>& info) { return std::string(info.param.label); });
 
 TEST_F(BadInput, OverrideUnknownKey) {
-  expectOneLineError(run({"config", "check", "netburst", "--set", "core.rob.entires=3"}), "--set core.rob.entires=3",
+  expectOneLineRunError(run({"config", "check", "netburst", "--set", "core.rob.entires=3"}), "--set core.rob.entires=3",
                      {"unknown key 'core.rob.entires'"});
 }
 
 TEST_F(BadInput, OverrideWrongType) {
-  expectOneLineError(run({"run", "-c", "netburst", "--set", "core.threads=abc", "gen:alu", "-n", "10", "-q"}),
+  expectOneLineRunError(run({"run", "-c", "netburst", "--set", "core.threads=abc", "gen:alu", "-n", "10", "-q"}),
                      "--set core.threads=abc", {"must be an integer"});
 }
 
 TEST_F(BadInput, MoreTracesThanLogicalCpus) {
   // SMT off (one thread per core) and two traces: the machine cannot host the second.
   const std::string config = file("smt_off.toml", "core.threads = 1\n");
-  expectOneLineError(run({"run", "-c", config, "gen:alu", "gen:alu", "-n", "10", "-q"}), "2 traces given",
+  expectOneLineRunError(run({"run", "-c", config, "gen:alu", "gen:alu", "-n", "10", "-q"}), "2 traces given",
                      {"1 logical CPUs", "core.threads = 1"});
 }
 

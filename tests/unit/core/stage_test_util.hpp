@@ -38,6 +38,17 @@ inline Instr storeTo(Addr addr, int src) {
   in.stores[0] = MemRef{addr, 8};
   return in;
 }
+// n stores of r1 to consecutive lines from 0x1000 (2 uops each: store-address and store-data).
+inline std::vector<Instr> stores(int n) {
+  std::vector<Instr> v;
+  for (int i = 0; i < n; ++i) v.push_back(storeTo(0x1000 + 64 * static_cast<Addr>(i), 1));
+  return v;
+}
+// A load of r1 from 0x1000 and three ALU instructions that each read r1 (the replay tests' chain).
+inline std::vector<Instr> loadWithThreeDependents() {
+  return {loadOf(0x1000, 1), instr(OpClass::Int, {2}, {1}), instr(OpClass::Int, {3}, {1}),
+          instr(OpClass::Int, {4}, {1})};
+}
 
 // Every queue `entries` large and shared unless a test says otherwise; 3 ALUs, widths 4.
 inline Config stageConfig(std::uint32_t threads) {

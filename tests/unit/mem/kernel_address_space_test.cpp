@@ -1,37 +1,27 @@
 // The kernel half is one region shared by every address space (global pages); user addresses stay apart per asid.
-// Expected latencies are worked out by hand on the small hierarchy below (the same round numbers as
-// memory_system_test.cpp).
+// Expected latencies are worked out by hand on the small hierarchy of small_hierarchy.hpp (memory_system_test.cpp's).
 #include <gtest/gtest.h>
 
 #include "smtlab/mem/address_space.hpp"
 #include "smtlab/mem/memory_system.hpp"
 
+#include "small_hierarchy.hpp"
+
 namespace smtlab {
 namespace {
 
-constexpr CoreId kCore0{0};
+using test::kCore0;
 constexpr ThreadId kThread0{0};
 constexpr Addr kKernelLine = 0xffff'ffff'8100'0040ULL;  // a line of the kernel image (Linux: __START_KERNEL_map + ..)
 constexpr Addr kKernelStack = 0xffff'c900'0001'3f80ULL;  // a vmalloc'ed kernel stack line
 constexpr Addr kUserLine = 0x0000'5555'5555'4040ULL;     // a line of a PIE program's text
 
-// L1 1 KiB 2-way (latency 4, L1I 1), L2 12, LLC 40, DRAM 200 at 8 B/cycle, TLBs 8 entries 2-way with 30-cycle walks.
-MemConfig smallConfig() {
-  MemConfig c;
-  c.line_bytes = 64;
-  c.page_bytes = 4096;
-  c.l1i = CacheConfig{1, 2, 1, 4};
-  c.l1d = CacheConfig{1, 2, 4, 4};
-  c.l2 = CacheConfig{4, 4, 12, 8};
-  c.llc = CacheConfig{16, 8, 40, 16};
-  c.dram = DramConfig{200, 8.0};
-  c.itlb = TlbConfig{8, 2, 30};
-  c.dtlb = TlbConfig{8, 2, 30};
-  c.next_line_prefetch = false;
-  return c;
-}
-
-constexpr std::uint64_t kL1d = 4, kL1i = 1, kLlc = 40, kDram = 200, kWalk = 30;
+using test::kDram;
+using test::kL1d;
+using test::kL1i;
+using test::kLlc;
+using test::kWalk;
+using test::smallConfig;
 
 TEST(KernelAddressSpace, KernelHalfIsTheSameForEveryAsid) {
   for (const std::uint32_t a : {0u, 1u, 2u, 7u, 0xfffeu, 0xffffu, 0x10000u, 0xffff'ffffu}) {

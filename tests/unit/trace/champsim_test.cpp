@@ -24,7 +24,7 @@ ChampSimRecord rec(std::uint64_t ip, std::array<std::uint8_t, 2> dst, std::array
 }
 
 // One record of each kind ChampSim distinguishes, then a load, a store and an ALU op.
-std::vector<ChampSimRecord> sample() {
+std::vector<ChampSimRecord> champsimSample() {
   std::vector<ChampSimRecord> v;
   v.push_back(rec(0x1000, {kIp, 0}, {kIp, kFlags, 0, 0}, true));   // conditional, taken -> 0x2000
   v.push_back(rec(0x2000, {kIp, 0}, {0, 0, 0, 0}, true));          // direct jump
@@ -53,7 +53,7 @@ TEST(ChampSim, RecordLayoutIs64Bytes) { EXPECT_EQ(sizeof(ChampSimRecord), 64u); 
 
 TEST(ChampSim, BranchKindsAsChampSimInfersThem) {
   test::TempPath path(".champsimtrace");
-  writeChampSimTrace(path.str(), sample());
+  writeChampSimTrace(path.str(), champsimSample());
   const auto in = readBack(path.str());
   ASSERT_EQ(in.size(), 11u);
   const BranchKind want[] = {BranchKind::Conditional, BranchKind::DirectJump, BranchKind::IndirectJump,
@@ -76,7 +76,7 @@ TEST(ChampSim, BranchKindsAsChampSimInfersThem) {
 
 TEST(ChampSim, OpClassAndRegistersAssumed) {
   test::TempPath path(".champsimtrace.xz");
-  writeChampSimTrace(path.str(), sample());
+  writeChampSimTrace(path.str(), champsimSample());
   const auto in = readBack(path.str());  // through xz, recognised by its magic
   ASSERT_EQ(in.size(), 11u);
   const Instr& load = in[8];
@@ -98,7 +98,7 @@ TEST(ChampSim, OpClassAndRegistersAssumed) {
 
 TEST(ChampSim, OpenTraceRecognisesTheNameAndRewinds) {
   test::TempPath path(".champsimtrace");
-  writeChampSimTrace(path.str(), sample());
+  writeChampSimTrace(path.str(), champsimSample());
   auto src = openTrace(path.str());
   const auto first = readAll(*src);
   src->rewind();
@@ -108,7 +108,7 @@ TEST(ChampSim, OpenTraceRecognisesTheNameAndRewinds) {
 
 TEST(ChampSim, TruncatedFileNamesTheRecord) {
   test::TempPath path(".champsimtrace");
-  writeChampSimTrace(path.str(), sample());
+  writeChampSimTrace(path.str(), champsimSample());
   std::string bytes = test::readFile(path.str());
   test::writeFile(path.str(), bytes.substr(0, 64 * 3 + 20));
   try {

@@ -26,7 +26,7 @@ ffffffffffffffff fdiv dst=f0,f63 src=r0,r63,f2,f3 ld=0:255 ld=ffffffffffffffff:1
 10 nop
 )";
 
-std::vector<Instr> sample() {
+std::vector<Instr> nativeSample() {
   std::vector<Instr> v = parseTextTrace(kText);
   // A holey register list and a large negative pc jump exercise the encoder beyond the text examples.
   Instr holes;
@@ -53,7 +53,7 @@ std::string toText(const std::vector<Instr>& v) {
 class NativeRoundTrip : public ::testing::TestWithParam<Compression> {};
 
 TEST_P(NativeRoundTrip, TextToNativeToTextIsEqual) {
-  const std::vector<Instr> v = sample();
+  const std::vector<Instr> v = nativeSample();
   test::TempPath path(".smt");
   VectorSource src(v);
   EXPECT_EQ(writeNativeTrace(src, path.str(), GetParam()), v.size());

@@ -297,7 +297,8 @@ TEST(ReadersSecondRound, MessagesQuoteAShortPrefixOfAHugeToken) {
 
 // --- 6: ChampSim's branch kinds, rule by rule ----------------------------------------------------------------------
 
-constexpr std::uint8_t kSp = kChampSimStackPointer, kFlags = kChampSimFlags, kIp = kChampSimInstructionPointer;
+// ChampSim's register numbers, short (champsim_test.cpp has its own kRegSp/kRegFlags/kRegIp; one suite, one unity source).
+constexpr std::uint8_t kRegSp = kChampSimStackPointer, kRegFlags = kChampSimFlags, kRegIp = kChampSimInstructionPointer;
 
 struct KindCase {
   const char* label;
@@ -333,30 +334,30 @@ INSTANTIATE_TEST_SUITE_P(
     Rules, ChampSimKinds,
     ::testing::Values(
         // jmp rel32 reads the IP: still a direct jump (ChampSim's rule does not look at reads_ip), and always taken.
-        KindCase{"direct_jump_reading_ip", {kIp, 0}, {kIp, 0, 0, 0}, false, BranchKind::DirectJump, true,
+        KindCase{"direct_jump_reading_ip", {kRegIp, 0}, {kRegIp, 0, 0, 0}, false, BranchKind::DirectJump, true,
                  OpClass::Jump},
-        KindCase{"direct_jump_no_sources", {kIp, 0}, {0, 0, 0, 0}, true, BranchKind::DirectJump, true, OpClass::Jump},
-        KindCase{"indirect_jump", {kIp, 0}, {10, 0, 0, 0}, false, BranchKind::IndirectJump, true,
+        KindCase{"direct_jump_no_sources", {kRegIp, 0}, {0, 0, 0, 0}, true, BranchKind::DirectJump, true, OpClass::Jump},
+        KindCase{"indirect_jump", {kRegIp, 0}, {10, 0, 0, 0}, false, BranchKind::IndirectJump, true,
                  OpClass::IndirectJump},
         // Reads the IP and another register (jrcxz, loop): ChampSim's conditional rule takes (reads_flags ||
         // reads_other).
-        KindCase{"ip_and_other_is_conditional", {kIp, 0}, {kIp, 10, 0, 0}, true, BranchKind::Conditional, true,
+        KindCase{"ip_and_other_is_conditional", {kRegIp, 0}, {kRegIp, 10, 0, 0}, true, BranchKind::Conditional, true,
                  OpClass::Branch},
-        KindCase{"conditional_taken", {kIp, 0}, {kIp, kFlags, 0, 0}, true, BranchKind::Conditional, true,
+        KindCase{"conditional_taken", {kRegIp, 0}, {kRegIp, kRegFlags, 0, 0}, true, BranchKind::Conditional, true,
                  OpClass::Branch},
-        KindCase{"conditional_not_taken", {kIp, 0}, {kFlags, kIp, 0, 0}, false, BranchKind::Conditional, false,
+        KindCase{"conditional_not_taken", {kRegIp, 0}, {kRegFlags, kRegIp, 0, 0}, false, BranchKind::Conditional, false,
                  OpClass::Branch},
-        KindCase{"direct_call", {kIp, kSp}, {kIp, kSp, 0, 0}, false, BranchKind::DirectCall, true, OpClass::Call},
-        KindCase{"indirect_call", {kSp, kIp}, {kIp, kSp, 11, 0}, false, BranchKind::IndirectCall, true,
+        KindCase{"direct_call", {kRegIp, kRegSp}, {kRegIp, kRegSp, 0, 0}, false, BranchKind::DirectCall, true, OpClass::Call},
+        KindCase{"indirect_call", {kRegSp, kRegIp}, {kRegIp, kRegSp, 11, 0}, false, BranchKind::IndirectCall, true,
                  OpClass::Call},
-        KindCase{"return", {kIp, kSp}, {kSp, 0, 0, 0}, false, BranchKind::Return, true, OpClass::Return},
+        KindCase{"return", {kRegIp, kRegSp}, {kRegSp, 0, 0, 0}, false, BranchKind::Return, true, OpClass::Return},
         // Flags without the IP fit no rule but the last: "other", taken as the file says.
-        KindCase{"flags_without_ip_is_other", {kIp, 0}, {kFlags, 0, 0, 0}, true, BranchKind::Other, true,
+        KindCase{"flags_without_ip_is_other", {kRegIp, 0}, {kRegFlags, 0, 0, 0}, true, BranchKind::Other, true,
                  OpClass::Jump},
-        KindCase{"other_not_taken", {kIp, kSp}, {kIp, kSp, kFlags, 0}, false, BranchKind::Other, false,
+        KindCase{"other_not_taken", {kRegIp, kRegSp}, {kRegIp, kRegSp, kRegFlags, 0}, false, BranchKind::Other, false,
                  OpClass::Jump},
         // is_branch set but the IP not written: no branch, never taken.
-        KindCase{"no_ip_write", {3, 0}, {kIp, 4, 0, 0}, true, BranchKind::None, false, OpClass::Int}),
+        KindCase{"no_ip_write", {3, 0}, {kRegIp, 4, 0, 0}, true, BranchKind::None, false, OpClass::Int}),
     [](const ::testing::TestParamInfo<KindCase>& info) { return std::string(info.param.label); });
 
 // --- 1: bounded distinct counting for trace info --------------------------------------------------------------------

@@ -16,39 +16,16 @@
 #include "smtlab/tracer/system_trace.hpp"
 #include "smtlab/tracer/x86_decoder.hpp"
 
+#include "raw_system_trace.hpp"
+
 namespace smtlab {
 namespace {
 namespace fs = std::filesystem;
 
-// The plugin's two files, written byte by byte (format: src/tracer/system_trace.cpp).
-class Raw {
- public:
-  Raw& raw(std::string_view s) { data_.append(s); return *this; }
-  Raw& u8(std::uint8_t v) { data_.push_back(static_cast<char>(v)); return *this; }
-  Raw& u32(std::uint32_t v) { for (int i = 0; i < 4; ++i) u8(static_cast<std::uint8_t>(v >> (8 * i))); return *this; }
-  Raw& u64(std::uint64_t v) { for (int i = 0; i < 8; ++i) u8(static_cast<std::uint8_t>(v >> (8 * i))); return *this; }
-  Raw& insn(std::initializer_list<std::uint8_t> bytes) {
-    u8(static_cast<std::uint8_t>(bytes.size()));
-    for (std::uint8_t b : bytes) u8(b);
-    return *this;
-  }
-  Raw& nop() { return insn({0x90}); }
-  Raw& marker(std::uint16_t payload) {  // nopl 0x534dXXXX(%rax)
-    return insn({0x0f, 0x1f, 0x80, static_cast<std::uint8_t>(payload), static_cast<std::uint8_t>(payload >> 8), 0x4d,
-                 0x53});
-  }
-  Raw& block(std::uint32_t id, bool kernel) { return u32(id << 1 | (kernel ? 0x80000000u : 0)); }
-  Raw& mark(std::uint32_t payload, std::uint32_t blockId, std::uint32_t index) {
-    return u32(0x80000003u).u32(payload).u32(blockId).u32(index);
-  }
-  void save(const fs::path& path) const { std::ofstream(path, std::ios::binary) << data_; }
+using Raw = test::RawSystemTrace;
 
- private:
-  std::string data_;
-};
-
-constexpr std::uint64_t kVector = 0xffffffff81800f30ull, kSchedule = 0xffffffff816523d0ull,
-                        kTick = 0xffffffff81800ef0ull;
+constexpr std::uint64_t kReschedVector = 0xffffffff81800f30ull, kReschedSchedule = 0xffffffff816523d0ull,
+                        kReschedTick = 0xffffffff81800ef0ull;
 
 class KpathIpiSplit : public ::testing::Test {
  protected:
@@ -62,9 +39,9 @@ class KpathIpiSplit : public ::testing::Test {
     Raw b;
     b.raw({"SMTLBLK\1", 8});
     b.u32(0).u64(0x401000).u32(2).marker(id_).nop();                  // the spinner's begin, then its spin
-    b.u32(1).u64(kVector).u32(3).nop().nop().nop();                   // the reschedule vector's entry and handler
-    b.u32(2).u64(kSchedule).u32(2).nop().insn({0x48, 0x0f, 0x07});    // __schedule ... sysretq into the woken task
-    b.u32(3).u64(kTick).u32(2).nop().insn({0x48, 0x0f, 0x07});        // a timer tick during the spin
+    b.u32(1).u64(kReschedVector).u32(3).nop().nop().nop();                   // the reschedule vector's entry and handler
+    b.u32(2).u64(kReschedSchedule).u32(2).nop().insn({0x48, 0x0f, 0x07});    // __schedule ... sysretq into the woken task
+    b.u32(3).u64(kReschedTick).u32(2).nop().insn({0x48, 0x0f, 0x07});        // a timer tick during the spin
     b.u32(4).u64(0x402000).u32(2).marker(0x8000 | id_).insn({0xc3});  // the spinner's end
     b.u32(5).u64(0x401010).u32(1).nop();                              // user code between the interrupts
     b.save(dir_ / "x.blocks");
@@ -84,7 +61,7 @@ class KpathIpiSplit : public ::testing::Test {
 };
 
 TEST_F(KpathIpiSplit, OnlyTheRunFromTheVectorIsAnInstanceCutAtSchedule) {
-  const KernelSymbols symbols = {{"asm_sysvec_reschedule_ipi", kVector}, {"__schedule", kSchedule}};
+  const KernelSymbols symbols = {{"asm_sysvec_reschedule_ipi", kReschedVector}, {"__schedule", kReschedSchedule}};
   const auto instances = splitKpathRecording((dir_ / "x").string(), (dir_ / "cache").string(), nullptr, symbols);
   ASSERT_EQ(instances.at(id_).size(), 1u);  // the tick's run is not one
   EXPECT_EQ(instances[id_][0].length, 3u);  // block 1's three instructions; __schedule's are cut off
@@ -92,13 +69,13 @@ TEST_F(KpathIpiSplit, OnlyTheRunFromTheVectorIsAnInstanceCutAtSchedule) {
   NativeTraceReader reader((dir_ / "cache" / "resched_ipi.trace").string());
   const auto all = readAll(reader);
   ASSERT_EQ(all.size(), 3u);
-  EXPECT_EQ(all.front().pc, kVector);
-  EXPECT_EQ(all.back().pc, kVector + 2);
+  EXPECT_EQ(all.front().pc, kReschedVector);
+  EXPECT_EQ(all.back().pc, kReschedVector + 2);
 }
 
 TEST_F(KpathIpiSplit, WithoutTheSymbolsItIsOneClearError) {
   try {
-    splitKpathRecording((dir_ / "x").string(), (dir_ / "cache").string(), nullptr, {{"__schedule", kSchedule}});
+    splitKpathRecording((dir_ / "x").string(), (dir_ / "cache").string(), nullptr, {{"__schedule", kReschedSchedule}});
     FAIL();
   } catch (const TraceError& e) {
     EXPECT_NE(std::string(e.what()).find("asm_sysvec_reschedule_ipi"), std::string::npos) << e.what();

@@ -17,39 +17,16 @@
 #include "smtlab/tracer/system_trace.hpp"
 #include "smtlab/tracer/x86_decoder.hpp"
 
+#include "raw_system_trace.hpp"
+
 namespace smtlab {
 namespace {
 namespace fs = std::filesystem;
 
-// The plugin's two files, written byte by byte (format: src/tracer/system_trace.cpp).
-class Raw {
- public:
-  Raw& raw(std::string_view s) { data_.append(s); return *this; }
-  Raw& u8(std::uint8_t v) { data_.push_back(static_cast<char>(v)); return *this; }
-  Raw& u32(std::uint32_t v) { for (int i = 0; i < 4; ++i) u8(static_cast<std::uint8_t>(v >> (8 * i))); return *this; }
-  Raw& u64(std::uint64_t v) { for (int i = 0; i < 8; ++i) u8(static_cast<std::uint8_t>(v >> (8 * i))); return *this; }
-  Raw& insn(std::initializer_list<std::uint8_t> bytes) {
-    u8(static_cast<std::uint8_t>(bytes.size()));
-    for (std::uint8_t b : bytes) u8(b);
-    return *this;
-  }
-  Raw& nop() { return insn({0x90}); }
-  Raw& marker(std::uint16_t payload) {  // nopl 0x534dXXXX(%rax)
-    return insn({0x0f, 0x1f, 0x80, static_cast<std::uint8_t>(payload), static_cast<std::uint8_t>(payload >> 8), 0x4d,
-                 0x53});
-  }
-  Raw& block(std::uint32_t id, bool kernel) { return u32(id << 1 | (kernel ? 0x80000000u : 0)); }
-  Raw& mark(std::uint32_t payload, std::uint32_t blockId, std::uint32_t index) {
-    return u32(0x80000003u).u32(payload).u32(blockId).u32(index);
-  }
-  void save(const fs::path& path) const { std::ofstream(path, std::ios::binary) << data_; }
-
- private:
-  std::string data_;
-};
+using Raw = test::RawSystemTrace;
 
 constexpr std::uint64_t kSyscall = 0xffffffff81a00000ull, kSchedule = 0xffffffff816523d0ull,
-                        kIdle = 0xffffffff81655000ull, kTick = 0xffffffff81800ef0ull,
+                        kIdle = 0xffffffff81655000ull, kTimerEntry = 0xffffffff81800ef0ull,
                         kVector = 0xffffffff81800db0ull, kIdleExit = 0xffffffff81656000ull;
 constexpr std::uint16_t kNone = 0x7fff;  // probe.c's KP_NONE: an end the splitter drops
 
@@ -69,7 +46,7 @@ class KpathWakeIpiSplit : public ::testing::Test {
     b.u32(1).u64(kSyscall).u32(2).nop().nop();                           // system call entry and pipe_read
     b.u32(2).u64(kSchedule).u32(2).nop().nop();                          // __schedule (to sleep; later to the reader)
     b.u32(3).u64(kIdle).u32(2).nop().insn({0xf4});                       // the idle loop's HLT
-    b.u32(4).u64(kTick).u32(2).nop().nop();                              // a tick that ends one HLT
+    b.u32(4).u64(kTimerEntry).u32(2).nop().nop();                              // a tick that ends one HLT
     b.u32(5).u64(kVector).u32(3).nop().nop().nop();                      // asm_sysvec_call_function_single ...
     b.u32(6).u64(kIdleExit).u32(2).nop().nop();                          // back in the idle loop, leaving it
     b.u32(7).u64(0x402000).u32(2).marker(0x8000 | id_).insn({0xc3});     // the reader's end

@@ -30,7 +30,7 @@ Instr copy(Addr from, Addr to) {  // one iteration of rep movsb
   return in;
 }
 
-Instr load(Addr pc, Addr addr) {
+Instr loadAt(Addr pc, Addr addr) {
   Instr in;
   in.pc = pc;
   in.loads[0] = MemRef{addr, 8};
@@ -38,13 +38,13 @@ Instr load(Addr pc, Addr addr) {
 }
 
 std::vector<Instr> readThenWrite() {
-  return {load(kKernelPc - 0x40, kInode),            // the inode: kernel data, stays
+  return {loadAt(kKernelPc - 0x40, kInode),            // the inode: kernel data, stays
           copy(kFilePage + 0x10, kUserBuf),          // copy_to_user from the file page
           copy(kFilePage + 0x11, kUserBuf + 1),
-          load(kKernelPc - 0x20, kFilePage + 0x800),  // another access to that page (not a copy): moves with it
+          loadAt(kKernelPc - 0x20, kFilePage + 0x800),  // another access to that page (not a copy): moves with it
           copy(kUserBuf + 2, kOtherPage + 0xff8),    // copy_from_user into a second page
           copy(kStack, kUserBuf + 3),                // a copy from the kernel stack (vmalloc): not a file page
-          load(0x0000'5555'0000'1000ULL, kFilePage)};  // a user-mode instruction: never a copy of the kernel's
+          loadAt(0x0000'5555'0000'1000ULL, kFilePage)};  // a user-mode instruction: never a copy of the kernel's
 }
 
 TEST(PageCache, ThePagesAreTheKernelSideOfCopiesInOrderOfFirstCopy) {

@@ -180,7 +180,7 @@ TEST(UopDecode, SystemModeRecordsCarryUops) {
 
 // --- recorded programs ----------------------------------------------------------------------------------------------
 
-fs::path scratchDir() {
+fs::path uopScratchDir() {
   static const fs::path dir = [] {
     fs::path d = fs::temp_directory_path() / ("smtlab-uop-decode-test-" + std::to_string(::getpid()));
     fs::create_directories(d);
@@ -190,7 +190,7 @@ fs::path scratchDir() {
 }
 
 std::string assemble(const std::string& name) {
-  const fs::path bin = scratchDir() / name;
+  const fs::path bin = uopScratchDir() / name;
   const std::string cmd = "cc -nostdlib -static -o " + bin.string() + " " SMTLAB_SOURCE_DIR "/tests/unit/tracer/" +
                           name + ".S >/dev/null 2>&1";
   return std::system(cmd.c_str()) == 0 ? bin.string() : std::string();
@@ -203,7 +203,7 @@ class UopRecord : public ::testing::Test {
   }
   static void TearDownTestSuite() {
     std::error_code ec;
-    fs::remove_all(scratchDir(), ec);
+    fs::remove_all(uopScratchDir(), ec);
   }
   struct Totals {
     std::size_t records = 0, microcoded = 0, uops = 0, unrecorded = 0;
@@ -212,7 +212,7 @@ class UopRecord : public ::testing::Test {
     const std::string bin = assemble(program);
     if (bin.empty()) return {};
     RecordOptions o;
-    o.outPrefix = (scratchDir() / program).string();
+    o.outPrefix = (uopScratchDir() / program).string();
     o.quiet = true;
     o.command = {bin};
     const RecordResult r = recordProgram(o);

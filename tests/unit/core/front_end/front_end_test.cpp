@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "front_end_bench.hpp"
 #include "../stage_test_util.hpp"
 
 namespace smtlab::test {
@@ -19,24 +20,11 @@ Config frontConfig(std::uint32_t threads) {
   return c;
 }
 
-struct FrontBench {
-  StageHarness h;
-  MemorySystem memory;
-  FrontEnd front;
-  explicit FrontBench(Config c) : h(c), memory(c.mem, 1, c.core.threads), front(CoreId{0}, h.config, memory, h.threads, h.queues) {}
-  // Fetches until the thread's code line has arrived (the first fetch misses the cold I-cache).
-  std::uint64_t warm(std::uint32_t t) {
-    std::uint64_t cycle = 0;
-    while (h.threads[t].cursor->fetchSeq().value == 0 && cycle < 10000) front.fetch(Cycle{++cycle});
-    return cycle;
-  }
-};
-
 std::vector<Instr> ints(int n) { return std::vector<Instr>(static_cast<std::size_t>(n), instr(OpClass::Int, {1})); }
 
 TEST(FrontEnd, FetchedInstructionsReachTheUopQueueAfterTheFrontEndDepth) {
   // fetch_width 4, depth 5: 4 fetched at cycle f are deliverable at f + 5, not before.
-  FrontBench b(frontConfig(1));
+  FrontEndBench b(frontConfig(1));
   b.h.attach(0, ints(20));
   const std::uint64_t f = b.warm(0);
   EXPECT_EQ(b.h.threads[0].cursor->fetchSeq().value, 4u);
@@ -50,7 +38,7 @@ TEST(FrontEnd, DeliveryStopsAtTheThreadsUopQueueShare) {
   // A partitioned uop queue of 6 gives one of two threads 3 entries: of 4 fetched, 3 enter.
   Config c = frontConfig(2);
   c.core.uop_queue = {6, Sharing::Partitioned, 1.0};
-  FrontBench b(c);
+  FrontEndBench b(c);
   b.h.attach(0, ints(20));
   const std::uint64_t f = b.warm(0);
   b.front.deliver(Cycle{f + 5});
@@ -62,7 +50,7 @@ TEST(FrontEnd, RoundRobinGivesTheFetchSlotToTheThreadsInTurn) {
   // eligible from then on; fetch_threads 1. The turn starts after thread 0: 1, 0, 1, 0, ... each taking
   // fetch_width = 4, until each thread's pipe (4 x depth 5 = 20; nothing is delivered) is full: 5 turns each.
   Config c = frontConfig(2);
-  FrontBench b(c);
+  FrontEndBench b(c);
   b.h.attach(0, ints(40));
   b.h.attach(1, ints(40));
   for (std::uint32_t t = 0; t < 2; ++t) b.memory.fetch(CoreId{0}, ThreadId{t}, Asid{t + 1}, 0x400000, Cycle{0});
@@ -89,7 +77,7 @@ TEST(FrontEnd, AMispredictedBranchResolvedAtDoneLetsFetchResumeAfterThePenalty) 
   Config c = frontConfig(1);
   c.core.branch.mispredict_penalty = 14;
   c.core.wrong_path = false;  // fetch simply stops at the branch (wrong_path_test.cpp covers the wrong path)
-  FrontBench b(c);
+  FrontEndBench b(c);
   b.h.attach(0, ints(4));
   ThreadContext& th = b.h.threads[0];
   th.waitingBranch = true;

@@ -3,6 +3,7 @@
 // needs that many of the fetch slots the policy hands out, so a sibling and the sequence alternate.
 #include <gtest/gtest.h>
 
+#include "front_end_bench.hpp"
 #include "../stage_test_util.hpp"
 #include "smtlab/core/front_end.hpp"
 
@@ -20,14 +21,6 @@ Config sequencerConfig(std::uint32_t threads) {
   return c;
 }
 
-struct Bench {
-  StageHarness h;
-  MemorySystem memory;
-  FrontEnd front;
-  explicit Bench(Config c)
-      : h(c), memory(c.mem, 1, c.core.threads), front(CoreId{0}, h.config, memory, h.threads, h.queues) {}
-};
-
 std::vector<Instr> divThenInts() {
   std::vector<Instr> t{instr(OpClass::IDiv, {1}, {2})};
   for (int i = 0; i < 12; ++i) t.push_back(instr(OpClass::Int, {3}));
@@ -37,7 +30,7 @@ std::vector<Instr> divThenInts() {
 TEST(MicrocodeSequencer, AMicrocodedDivideBlocksItsOwnThreadsDecode) {
   // One thread, fetch_width 4. The divide (10 uops) is fetched at cycle f and holds the thread's slot for
   // ceil(10 / 4) = 3 cycles: nothing more is fetched at f, f+1, f+2; at f+3 the next 4 ints come.
-  Bench b(sequencerConfig(1));
+  FrontEndBench b(sequencerConfig(1));
   b.h.attach(0, divThenInts());
   std::uint64_t f = 0;
   while (b.h.threads[0].cursor->fetchSeq().value == 0 && f < 10000) b.front.fetch(Cycle{++f});
@@ -53,7 +46,7 @@ TEST(MicrocodeSequencer, TheRecordedUopCountSetsTheHoldAndANonMicrocodedRecordHa
   // Instr::uops / microcoded from the trace override the preset: 20 recorded uops hold ceil(20 / 4) = 5 cycles; the
   // same divide recorded as 2 plain uops holds none (the next 4 come at f+1).
   for (const bool microcoded : {true, false}) {
-    Bench b(sequencerConfig(1));
+    FrontEndBench b(sequencerConfig(1));
     auto t = divThenInts();
     t[0].uops = microcoded ? 20 : 2;
     t[0].microcoded = microcoded;
@@ -79,7 +72,7 @@ TEST(MicrocodeSequencer, TheSiblingTakesTheSlotWhileTheSequencerDelivers) {
   // ints at each of f+1 and f+2 (the slot is not wasted); thread 0 fetches again at f+3.
   Config c = sequencerConfig(2);
   c.core.uop_queue.entries = 8192;  // delivery never backs up into the front-end pipe in this test
-  Bench b(c);
+  FrontEndBench b(c);
   b.h.attach(1, std::vector<Instr>(4000, instr(OpClass::Int, {4})));
   std::uint64_t now = 0;
   auto tick = [&] {
@@ -105,7 +98,7 @@ TEST(MicrocodeSequencer, SharingTheFetchSlotAloneTakesTheSameCycles) {
   // f+1, f+2 as with the hold, and the next 4 ints come at f+3.
   Config c = sequencerConfig(1);
   c.core.microcode_shares_fetch = true;
-  Bench b(c);
+  FrontEndBench b(c);
   b.h.attach(0, divThenInts());
   std::uint64_t f = 0;
   while (b.h.threads[0].cursor->fetchSeq().value == 0 && f < 10000) b.front.fetch(Cycle{++f});
@@ -125,7 +118,7 @@ TEST(MicrocodeSequencer, SharingTheFetchSlotTheSequenceAndTheSiblingAlternate) {
   Config c = sequencerConfig(2);
   c.core.uop_queue.entries = 8192;
   c.core.microcode_shares_fetch = true;
-  Bench b(c);
+  FrontEndBench b(c);
   b.h.attach(1, std::vector<Instr>(4000, instr(OpClass::Int, {4})));
   std::uint64_t now = 0;
   auto tick = [&] {

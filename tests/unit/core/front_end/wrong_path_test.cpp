@@ -2,6 +2,7 @@
 // its recent mix into its pipe and the uop queue, ICOUNT counts them, and they are squashed when the branch resolves.
 #include <gtest/gtest.h>
 
+#include "front_end_bench.hpp"
 #include "../stage_test_util.hpp"
 #include "smtlab/core/front_end.hpp"
 
@@ -19,20 +20,6 @@ Config wrongPathConfig(std::uint32_t threads) {
   c.mem.next_line_prefetch = false;
   return c;
 }
-
-struct Bench {
-  StageHarness h;
-  MemorySystem memory;
-  FrontEnd front;
-  explicit Bench(Config c)
-      : h(c), memory(c.mem, 1, c.core.threads), front(CoreId{0}, h.config, memory, h.threads, h.queues) {}
-  // Brings the code line of every thread into the I-cache and ITLB long before fetch starts.
-  void warmCode() {
-    for (std::uint32_t t = 0; t < h.config.core.threads; ++t) {
-      memory.fetch(CoreId{0}, ThreadId{t}, Asid{t + 1}, 0x400000, Cycle{0});
-    }
-  }
-};
 
 // A conditional branch the cold predictor gets wrong: its counters start weakly taken, and it is not taken.
 Instr mispredicted() {
@@ -53,7 +40,7 @@ TEST(WrongPath, AMispredictingThreadFillsItsPipeWithWrongPathUopsUntilResolution
   // fetch_width 4, depth 5: the thread's pipe holds 4 x 5 = 20. Cycle 1000 fetches the imul and the mispredicted
   // branch (fetch stops at it: 2 real). From 1001 on, wrong-path uops fill the rest of the pipe: 4, 4, 4, 4, 2 = 18
   // by cycle 1005, and nothing of the real stream after the branch (fetchSeq stays 2).
-  Bench b(wrongPathConfig(1));
+  FrontEndBench b(wrongPathConfig(1));
   b.warmCode();
   b.h.attach(0, branchThenInts(OpClass::IMul, 20));
   ThreadContext& th = b.h.threads[0];
@@ -96,7 +83,7 @@ TEST(WrongPath, TheWrongPathReplaysTheThreadsRecentOpMix) {
   // the 32 real ones and 32 wrong-path ones all get past the pipe of 20.)
   Config c = wrongPathConfig(1);
   c.core.uop_queue.entries = 128;
-  Bench b(c);
+  FrontEndBench b(c);
   b.warmCode();
   std::vector<Instr> t(31, instr(OpClass::IMul, {1}));
   t.push_back(mispredicted());
@@ -121,7 +108,7 @@ TEST(WrongPath, IcountCountsWrongPathUops) {
   // 8) -> 10; 1005: t1 (8 < 10) -> 12. Not counted, thread 0 would stay at 2 and win every cycle: t1 stuck at 4.
   Config c = wrongPathConfig(2);
   c.core.fetch_policy = FetchPolicy::ICount;
-  Bench b(c);
+  FrontEndBench b(c);
   b.warmCode();
   b.h.attach(0, branchThenInts(OpClass::IMul, 40));
   b.h.attach(1, std::vector<Instr>(40, instr(OpClass::Int, {1})));
@@ -134,7 +121,7 @@ TEST(WrongPath, ASquashThatKeepsTheBranchKeepsItsRedirect) {
   // A squash of younger work (a memory-order flush, say) takes the wrong-path uops, but the branch has issued and
   // will not report again: its resolution at 1020 and the redirect 14 cycles later must still come, or the thread
   // would wait forever.
-  Bench b(wrongPathConfig(1));
+  FrontEndBench b(wrongPathConfig(1));
   b.warmCode();
   b.h.attach(0, branchThenInts(OpClass::Int, 20));
   ThreadContext& th = b.h.threads[0];
@@ -153,7 +140,7 @@ TEST(WrongPath, ASquashThatKeepsTheBranchKeepsItsRedirect) {
 TEST(WrongPath, OffTheThreadStopsFetchingAtTheMispredict) {
   Config c = wrongPathConfig(1);
   c.core.wrong_path = false;
-  Bench b(c);
+  FrontEndBench b(c);
   b.warmCode();
   b.h.attach(0, branchThenInts(OpClass::Int, 20));
   for (std::uint64_t cycle = 1000; cycle <= 1010; ++cycle) b.front.fetch(Cycle{cycle});

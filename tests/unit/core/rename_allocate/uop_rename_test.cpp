@@ -10,11 +10,6 @@ namespace smtlab::test {
 namespace {
 
 // Unfused: store = STA + STD (2 uops); load-op = load + op (2); read-modify-write = load + op + STA + STD (4).
-std::vector<Instr> stores(int n) {
-  std::vector<Instr> v;
-  for (int i = 0; i < n; ++i) v.push_back(storeTo(0x1000 + 64 * static_cast<Addr>(i), 1));
-  return v;
-}
 Instr loadOp(Addr addr) {
   Instr in = instr(OpClass::Int, {2}, {3});
   in.loads[0] = MemRef{addr, 8};

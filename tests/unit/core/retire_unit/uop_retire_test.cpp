@@ -40,12 +40,6 @@ struct UopRetireBench {
   std::uint32_t robUsed() const { return h.queues[QueueKind::Rob].used(0); }
 };
 
-std::vector<Instr> stores(int n) {
-  std::vector<Instr> v;
-  for (int i = 0; i < n; ++i) v.push_back(storeTo(0x1000 + 64 * static_cast<Addr>(i), 1));
-  return v;
-}
-
 TEST(UopRetire, TheWidthCountsUopsAndAStoreMayRetireOverTwoCycles) {
   // 4 stores of 2 uops (8 ROB entries), width 3. Cycle 1: store 0, 1 uop of store 1 (3 entries freed, 1 retired).
   // Cycle 2: store 1's last uop, store 2 (3 retired, 2 entries left). Cycle 3: store 3.

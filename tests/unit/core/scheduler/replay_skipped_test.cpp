@@ -48,11 +48,6 @@ Config skipConfig() {
 
 // A load into r1 and three ints that read r1: the load issues at 1, the hit time is 5, the (stub) data comes at 121.
 // Each dependent is sent at 5 and comes back at 12, 19, ..., 117 (16 attempts), then issues for real at 124.
-std::vector<Instr> loadWithThreeDependents() {
-  return {loadOf(0x1000, 1), instr(OpClass::Int, {2}, {1}), instr(OpClass::Int, {3}, {1}),
-          instr(OpClass::Int, {4}, {1})};
-}
-
 TEST(ReplaySkipped, ASkipEndingInsideATrainCountsOnlyTheAttemptsBeforeIt) {
   SkipPipe p(skipConfig(), loadWithThreeDependents(), 120);
   p.scheduler.issue(Cycle{1});

@@ -56,11 +56,6 @@ Config replayConfig(bool on) {
 }
 
 // A load into r1 and K = 3 ints that read r1.
-std::vector<Instr> loadWithThreeDependents() {
-  return {loadOf(0x1000, 1), instr(OpClass::Int, {2}, {1}), instr(OpClass::Int, {3}, {1}),
-          instr(OpClass::Int, {4}, {1})};
-}
-
 TEST(Replay, DependentsOfAMissingLoadIssueAgainEveryPeriodUntilTheData) {
   // Renamed at 0, the load issues at 1; an L1D hit would deliver at 1 + 4 = 5, but the (stub) memory delivers at
   // 1 + 120 = 121. The three dependents (3 ALUs: all in the same cycle) go at 5, 12, 19, ..., 5 + 7k; the first
