@@ -493,6 +493,11 @@ void Core::checkInvariants(Cycle now) const {
       if (!wp.empty() && !th.waitingBranch) fail(t, "wrong-path uops in flight without an unresolved mispredict");
       if (wp.queued() != 0 && th.enteredSeq != cur.fetchSeq()) fail(t, "wrong-path uops queued before real ones");
       count[static_cast<int>(QueueKind::UopQueue)] += wp.queued();
+      // Rename's quick answer and the reason the CPI stack is given must agree.
+      if (rename_.canAllocate(t) != (rename_.hasRenamable(t) && rename_.blockCause(t) == CpiCause::Base)) {
+        fail(t, fmt::format("rename can allocate {}, but the allocation block is {}", rename_.canAllocate(t),
+                            cpiCauseName(rename_.blockCause(t))));
+      }
       count[static_cast<int>(QueueKind::Rob)] += wp.inRob();
       count[static_cast<int>(QueueKind::Iq)] += unissued;
     }
