@@ -40,6 +40,7 @@ FrontEnd::FrontEnd(CoreId core, const Config& config, MemorySystem& memory, std:
       queues_(queues),
       policy_(makeFetchPolicy(config.core.fetch_policy)),
       policyNeedsCounters_(policy_->needsCounters()),
+      policyNeedsMisses_(policy_->needsDataMisses()),
       predictor_(config.core.branch),
       fetchOrder_(config.core.threads),
       candidates_(config.core.threads),
@@ -49,7 +50,6 @@ FrontEnd::FrontEnd(CoreId core, const Config& config, MemorySystem& memory, std:
 bool FrontEnd::fetch(Cycle now) {
   const SharedCapacity& uopq = queues_[QueueKind::UopQueue];
   const SharedCapacity& iq = queues_[QueueKind::Iq];
-  const bool wantMisses = policy_->needsDataMisses();
   bool anyEligible = false;
   bool anyBuilding = false;  // a thread fetches through the decoder this cycle (decode() below has work)
   for (std::uint32_t t = 0; t < threadCount_; ++t) {
@@ -75,7 +75,7 @@ bool FrontEnd::fetch(Cycle now) {
     if (!policyNeedsCounters_) continue;
     c.frontEnd = inPipe + uopq.used(t) + iq.used(t);
     c.branches = th.unresolvedBranches;
-    if (wantMisses) {
+    if (policyNeedsMisses_) {
       std::erase_if(th.missDone, [&](Cycle d) { return d <= now; });
       c.dataMisses = static_cast<std::uint32_t>(th.missDone.size());
     }
