@@ -351,8 +351,8 @@ std::uint32_t Core::finishAndAccount(Cycle now, bool& anyRunning) {
     }
     th.lastCause = classify(t, now, drain);
     // Gated as the fetch stage sees it; gatedUntil and fetchResumeAt are wake-up points, so this holds unchanged
-    // over any cycles skipped after this one.
-    th.lastGated = !th.waitingBranch && th.fetchResumeAt <= now && th.gatedUntil > now;
+    // over any cycles skipped after this one. (The gate, set only by STALL and FLUSH, is asked first.)
+    th.lastGated = th.gatedUntil > now && !th.waitingBranch && th.fetchResumeAt <= now;
   }
   return starved;
 }
