@@ -85,7 +85,8 @@ CpiCause RenameAllocate::registerBlock(std::uint32_t t, const Instr& in) const {
 bool RenameAllocate::tick(Cycle now, bool draining) {
   if (draining) return false;
   // A thread still passing an earlier instruction's uops through rename (renameDebt_) takes its turn for them.
-  auto wantsTurn = [&](std::uint32_t t) { return renameDebt_[t] != 0 || canAllocate(t); };
+  // (hasRenamable first, inline: a halted sibling or an empty uop queue is not asked the costlier question.)
+  auto wantsTurn = [&](std::uint32_t t) { return renameDebt_[t] != 0 || (hasRenamable(t) && canAllocate(t)); };
   std::uint32_t t = threadCount_;
   if (roundRobin_) {
     for (std::uint32_t i = 1; i <= threadCount_ && t == threadCount_; ++i) {
