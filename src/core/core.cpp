@@ -58,8 +58,8 @@ Core::Core(CoreId id, const Config& config, MemorySystem& memory)
 }
 
 void Core::tick(Cycle now) {
-  // The cycles since the last tick are charged by account() at the end of this one (one pass over the threads per
-  // tick instead of two); the replay attempts booked in them are counted before anything reads or squashes.
+  // The cycles since the last tick are charged by finishAndAccount() at the end of this one (one pass over the threads
+  // per tick instead of two); the replay attempts booked in them are counted before anything reads or squashes.
   scheduler_.catchUpReplays(now);
   if (activeDirty_) {
     activeDirty_ = false;
@@ -80,26 +80,22 @@ void Core::tick(Cycle now) {
   scheduler_.accept(rename_.dispatched());
   rename_.clearDispatched();
   late |= frontEnd_.fetch(now);
-  for (std::uint32_t t = 0; t < threadCount_; ++t) finishIfDone(t, now);
-  account(now);
+  bool anyRunning = false;
+  const std::uint32_t starved = finishAndAccount(now, anyRunning);
   if (checking_) checkInvariants(now);
 
-  const bool anyRunning = hasWork();
+  anyRunning = anyRunning || loadStore_.hasBufferedStores();  // hasWork()
   if (anyRunning && now - lastRetire_ > watchdogCycles_) {
     throw DeadlockError(fmt::format("watchdog: core {} retired nothing for {} cycles (cycle {}): {}", id_.value,
                                     now - lastRetire_, now.value, describeStuck(now)));
   }
   // A thread whose sibling retires never trips the test above: a starved thread (a sibling holding a shared
   // structure it needs for ever) would run for ever without this one.
-  for (std::uint32_t t = 0; t < threadCount_; ++t) {
-    ThreadContext& th = threads_[t];
-    if (th.state != ThreadState::Running || th.retiredThisCycle || th.stats.instructions >= th.retireLimit) {
-      th.lastRetire = now;
-    } else if (now - th.lastRetire > watchdogCycles_) {
-      throw DeadlockError(fmt::format("watchdog: core {} thread {} retired nothing for {} cycles while a sibling "
-                                      "retired (cycle {}): {}",
-                                      id_.value, t, now - th.lastRetire, now.value, describeStuck(now)));
-    }
+  if (starved != threadCount_) {
+    throw DeadlockError(fmt::format("watchdog: core {} thread {} retired nothing for {} cycles while a sibling "
+                                    "retired (cycle {}): {}",
+                                    id_.value, starved, now - threads_[starved].lastRetire, now.value,
+                                    describeStuck(now)));
   }
   if (early || late || !events_.empty()) {
     nextWake_ = now + 1;
@@ -314,10 +310,13 @@ void Core::chargeSinceAccounted(Cycle now) {
   }
 }
 
-void Core::account(Cycle now) {
+std::uint32_t Core::finishAndAccount(Cycle now, bool& anyRunning) {
   // The cycles from the last account (or flush) up to now are charged with the causes seen then, for the threads
   // that ran then (a thread that finished in this tick included); cycles from `now` on are charged at the next
   // account or flush with the causes seen now. One pass: each thread's charge and new sample touch the same lines.
+  // The same pass ends a thread whose trace is done (before its sample, as it ends before the cycle is charged) and
+  // keeps the per-thread watchdog's last retirement: a thread's end, charge, sample and watchdog read only its own
+  // state, the queues and the drain, which no other thread's step changes.
   std::uint64_t n = 0;
   if (now > accountedUpTo_) {
     n = now - accountedUpTo_;
@@ -328,10 +327,18 @@ void Core::account(Cycle now) {
   accountedMask_ = 0;
   bool drainKnown = false;
   bool drain = false;
+  std::uint32_t starved = threadCount_;
   for (std::uint32_t t = 0; t < threadCount_; ++t) {
+    finishIfDone(t, now);
     ThreadContext& th = threads_[t];
     if ((chargeMask & (1u << t)) != 0) chargeThread(th, n);
+    if (th.state != ThreadState::Running || th.retiredThisCycle || th.stats.instructions >= th.retireLimit) {
+      th.lastRetire = now;
+    } else if (now - th.lastRetire > watchdogCycles_ && starved == threadCount_) {
+      starved = t;
+    }
     if (th.state != ThreadState::Running) continue;
+    anyRunning = true;
     accountedMask_ |= 1u << t;
     for (int q = 0; q < kQueueKinds; ++q) {
       const std::uint32_t used = queues_.byKind[q].used(t);
@@ -344,9 +351,10 @@ void Core::account(Cycle now) {
     }
     th.lastCause = classify(t, now, drain);
     // Gated as the fetch stage sees it; gatedUntil and fetchResumeAt are wake-up points, so this holds unchanged
-    // over any cycles skipped after this one.
-    th.lastGated = !th.waitingBranch && th.fetchResumeAt <= now && th.gatedUntil > now;
+    // over any cycles skipped after this one. (The gate, set only by STALL and FLUSH, is asked first.)
+    th.lastGated = th.gatedUntil > now && !th.waitingBranch && th.fetchResumeAt <= now;
   }
+  return starved;
 }
 
 CpiCause Core::classify(std::uint32_t t, Cycle now, bool draining) const {
@@ -485,6 +493,11 @@ void Core::checkInvariants(Cycle now) const {
       if (!wp.empty() && !th.waitingBranch) fail(t, "wrong-path uops in flight without an unresolved mispredict");
       if (wp.queued() != 0 && th.enteredSeq != cur.fetchSeq()) fail(t, "wrong-path uops queued before real ones");
       count[static_cast<int>(QueueKind::UopQueue)] += wp.queued();
+      // Rename's quick answer and the reason the CPI stack is given must agree.
+      if (rename_.canAllocate(t) != (rename_.hasRenamable(t) && rename_.blockCause(t) == CpiCause::Base)) {
+        fail(t, fmt::format("rename can allocate {}, but the allocation block is {}", rename_.canAllocate(t),
+                            cpiCauseName(rename_.blockCause(t))));
+      }
       count[static_cast<int>(QueueKind::Rob)] += wp.inRob();
       count[static_cast<int>(QueueKind::Iq)] += unissued;
     }

@@ -39,6 +39,8 @@ FrontEnd::FrontEnd(CoreId core, const Config& config, MemorySystem& memory, std:
       threads_(threads),
       queues_(queues),
       policy_(makeFetchPolicy(config.core.fetch_policy)),
+      policyNeedsCounters_(policy_->needsCounters()),
+      policyNeedsMisses_(policy_->needsDataMisses()),
       predictor_(config.core.branch),
       fetchOrder_(config.core.threads),
       candidates_(config.core.threads),
@@ -48,8 +50,8 @@ FrontEnd::FrontEnd(CoreId core, const Config& config, MemorySystem& memory, std:
 bool FrontEnd::fetch(Cycle now) {
   const SharedCapacity& uopq = queues_[QueueKind::UopQueue];
   const SharedCapacity& iq = queues_[QueueKind::Iq];
-  const bool wantMisses = policy_->needsDataMisses();
   bool anyEligible = false;
+  bool anyBuilding = false;  // a thread fetches through the decoder this cycle (decode() below has work)
   for (std::uint32_t t = 0; t < threadCount_; ++t) {
     ThreadContext& th = threads_[t];
     FetchCandidate& c = candidates_[t];
@@ -65,22 +67,28 @@ bool FrontEnd::fetch(Cycle now) {
       if (!th.waitingBranch && th.cursor->peek() == nullptr) continue;
     }
     anyEligible = true;
-    if (th.building) continue;  // fetches through the decoder (below), not from the trace cache
+    if (th.building) {  // fetches through the decoder (below), not from the trace cache
+      anyBuilding = true;
+      continue;
+    }
     c.eligible = true;
+    if (!policyNeedsCounters_) continue;
     c.frontEnd = inPipe + uopq.used(t) + iq.used(t);
     c.branches = th.unresolvedBranches;
-    if (wantMisses) {
+    if (policyNeedsMisses_) {
       std::erase_if(th.missDone, [&](Cycle d) { return d <= now; });
       c.dataMisses = static_cast<std::uint32_t>(th.missDone.size());
     }
   }
   if (!anyEligible) return false;
-  const std::uint32_t n = policy_->choose(candidates_.data(), threadCount_, now, fetchOrder_.data());
   std::uint32_t budget = fetchWidth_;
+  const std::uint32_t n = policy_->choose(candidates_.data(), threadCount_, now, fetchOrder_.data());
   for (std::uint32_t i = 0; i < n && i < fetchThreads_ && budget > 0; ++i) {
     budget -= fetchThread(fetchOrder_[i], budget, now);
   }
-  if (buildWidth_ > 0) decode(now);
+  // A thread the decoder can serve was found above, and fetching from the trace cache never makes one (a thread that
+  // starts building waits for its line first).
+  if (anyBuilding) decode(now);
   // A thread that could fetch either fetched or started an I-cache miss, and a sibling that could fetch but did not
   // get the slot may get it next cycle: either way the next cycle can differ, so it must not be skipped.
   return true;

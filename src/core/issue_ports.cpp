@@ -45,6 +45,7 @@ IssuePorts::IssuePorts(const CoreConfig& core) {
     const FuConfig& f = unitOf(core.fu, static_cast<UnitClass>(c));
     classes_[c].interval = f.interval != 0 ? f.interval : (f.pipelined ? 1 : std::max(1u, f.latency));
     classes_[c].threadInterval = f.thread_interval;
+    classes_[c].timed = classes_[c].interval > 1 || classes_[c].threadInterval > 0;
   }
 }
 

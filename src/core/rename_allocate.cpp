@@ -58,6 +58,24 @@ CpiCause RenameAllocate::blockCause(std::uint32_t t) const {
   return CpiCause::Base;
 }
 
+bool RenameAllocate::canAllocate(std::uint32_t t) const {
+  const ThreadContext& th = threads_[t];
+  if (th.state != ThreadState::Running) return false;
+  const SharedCapacity& rob = queues_[QueueKind::Rob];
+  const SharedCapacity& iq = queues_[QueueKind::Iq];
+  if (th.robTail == th.enteredSeq) {  // a wrong-path uop, if any, is next (blockCause says what it takes)
+    return th.wrongPath.renamed != th.wrongPath.entered && rob.fits(t) && iq.fits(t);
+  }
+  const UopPlan& plan = planOf(t, th.robTail, th.cursor->at(th.robTail));
+  if (!rob.fits(t, robEntriesFor(t, plan)) || !iq.fits(t, iqEntriesFor(t, plan))) return false;
+  if (plan.load && !queues_[QueueKind::Lq].fits(t)) return false;
+  if (plan.storeAddress && !queues_[QueueKind::Sq].fits(t)) return false;
+  if (registersLimited_ && !queues_.registers.roomForAny(t)) {
+    return registerBlock(t, th.cursor->at(th.robTail)) == CpiCause::Base;
+  }
+  return true;
+}
+
 // Out of line: reached only when a register file is nearly full for the thread.
 CpiCause RenameAllocate::registerBlock(std::uint32_t t, const Instr& in) const {
   const RegNeed need = registersNeeded(in, stackEngine_ && isStackUpdate(in));
@@ -66,9 +84,9 @@ CpiCause RenameAllocate::registerBlock(std::uint32_t t, const Instr& in) const {
 
 bool RenameAllocate::tick(Cycle now, bool draining) {
   if (draining) return false;
-  auto canRename = [&](std::uint32_t t) { return hasRenamable(t) && blockCause(t) == CpiCause::Base; };
   // A thread still passing an earlier instruction's uops through rename (renameDebt_) takes its turn for them.
-  auto wantsTurn = [&](std::uint32_t t) { return renameDebt_[t] != 0 || canRename(t); };
+  // (hasRenamable first, inline: a halted sibling or an empty uop queue is not asked the costlier question.)
+  auto wantsTurn = [&](std::uint32_t t) { return renameDebt_[t] != 0 || (hasRenamable(t) && canAllocate(t)); };
   std::uint32_t t = threadCount_;
   if (roundRobin_) {
     for (std::uint32_t i = 1; i <= threadCount_ && t == threadCount_; ++i) {
@@ -89,10 +107,10 @@ bool RenameAllocate::tick(Cycle now, bool draining) {
   const std::uint32_t paid = std::min(budget, renameDebt_[t]);
   renameDebt_[t] -= paid;
   budget -= paid;
-  // A thread chosen without debt was chosen because canRename(t) held, and nothing has changed since: not asked again
-  // (blockCause is the costliest question of this stage).
+  // A thread chosen without debt was chosen because canAllocate(t) held, and nothing has changed since: not asked
+  // again (it is the costliest question of this stage).
   bool known = paid == 0;
-  while (budget > 0 && (known || canRename(t))) {
+  while (budget > 0 && (known || canAllocate(t))) {
     known = false;
     const std::uint32_t slots = renameOne(t, now);
     const std::uint32_t thisCycle = std::min(budget, slots);
@@ -108,7 +126,7 @@ std::uint32_t RenameAllocate::chooseByPolicy(Cycle now) {
   bool any = false;
   for (std::uint32_t t = 0; t < threadCount_; ++t) {
     ThreadCandidate& c = candidates_[t];
-    c.eligible = renameDebt_[t] != 0 || (hasRenamable(t) && blockCause(t) == CpiCause::Base);
+    c.eligible = renameDebt_[t] != 0 || canAllocate(t);
     if (!c.eligible) continue;
     any = true;
     if (!policyNeedsCounters_) continue;

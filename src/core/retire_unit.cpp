@@ -14,7 +14,8 @@ RetireUnit::RetireUnit(const Config& config, std::span<ThreadContext> threads, C
       policyNeedsCounters_(policy_->needsCounters()),
       roundRobin_(config.core.retire_policy == ThreadChoice::RoundRobin),
       candidates_(config.core.threads),
-      order_(config.core.threads) {}
+      order_(config.core.threads),
+      retiredLast_(config.core.threads) {}
 
 std::uint32_t RetireUnit::chooseByPolicy(Cycle now) {
   const SharedCapacity& uopq = queues_[QueueKind::UopQueue];
@@ -36,7 +37,11 @@ std::uint32_t RetireUnit::chooseByPolicy(Cycle now) {
 }
 
 bool RetireUnit::tick(Cycle now) {
-  for (auto& th : threads_) th.retiredThisCycle = false;
+  // Only the thread served last cycle can have the flag set.
+  if (retiredLast_ != threadCount_) {
+    threads_[retiredLast_].retiredThisCycle = false;
+    retiredLast_ = threadCount_;
+  }
   SharedCapacity& rob = queues_[QueueKind::Rob];
   std::uint32_t t = threadCount_;
   if (roundRobin_) {
@@ -99,6 +104,7 @@ bool RetireUnit::tick(Cycle now) {
       events_.push_back({CoreEventKind::RetireLimit, t, 0, now});
     }
     th.retiredThisCycle = true;  // an eligible thread retires at least its done head
+    retiredLast_ = t;
   }
   return true;
 }

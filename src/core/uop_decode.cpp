@@ -109,10 +109,8 @@ std::uint32_t UopDecoder::fusedPairs(const UopPlan& p) const {
   return (p.load && p.op ? 1u : 0u) + (p.storeAddress && p.storeData ? 1u : 0u);
 }
 
-UopPlan UopDecoder::decode(const Instr& in) const {
-  const std::size_t k = tableIndex(in.op, in.hasLoad(), in.hasStore());
+UopPlan UopDecoder::withRecordedUops(std::size_t k, const Instr& in) const {
   UopPlan p = byShape_[k];
-  if (in.uops == 0) return p;
   // The decoder's own count, when the trace recorded it, overrides the derivation (never fewer uops than the
   // structural ones the scheduler needs: a fused count is unfused here).
   const std::uint32_t structural = structural_[k];

@@ -129,27 +129,32 @@ std::vector<Event> Machine::run(Cycle until) {
   std::vector<Event> out;
   while (now_ < until) {
     const Cycle cycle = now_;
+    // One pass over the cores (this loop runs every ticked cycle): a core's tick touches only its own events and work,
+    // so taking each core's events and work right after its tick gives what separate passes after all ticks gave.
+    Cycle next = Cycle::never();
+    bool work = false;
     for (auto& core : cores_) {
       // Without event skipping every core ticks every cycle: the reference the skipping is checked against.
       if (!skip_ || core->nextWake() <= cycle) core->tick(cycle);
-    }
-    Cycle next = Cycle::never();
-    for (auto& core : cores_) {
-      for (const CoreEvent& e : core->events()) {
-        const LogicalCpu cpu = cpuOf_[core->id().value * config_.core.threads + e.thread];
-        out.push_back({e.kind, cpu, e.cycle, e.markId});
+      std::vector<CoreEvent>& events = core->events();
+      if (!events.empty()) {
+        for (const CoreEvent& e : events) {
+          const LogicalCpu cpu = cpuOf_[core->id().value * config_.core.threads + e.thread];
+          out.push_back({e.kind, cpu, e.cycle, e.markId});
+        }
+        events.clear();
       }
-      core->events().clear();
       next = std::min(next, core->nextWake());
+      work = work || core->hasWork();
     }
     if (!out.empty()) {
-      if (anyWork()) ++busyCycles_;
+      if (work) ++busyCycles_;
       now_ = cycle + 1;
       return out;
     }
     if (next == Cycle::never()) next = until;  // every core is idle
     const Cycle to = skip_ ? std::max(cycle + 1, std::min(next, until)) : cycle + 1;
-    if (anyWork()) busyCycles_ += to - cycle;
+    if (work) busyCycles_ += to - cycle;
     now_ = to;
   }
   out.push_back({EventKind::CycleBound, LogicalCpu{0}, now_, 0});

@@ -33,11 +33,15 @@ class SharedCapacity {
     if (usedTotal_ + n > total_) return CapacityVerdict::StructureFull;
     return CapacityVerdict::Ok;
   }
+  // check(thread, n) == Ok, for callers that need no reason (rename asks it for every instruction).
+  bool fits(std::uint32_t thread, std::uint32_t n = 1) const {
+    return used_[thread] + n <= limit_[thread] && usedTotal_ + n <= total_;
+  }
   void take(std::uint32_t thread, std::uint32_t n = 1) {
+    const std::uint32_t used = used_[thread] += n;
+    const std::uint32_t usedTotal = usedTotal_ += n;
     // Callers check() first; taking past the share would be a pipeline bug, counted so checks and tests see it.
-    if (used_[thread] + n > limit_[thread] || usedTotal_ + n > total_) ++overTakes_;
-    used_[thread] += n;
-    usedTotal_ += n;
+    if (used > limit_[thread] || usedTotal > total_) [[unlikely]] ++overTakes_;
   }
   void release(std::uint32_t thread, std::uint32_t n = 1) {
     used_[thread] -= n;

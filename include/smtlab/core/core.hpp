@@ -92,7 +92,10 @@ class Core {
     }
   }
   void finishIfEnded(std::uint32_t t, Cycle now);
-  void account(Cycle now);
+  // The end of every tick, in one pass over the threads: finishIfDone, account (charge the cycles since the last
+  // account, sample the causes and occupancies now) and the per-thread watchdog's bookkeeping. Sets anyRunning if a
+  // thread runs; returns the first thread starved past the watchdog (threadCount_ if none).
+  std::uint32_t finishAndAccount(Cycle now, bool& anyRunning);
   // Charges the cycles from accountedUpTo_ to now to the causes and occupancies sampled at the last account.
   void chargeSinceAccounted(Cycle now);
   // n cycles of thread th at its last sampled cause, fetch gating and queue occupancies.

@@ -71,6 +71,8 @@ class FrontEnd final : public IBranchResolutionPort {
   std::span<ThreadContext> threads_;
   CoreQueues& queues_;
   std::unique_ptr<IFetchPolicy> policy_;
+  const bool policyNeedsCounters_;  // round robin reads only `eligible`: the counters are not filled
+  const bool policyNeedsMisses_;    // MISSCOUNT's dataMisses (asked once, not by a virtual call every cycle)
   BranchPredictor predictor_;
   std::vector<std::uint32_t> fetchOrder_;
   std::vector<FetchCandidate> candidates_;

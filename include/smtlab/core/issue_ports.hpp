@@ -23,6 +23,19 @@ class IssuePorts {
   bool take(UnitClass cls, std::uint32_t thread, Cycle now) {
     if (now != cycle_) startCycle(now);
     const ClassState& c = classes_[static_cast<int>(cls)];
+    if (!c.timed) {
+      // A pipelined unit without a per-thread interval (ALUs, loads, stores, most FP): only the ports' room matters.
+      for (std::uint32_t k = 0; k < c.portCount; ++k) {
+        Port& p = ports_[c.ports[k]];
+        const std::uint8_t cost = p.cost[static_cast<int>(cls)];
+        if (p.used + cost > p.slots) continue;
+        p.used = static_cast<std::uint8_t>(p.used + cost);
+        ++p.issued;
+        lastPort_ = c.ports[k];
+        return true;
+      }
+      return false;
+    }
     if (c.threadInterval > 0 && c.threadNext[thread] > now) return false;
     for (std::uint32_t k = 0; k < c.portCount; ++k) {
       Port& p = ports_[c.ports[k]];
@@ -86,6 +99,7 @@ class IssuePorts {
     std::uint32_t portCount = 0;
     std::uint32_t interval = 1;        // cycles its unit is busy per uop
     std::uint32_t threadInterval = 0;  // cycles between two uops of one thread (0 = no limit)
+    bool timed = false;                // interval > 1 or threadInterval > 0: take() keeps busy times
     std::array<Cycle, kMaxThreads> threadNext{};
   };
 

@@ -43,11 +43,11 @@ class RecentCode {
   // A real instruction was fetched: it enters the table, and it is the fall-through of the previous one unless that
   // one redirected (a taken branch) or the chain was broken (a squash rewound fetch).
   void noteFetched(const Instr& in) {
-    if (havePrevious_ && !previousRedirected_) {
-      Entry& p = slot(previousPc_);
-      if (p.generation == generation_ && p.pc == previousPc_) p.fallThrough = in.pc;
-    }
-    Entry& e = slot(in.pc);
+    // The previous instruction's entry is still its own: only this function writes entries, and a reset or a broken
+    // chain clears havePrevious_ (so it is not looked up again by PC for every fetched instruction).
+    if (havePrevious_ && !previousRedirected_) entries_[previousIndex_].fallThrough = in.pc;
+    const std::uint32_t i = index(in.pc);
+    Entry& e = entries_[i];
     if (e.generation != generation_ || e.pc != in.pc) {
       e.pc = in.pc;
       e.fallThrough = 0;
@@ -60,7 +60,7 @@ class RecentCode {
     e.branch = in.isBranch();
     e.taken = in.taken;
     havePrevious_ = true;
-    previousPc_ = in.pc;
+    previousIndex_ = i;
     previousRedirected_ = in.isBranch() && in.taken;
   }
   // Fetch does not continue after the last noted instruction (a squash rewound the cursor).
@@ -93,11 +93,9 @@ class RecentCode {
     // x86 instructions start at any byte: mix in the bits above the index so that code 16 KiB apart spreads.
     return static_cast<std::uint32_t>((pc ^ (pc >> 12)) & (kRecentCodeEntries - 1));
   }
-  Entry& slot(Addr pc) { return entries_[index(pc)]; }
-
   std::vector<Entry> entries_;
   std::uint32_t generation_ = 1;
-  Addr previousPc_ = 0;
+  std::uint32_t previousIndex_ = 0;  // the entry of the instruction noted last (valid while havePrevious_)
   bool havePrevious_ = false;
   bool previousRedirected_ = false;
 };

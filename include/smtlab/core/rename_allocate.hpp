@@ -31,6 +31,10 @@ class RenameAllocate {
   bool tick(Cycle now, bool draining);
   // Why thread t cannot allocate its next instruction now (Base if it can or has nothing to rename).
   CpiCause blockCause(std::uint32_t t) const;
+  // hasRenamable(t) && blockCause(t) == Base, without working out a reason: rename asks it before every instruction
+  // it renames (several times per cycle), the CPI stack needs the reason only once per cycle. Core::checkInvariants
+  // checks that the two agree.
+  bool canAllocate(std::uint32_t t) const;
   bool hasRenamable(std::uint32_t t) const {
     const ThreadContext& th = threads_[t];
     return th.state == ThreadState::Running &&

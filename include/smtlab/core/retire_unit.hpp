@@ -51,6 +51,7 @@ class RetireUnit {
   std::uint32_t lastServed_ = 0;
   std::vector<ThreadCandidate> candidates_;
   std::vector<std::uint32_t> order_;
+  std::uint32_t retiredLast_;  // the thread whose retiredThisCycle is set (threadCount_: none)
 };
 
 }  // namespace smtlab

@@ -25,7 +25,13 @@ FuKind fuKindFor(OpClass op);
 class UopDecoder {
  public:
   explicit UopDecoder(const CoreConfig& core);
-  UopPlan decode(const Instr& in) const;
+  // Inline: runs for every fetched instruction, and almost every one (all of a generator's, most of a trace's) has no
+  // recorded uop count, so it is one table read; a plan built field by field costs several times that.
+  UopPlan decode(const Instr& in) const {
+    const std::size_t k = tableIndex(in.op, in.hasLoad(), in.hasStore());
+    if (in.uops == 0) return byShape_[k];
+    return withRecordedUops(k, in);
+  }
 
  private:
   // An instruction's plan depends on its op class, whether it loads and whether it stores, and the uop count the trace
@@ -37,6 +43,8 @@ class UopDecoder {
   // The plan of an instruction of this shape without a recorded uop count; its structural uops into structuralOut.
   UopPlan derive(OpClass op, bool load, bool store, std::uint8_t& structuralOut) const;
   std::uint32_t fusedPairs(const UopPlan& p) const;
+  // decode() of an instruction whose uop count the trace recorded (table entry k adjusted).
+  UopPlan withRecordedUops(std::size_t k, const Instr& in) const;
 
   std::array<std::uint8_t, kOpClassCount> opUops_{};  // uops of the op part, per op class (config, copied)
   // unitClassFor / fuKindFor per op class, looked up once here: decode runs for every fetched instruction, and the

@@ -28,23 +28,19 @@ class WaitQueue {
 
   bool empty() const { return occupied_ == 0 && far_.empty(); }
 
+  // The common case (due within the wheel, a free node) is kept small enough to be inlined at the scheduler's push
+  // sites; a far entry or a new node goes out of line (pushSlow).
   void push(const WaitEntry& e) {
-    if (e.readyAt >= base_ + kSlots) {
-      far_.push_back(e);
-      std::push_heap(far_.begin(), far_.end(), LaterReady{});
+    const std::uint32_t node = free_;
+    if (e.readyAt >= base_ + kSlots || node == kNil) [[unlikely]] {
+      pushSlow(e);
       return;
     }
     // An entry due before the wheel's first cycle (none is, the scheduler pushes after taking what is due) is due at
     // that first cycle.
     const auto slot = static_cast<std::uint32_t>(std::max(e.readyAt, base_).value & kMask);
-    std::uint32_t node = free_;
-    if (node != kNil) {
-      free_ = nodes_[node].next;
-      nodes_[node] = {e, head_[slot]};
-    } else {
-      node = static_cast<std::uint32_t>(nodes_.size());
-      nodes_.push_back({e, head_[slot]});
-    }
+    free_ = nodes_[node].next;
+    nodes_[node] = {e, head_[slot]};
     head_[slot] = node;
     occupied_ |= std::uint64_t{1} << slot;
   }
@@ -105,6 +101,19 @@ class WaitQueue {
   struct LaterReady {
     bool operator()(const WaitEntry& a, const WaitEntry& b) const { return a.readyAt > b.readyAt; }
   };
+
+  void pushSlow(const WaitEntry& e) {
+    if (e.readyAt >= base_ + kSlots) {
+      far_.push_back(e);
+      std::push_heap(far_.begin(), far_.end(), LaterReady{});
+      return;
+    }
+    const auto slot = static_cast<std::uint32_t>(std::max(e.readyAt, base_).value & kMask);
+    const auto node = static_cast<std::uint32_t>(nodes_.size());
+    nodes_.push_back({e, head_[slot]});
+    head_[slot] = node;
+    occupied_ |= std::uint64_t{1} << slot;
+  }
 
   std::vector<Node> nodes_;
   std::uint32_t free_ = kNil;
