@@ -13,6 +13,7 @@ of the recorded ~4,800-instruction switch path)."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -63,3 +64,79 @@ def test_study_job_reports_chat_no_completion_as_missing(monkeypatch):
     monkeypatch.setattr(chat, "run", boom)
     r = ht_linux._mt_job("chat", 50, False, "linux24", 1.0, 1.0)
     assert math.isnan(r["throughput"]) and "no client message" in r["no_completion"]
+
+
+# --- steady-state windows (study --steady-chat) ------------------------------------------------------------------------
+# docs/study.md measured the model's run at 20 rooms (Linux25HT, HT off, real paths and programs) going in cycles of
+# about 85 ms: the senders' pass, the server receivers', the server senders' echoes; each phase holds one task per user
+# of every room, so a cycle grows in proportion to the rooms: 85 / 20 = 4.25 ms per room.
+CYCLE_MS_PER_ROOM = 85.0 / 20
+
+
+@pytest.mark.parametrize("rooms", [20, 30, 40, 50])
+def test_a_steady_window_holds_two_to_four_cycles_of_the_run(rooms):
+    # At least two whole cycles whatever the phase it starts in (a partial cycle at either end is then at most half
+    # of it); at most four, so that a point's host time stays bounded.
+    cycles = chat.steady_window_ms(rooms) / (CYCLE_MS_PER_ROOM * rooms)
+    assert 2.0 <= cycles <= 4.0
+
+
+def test_a_steady_window_needs_a_room():
+    with pytest.raises(ValueError, match="at least one room"):
+        chat.steady_window_ms(0)
+
+
+def test_steady_study_job_runs_chat_with_the_steady_window_and_bound(monkeypatch):
+    from smtlab.study import ht_linux
+
+    seen = {}
+
+    def fake_run(rooms, ht, scheduler, warm_ms, window_ms, **kw):
+        seen.update(rooms=rooms, warm_ms=warm_ms, window_ms=window_ms, **kw)
+        return {"throughput": 1.0}
+
+    monkeypatch.setattr(chat, "run", fake_run)
+    ht_linux._mt_job("chat", 30, True, "linux25ht", 4.0, 6.0, steady=True)
+    # 30 rooms x 12.5 ms; the bound leaves the default point's whole bound for the warm-up and the extension.
+    assert seen["window_ms"] == 375.0 and seen["warm_ms"] == 4.0
+    assert seen["max_ms"] == 4.0 + 375.0 + chat.MAX_MS
+    seen.clear()
+    ht_linux._mt_job("chat", 30, True, "linux25ht", 4.0, 6.0)
+    assert seen["window_ms"] == 6.0 and "max_ms" not in seen  # a default point: chat.run's own bound
+
+
+def test_steady_windows_are_refused_for_another_workload(tmp_path):
+    from smtlab.study import ht_linux
+
+    with pytest.raises(ValueError, match="steady windows are a chat option"):
+        ht_linux.run_multithreaded("dbench", tmp_path, True, 1, False, steady=True)
+
+
+def test_the_study_passes_steady_chat_to_the_chat_section_only(monkeypatch, tmp_path):
+    import pandas as pd
+
+    from smtlab.study import report
+    from smtlab.study.section import Section
+
+    from smtlab.workloads import compile_jobs
+
+    # run_study sets these for its worker processes; here they are restored after the test.
+    monkeypatch.setenv(compile_jobs.CC1_ENV, "off")
+    monkeypatch.setenv("SMTLAB_KERNEL_CACHE", str(tmp_path / "kernels"))
+    calls = {}
+
+    def section(key):
+        def run(out_dir, quick, workers, progress, **kw):
+            calls[key] = kw
+            return Section(key, key, pd.DataFrame({"x": [1]}), "", [], {}, [])
+        return run
+
+    monkeypatch.setattr(report, "_sections", lambda: ({"chat": section("chat"), "dbench": section("dbench")}, []))
+    monkeypatch.setattr(report, "fidelity", lambda tables: {"overall": float("nan"), "rows": 0, "published_rows": 0,
+                                                            "sections": {}})
+    monkeypatch.setattr(report, "fidelity_line", lambda fid: "Fidelity: none")
+    report.run_study(tmp_path, quick=True, workers=1, only=["chat", "dbench"], progress=False, echo=False,
+                     real_kernel=False, real_user=False, steady_chat=True)
+    assert calls == {"chat": {"steady": True}, "dbench": {}}
+    assert "with steady-state chat windows" in (tmp_path / "study.md").read_text()
+    assert json.loads((tmp_path / "checks.json").read_text())["steady_chat"] is True

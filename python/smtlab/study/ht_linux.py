@@ -29,10 +29,16 @@ def _aim9_job(key: str, ht: bool, scheduler: str, quick: bool) -> dict[str, Any]
     return aim9.run(key, ht, scheduler, quick)
 
 
-def _mt_job(workload: str, param: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float) -> dict[str, Any]:
+def _mt_job(workload: str, param: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float,
+            steady: bool = False) -> dict[str, Any]:
     try:
         if workload == "chat":
-            # Client senders start staggered over the first half of the warm-up (chat.spawn).
+            # Client senders start staggered over the first half of the warm-up (chat.spawn). A steady point's
+            # window is whole cycles of the run (chat.steady_window_ms), its bound the window plus the default one.
+            if steady:
+                window_ms = chat.steady_window_ms(param)
+                return chat.run(param, ht, scheduler, warm_ms, window_ms, stagger_ms=warm_ms / 2,
+                                max_ms=warm_ms + window_ms + chat.STEADY_MARGIN_MS)
             return chat.run(param, ht, scheduler, warm_ms, window_ms, stagger_ms=warm_ms / 2)
         return fileserver.run(workload, param, ht, scheduler, warm_ms, window_ms)
     except (chat.NoCompletion, fileserver.NoCompletion) as e:
@@ -216,13 +222,17 @@ def _mt_windows(workload: str, quick: bool) -> tuple[float, float]:
     return (4.0, 6.0) if workload == "chat" else (5.0, 5.0)
 
 
-def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers: int, progress: bool) -> Section:
+def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers: int, progress: bool,
+                      steady: bool = False) -> Section:
+    """``steady`` (chat only, study `--steady-chat`): windows of whole cycles of the model's run."""
+    if steady and workload != "chat":
+        raise ValueError(f"steady windows are a chat option; {workload} has none")
     pname, full, short, unit = _MT[workload]
     values = short if quick else full
     warm, window = _mt_windows(workload, quick)
     pub = read_reference("ht_linux_multithreaded.csv")
     pub = pub[pub.workload == workload]
-    params = [dict(workload=workload, param=v, ht=ht, scheduler=s, warm_ms=warm, window_ms=window)
+    params = [dict(workload=workload, param=v, ht=ht, scheduler=s, warm_ms=warm, window_ms=window, steady=steady)
               for s in KERNELS.values() for v in values for ht in (False, True)]
     res = run_jobs(_mt_job, params, workers, progress, workload)
     get = {(r["scheduler"], r["param"], r["ht"]): r for r in res}
@@ -253,7 +263,14 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
         # The published throughput averages whole runs: every message sent, read by the server, echoed to the room
         # and read by the clients. A window in which a role never ran measures one phase of the run.
         checks["whole_pipeline_ran_in_window"] = all(chat.whole_pipeline_ran(r) for r in res)
-    if workload == "chat":
+    if workload == "chat" and steady:
+        wins = [r["window_ms"] for r in measured] or [window]
+        warms = [r["warm_ms"] for r in measured] or [warm]
+        how = (f"steady-state windows (--steady-chat) of {min(wins):.0f}..{max(wins):.0f} simulated ms, "
+               f"{chat.STEADY_MS_PER_ROOM:g} ms per room, about three cycles of the model's run, after "
+               f"{min(warms):.0f}..{max(warms):.0f} ms of warm-up per point (at least {warm:g} ms, extended in 1 ms "
+               "steps until every receiver and server task had run once)")
+    elif workload == "chat":
         wins = [r["window_ms"] for r in measured] or [window]
         warms = [r["warm_ms"] for r in measured] or [warm]
         how = (f"a window of {min(wins):.0f}..{max(wins):.0f} simulated ms after {min(warms):.0f}..{max(warms):.0f} "
@@ -314,13 +331,19 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
             for role, n in r["dispatches_by_role"].items():
                 roles[role] = roles.get(role, 0) + (n == 0)
         idle_roles = ", ".join(f"{role} in {n}" for role, n in roles.items() if n)
-        notes.append(f"chat: in {len(partial)} of {len(measured)} measured points some role of the benchmark never ran "
-                     f"in the window (not run: {idle_roles} of them). Such a window holds one phase of the model's "
-                     "run, the client senders' pass through the runqueue (each sends its 4-message TCP window and "
-                     "blocks), not its steady state: the published messages per second average whole runs, where each "
-                     "message is also read by the server and echoed to the room's 19 other users. Windows that span "
-                     "whole cycles of the model's run are tens of simulated ms at 20 rooms (docs/study.md), beyond "
-                     "this run's time budget, so these chat speed-ups compare the senders' phase only.")
+        if steady:
+            notes.append(f"chat: in {len(partial)} of {len(measured)} measured points some role of the benchmark never "
+                         f"ran in the steady-state window (not run: {idle_roles} of them): the window held less than "
+                         "one cycle of the model's run, so those points compare one phase of it.")
+        else:
+            notes.append(f"chat: in {len(partial)} of {len(measured)} measured points some role of the benchmark never "
+                         f"ran in the window (not run: {idle_roles} of them). Such a window holds one phase of the "
+                         "model's run, the client senders' pass through the runqueue (each sends its 4-message TCP "
+                         "window and blocks), not its steady state: the published messages per second average whole "
+                         "runs, where each message is also read by the server and echoed to the room's 19 other users. "
+                         "Windows that span whole cycles of the model's run are tens of simulated ms at 20 rooms "
+                         "(docs/study.md), beyond this run's time budget, so these chat speed-ups compare the senders' "
+                         "phase only. `--steady-chat` runs windows of whole cycles (much longer: docs/study.md).")
     if workload == "chat":
         for kern, sched in KERNELS.items():
             for v in values:
@@ -385,8 +408,8 @@ def _plot_mt(workload: str, df: pd.DataFrame, pname: str, unit: str, out_dir: pa
     return path
 
 
-def run_chat(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool) -> Section:
-    return run_multithreaded("chat", out_dir, quick, workers, progress)
+def run_chat(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool, steady: bool = False) -> Section:
+    return run_multithreaded("chat", out_dir, quick, workers, progress, steady)
 
 
 def run_dbench(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool) -> Section:

@@ -203,6 +203,24 @@ def spawn(k: Any, rooms: list[Room], stagger_ms: float) -> None:
 MAX_MS = 60.0
 _STEP_MS = 1.0
 
+#: The steady-state window (study `--steady-chat`), per room, in simulated ms. The model's run goes in phases as long
+#: as the runqueue (docs/study.md): at 20 rooms with HT off, Linux25HT, one cycle (the senders' pass, the server
+#: receivers', the server senders' echoes) takes about 85 ms, and every phase holds one task per user of every room,
+#: so a cycle grows with the rooms. Chosen: 12.5 ms per room, 250 ms at 20 rooms, about three cycles, so that a
+#: window's partial cycle at either end is a small part of it. Measured (2026-11-28, 20 rooms, 250 ms): every role ran
+#: in all four points (tests/python/test_study_chat_window.py checks the arithmetic, docs/study.md gives the runs).
+STEADY_MS_PER_ROOM = 12.5
+#: Room left in a steady point's bound for the adaptive warm-up and the window's own extension, in ms (chosen: the
+#: MAX_MS of a default point, which holds the longest start-up seen).
+STEADY_MARGIN_MS = MAX_MS
+
+
+def steady_window_ms(rooms: int) -> float:
+    """The window of a steady-state chat point with ``rooms`` rooms (about three cycles of the model's run)."""
+    if rooms < 1:
+        raise ValueError(f"chat needs at least one room, got {rooms}")
+    return STEADY_MS_PER_ROOM * rooms
+
 
 class NoCompletion(RuntimeError):
     """No client message was sent inside a measurement window: there is no throughput to report (never report 0)."""
