@@ -40,7 +40,7 @@ CpiCause RenameAllocate::blockCause(std::uint32_t t) const {
     return v == CapacityVerdict::Ok ? CpiCause::Base : stallCause(v, CpiCause::IqFull, CpiCause::IqPartition);
   }
   const Instr& in = th.cursor->at(th.robTail);
-  const UopPlan& plan = planOf(t, th.robTail, in);
+  const UopPlan& plan = planOf(t, th.robTail);
   // The ROB holds uops (uopwindow): one entry per fused-domain uop.
   CapacityVerdict v = queues_[QueueKind::Rob].check(t, robEntriesFor(t, plan));
   if (v != CapacityVerdict::Ok) return stallCause(v, CpiCause::RobFull, CpiCause::RobPartition);
@@ -66,7 +66,7 @@ bool RenameAllocate::canAllocate(std::uint32_t t) const {
   if (th.robTail == th.enteredSeq) {  // a wrong-path uop, if any, is next (blockCause says what it takes)
     return th.wrongPath.renamed != th.wrongPath.entered && rob.fits(t) && iq.fits(t);
   }
-  const UopPlan& plan = planOf(t, th.robTail, th.cursor->at(th.robTail));
+  const UopPlan& plan = planOf(t, th.robTail);
   if (!rob.fits(t, robEntriesFor(t, plan)) || !iq.fits(t, iqEntriesFor(t, plan))) return false;
   if (plan.load && !queues_[QueueKind::Lq].fits(t)) return false;
   if (plan.storeAddress && !queues_[QueueKind::Sq].fits(t)) return false;
@@ -74,6 +74,13 @@ bool RenameAllocate::canAllocate(std::uint32_t t) const {
     return registerBlock(t, th.cursor->at(th.robTail)) == CpiCause::Base;
   }
   return true;
+}
+
+const UopPlan& RenameAllocate::decodeInto(std::uint32_t t, SeqNum seq) const {
+  ThreadContext& th = threads_[t];
+  UopPlan& plan = th.front[seq.value & th.frontMask].plan;
+  plan = decoder_.decode(th.cursor->at(seq));
+  return plan;
 }
 
 // Out of line: reached only when a register file is nearly full for the thread.
@@ -191,7 +198,7 @@ std::uint32_t RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
   const Instr& in = th.cursor->at(seq);
   const FrontEntry& fe = th.front[seq.value & th.frontMask];
 
-  const UopPlan& plan = planOf(t, seq, in);
+  const UopPlan& plan = planOf(t, seq);
   queues_[QueueKind::UopQueue].release(t, fe.uopqHeld);
   const std::uint32_t robEntries = robEntriesFor(t, plan);
   queues_[QueueKind::Rob].take(t, robEntries);

@@ -36,21 +36,7 @@ class IssuePorts {
       }
       return false;
     }
-    if (c.threadInterval > 0 && c.threadNext[thread] > now) return false;
-    for (std::uint32_t k = 0; k < c.portCount; ++k) {
-      Port& p = ports_[c.ports[k]];
-      const std::uint8_t cost = p.cost[static_cast<int>(cls)];
-      if (p.used + cost > p.slots) continue;
-      Cycle& busy = p.busyUntil[static_cast<int>(cls)];
-      if (c.interval > 1 && busy > now) continue;
-      p.used = static_cast<std::uint8_t>(p.used + cost);
-      if (c.interval > 1) busy = now + c.interval;
-      if (c.threadInterval > 0) classes_[static_cast<int>(cls)].threadNext[thread] = now + c.threadInterval;
-      ++p.issued;
-      lastPort_ = c.ports[k];
-      return true;
-    }
-    return false;
+    return takeTimed(cls, thread, now);
   }
   // The port the last successful take() used (NetBurst replay books its later attempts on that port).
   std::uint32_t lastPort() const { return lastPort_; }
@@ -103,6 +89,9 @@ class IssuePorts {
     std::array<Cycle, kMaxThreads> threadNext{};
   };
 
+  // take() for a class with busy times (an unpipelined unit or a per-thread interval): out of line, so that the
+  // common case inlines into the scheduler without its registers.
+  bool takeTimed(UnitClass cls, std::uint32_t thread, Cycle now);
   void startCycle(Cycle now) {
     for (Port& p : ports_) p.used = 0;
     cycle_ = now;
