@@ -24,6 +24,7 @@
 #include <string_view>
 #include <thread>
 
+#include <boost/crc.hpp>
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
@@ -142,14 +143,21 @@ bool newer(const fs::path& a, const fs::path& b) {
   return !e1 && !e2 && ta > tb;
 }
 
-// Any file of workloads/kpath (the probe's C files and header, the path table, the initramfs script) changed since
-// the recording: the initramfs and so the recording are stale. A missing folder counts as unchanged, as before.
+// Any file of workloads/kpath (the probe's C files and header, the path table, the initramfs script) modified after
+// the recording: the rule for manifests without a probe digest (kpathProbeSourcesChanged). A missing folder counts
+// as unchanged, as before.
 bool probeSourcesNewerThan(const fs::path& manifest) {
   std::error_code ec;
   for (fs::directory_iterator it(kProbeDir, ec), end; !ec && it != end; it.increment(ec)) {
     if (it->is_regular_file() && newer(it->path(), manifest)) return true;
   }
   return false;
+}
+
+// The digest of this build's probe sources, once per process (they do not change under a running program).
+const std::string& currentProbeDigest() {
+  static const std::string digest = kpathProbeDigest(kProbeDir.string());
+  return digest;
 }
 
 // Path traces recorded before native version 3 carry no uops (issue 10 §2); all paths are recorded in one boot, so
@@ -214,6 +222,34 @@ const std::vector<KpathInfo>& kpaths() {
   return table;
 }
 
+std::string kpathProbeDigest(const std::string& dir) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file()) files.push_back(it->path());
+  }
+  if (files.empty()) return "";
+  std::sort(files.begin(), files.end());
+  boost::crc_32_type crc;
+  std::uintmax_t size = 0;
+  for (const fs::path& f : files) {
+    std::ifstream in(f, std::ios::binary);
+    if (!in) throw TraceError(fmt::format("kpath: cannot read probe source {}", f.string()));
+    const std::string name = f.filename().string();
+    crc.process_bytes(name.data(), name.size() + 1);  // with its terminating NUL: the name ends here
+    const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    if (in.bad()) throw TraceError(fmt::format("kpath: cannot read probe source {}", f.string()));
+    crc.process_bytes(bytes.data(), bytes.size());
+    size += bytes.size();
+  }
+  return fmt::format("crc32-{}-{:08x}", size, crc.checksum());
+}
+
+bool kpathProbeSourcesChanged(const std::optional<std::string>& kept, const std::string& digest,
+                              const std::function<bool()>& sourcesNewer) {
+  return kept ? *kept != digest : sourcesNewer();
+}
+
 std::string kpathCacheDir() {
   if (const char* d = std::getenv("SMTLAB_KPATH_CACHE"); d && *d) return d;
   return SMTLAB_KPATH_CACHE_DEFAULT;
@@ -275,9 +311,26 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
     }
     return ok;
   };
+  // The probe's sources are compared by content where the manifest keeps their digest: a checkout or a worktree
+  // gives the files new times, and recording again would replace the cache's recording with another boot's (whose
+  // timing differs), under every user of the cache.
+  auto sourcesChanged = [&] {
+    std::optional<std::string> kept;
+    try {
+      const auto* o = parsedManifest(manifest)->if_object();
+      const auto* v = o != nullptr ? o->if_contains("probe_sources") : nullptr;
+      if (v != nullptr && v->is_string()) kept = std::string(v->as_string());
+    } catch (const std::exception&) {
+      return true;  // an unreadable manifest: record again
+    }
+    try {
+      return kpathProbeSourcesChanged(kept, currentProbeDigest(), [&] { return probeSourcesNewerThan(manifest); });
+    } catch (const TraceError&) {
+      return true;  // a probe source cannot be read: record, which reports it
+    }
+  };
   auto current = [&] {
-    return fs::exists(manifest) && !probeSourcesNewerThan(manifest) &&
-           (filesCurrent() || systemTracerUnavailableReason());
+    return fs::exists(manifest) && !sourcesChanged() && (filesCurrent() || systemTracerUnavailableReason());
   };
   if (current()) return manifest.string();
   if (auto why = systemTracerUnavailableReason()) throw TraceError("kpath: cannot record kernel paths: " + *why);
@@ -381,6 +434,7 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
   m["kernel"] = lastLine(readFile(fs::path(vmlinuz).parent_path() / "kernel-package.txt"));
   m["count"] = o.count;
   m["boot_options"] = kBootOptions;
+  m["probe_sources"] = currentProbeDigest();
   m["boot_seconds"] = bootSeconds;
   m["split_seconds"] = splitSeconds;
   m["instructions"] = stats.instructions;

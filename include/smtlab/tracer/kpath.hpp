@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -38,6 +39,17 @@ using KernelSymbols = std::map<std::string, std::uint64_t>;
 
 // The table of workloads/kpath/kpath_paths.h.
 const std::vector<KpathInfo>& kpaths();
+
+// The content of the probe's sources: every regular file directly in `dir` (workloads/kpath: the probe's C files and
+// header, the path table, the initramfs script), by name and bytes, in name order, as "crc32-SIZE-HEX". The same
+// files give the same digest whatever their modification times (a fresh checkout, a worktree); "" for a missing
+// folder. Throws TraceError naming a file that cannot be read.
+std::string kpathProbeDigest(const std::string& dir);
+// Whether a cache's recording was made from other probe sources than `digest`: `kept` is its manifest's
+// "probe_sources", the digest it was recorded from; a manifest without one (recorded before the digest was kept)
+// falls back to the old rule, `sourcesNewer()` (a probe file modified after the manifest), asked only then.
+bool kpathProbeSourcesChanged(const std::optional<std::string>& kept, const std::string& digest,
+                              const std::function<bool()>& sourcesNewer);
 // $SMTLAB_KPATH_CACHE, else build/kpath of this build tree.
 std::string kpathCacheDir();
 // nullopt when kernel paths can be recorded here; otherwise why not (no capstone, qemu-system-x86_64, plugin).
