@@ -263,23 +263,20 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
         # The published throughput averages whole runs: every message sent, read by the server, echoed to the room
         # and read by the clients. A window in which a role never ran measures one phase of the run.
         checks["whole_pipeline_ran_in_window"] = all(chat.whole_pipeline_ran(r) for r in res)
+    # The lengths each point used (chat and tbench extend their warm-up and window; steady chat's window is longer).
+    wins = [r["window_ms"] for r in measured] or [window]
+    warms = [r["warm_ms"] for r in measured] or [warm]
     if workload == "chat" and steady:
-        wins = [r["window_ms"] for r in measured] or [window]
-        warms = [r["warm_ms"] for r in measured] or [warm]
         how = (f"steady-state windows (--steady-chat) of {min(wins):.0f}..{max(wins):.0f} simulated ms, "
                f"{chat.STEADY_MS_PER_ROOM:g} ms per room, about three cycles of the model's run, after "
                f"{min(warms):.0f}..{max(warms):.0f} ms of warm-up per point (at least {warm:g} ms, extended in 1 ms "
                "steps until every receiver and server task had run once)")
     elif workload == "chat":
-        wins = [r["window_ms"] for r in measured] or [window]
-        warms = [r["warm_ms"] for r in measured] or [warm]
         how = (f"a window of {min(wins):.0f}..{max(wins):.0f} simulated ms after {min(warms):.0f}..{max(warms):.0f} "
                f"ms of warm-up per point (at least {window:g} and {warm:g} ms; the warm-up extended in 1 ms steps "
                f"until every receiver and server task had run once, the window until every room had sent a message in it; at most "
                f"{chat.MAX_MS:g} ms in all)")
     elif workload == "tbench":
-        wins = [r["window_ms"] for r in measured] or [window]
-        warms = [r["warm_ms"] for r in measured] or [warm]
         how = (f"a window of {min(wins):.0f}..{max(wins):.0f} simulated ms after {min(warms):.0f}..{max(warms):.0f} "
                f"ms of warm-up per point (at least {window:g} and {warm:g} ms, extended in 1 ms steps until as many "
                f"replies as clients had been read, in the warm-up and again in the window; at most "

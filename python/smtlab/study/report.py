@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="estimated user-mode work for chat, dbench, tbench and make_j2, not their recorded programs")
     ap.add_argument("--steady-chat", action="store_true",
                     help="chat windows of whole cycles of the model's run (12.5 simulated ms per room) instead of its "
-                         "senders' phase; the chat section then takes about an hour on 2 cores (docs/study.md)")
+                         "senders' phase; the chat section then takes about half an hour on 2 cores (docs/study.md)")
     a = ap.parse_args(argv)
     only = [x.strip() for x in a.only.split(",") if x.strip()] or None
     try:
