@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import statistics
 
+import pytest
+
 import smtlab
-from smtlab.os import Compute, Kernel, Linux24, Linux25HT, Sleep, Task
+from smtlab.os import Compute, Kernel, Linux24, Linux25HT, Sleep, Spawn, Task
 
 TICK = 10_000
 SLICE = 10 * TICK  # Linux24's full counter is therefore 10 ticks
@@ -87,15 +89,15 @@ def test_linux25_sleeper_gets_the_bonus_and_preempts(cfg_1x2):
     """MAX_SLEEP_AVG scaled to 4 sleeps: after its first wakeup the sleeper's sleep_avg is S = MAX/4, bonus
     floor(10/4) - 5 = -3, prio 3; the hog has sleep_avg 0, bonus -5, prio 5. 3 < 5: the sleeper preempts at every
     wakeup (its sleep_avg only grows, by S per wake less a tick per tick it runs), so every latency is the switch
-    cost."""
-    sched = Linux25HT(max_sleep_avg_ms=4 * S / 3e6, **FAST)
+    cost. Both start at sleep_avg 0 (a launcher with none)."""
+    sched = Linux25HT(max_sleep_avg_ms=4 * S / 3e6, launcher_sleep_avg_pct=0, **FAST)
     lat = _latencies(cfg_1x2, sched)
     assert max(lat) == SWITCH
 
 
 def test_linux25_without_wakeup_preemption_the_sleeper_waits(cfg_1x2):
     """Same scene, fixed priorities only (equal): the sleeper waits for the hog's slice to end."""
-    sched = Linux25HT(wakeup_preempt=False, max_sleep_avg_ms=4 * S / 3e6, **FAST)
+    sched = Linux25HT(wakeup_preempt=False, max_sleep_avg_ms=4 * S / 3e6, launcher_sleep_avg_pct=0, **FAST)
     lat = _latencies(cfg_1x2, sched)
     assert SLICE / 2 <= statistics.median(lat) <= SLICE + TICK
 
@@ -113,3 +115,42 @@ def test_linux25_effective_prio_range(cfg_1x2):
     assert sched.prio(t) == 2 - 5
     sched.sleep_avg[t] = mx // 2
     assert sched.prio(t) == 2
+
+
+def test_linux25_started_tasks_inherit_from_a_launcher_at_the_cap(cfg_1x2):
+    """A task spawned from outside is the child of the launching shell: CHILD_PENALTY 95 % of the launcher's
+    sleep_avg, which is at MAX_SLEEP_AVG by default (bonus floor(10 x 0.95) - 5 = +4, prio -4), at half of it with
+    launcher_sleep_avg_pct 50 (47.5 %: bonus floor(4.75) - 5 = -1), at 0 with 0 (bonus -5). A child forked by a task
+    inherits 95 % of that task's. The values are read at the spawn, before any task has run or slept."""
+    for pct, prio in ((100, -4), (50, 1), (0, 5)):
+        sched = Linux25HT(launcher_sleep_avg_pct=pct, **FAST)
+        k = Kernel(smtlab.Machine(cfg_1x2), sched, tick_cycles=TICK, time_slice_cycles=SLICE, switch_cycles=SWITCH)
+        t = k.spawn(Task("t", [Compute(1000)], source="gen:alu,count=0"))
+        mx = k.ms_to_cycles(2000.0)
+        assert sched.sleep_avg[t] == (mx * pct // 100) * 95 // 100
+        assert sched.prio(t) == prio
+
+
+def test_linux25_forked_child_inherits_95_percent_of_its_parent(cfg_1x2):
+    """wake_up_forked_process: a child forked by a running task (Spawn) starts at CHILD_PENALTY 95 % of its
+    parent's sleep_avg at the fork, whatever the parent's is then (read as the child is enqueued)."""
+    seen = {}
+
+    class Watch(Linux25HT):
+        def enqueue(self, task, reason):
+            if reason == "fork" and task.parent is not None:
+                seen["parent"] = self.sleep_avg[task.parent]
+            return super().enqueue(task, reason)
+
+    for pct in (100, 40):
+        sched = Watch(launcher_sleep_avg_pct=pct, **FAST)
+        k = Kernel(smtlab.Machine(cfg_1x2), sched, tick_cycles=TICK, time_slice_cycles=SLICE, switch_cycles=SWITCH)
+        child = Task("child", [Compute(1000)], source="gen:alu,count=0")
+        k.spawn(Task("parent", [Compute(50_000), Spawn(child), Compute(1000)], source="gen:alu,count=0"))
+        k.run()
+        assert seen["parent"] > 0 and sched.sleep_avg[child] == seen["parent"] * 95 // 100
+
+
+def test_linux25_launcher_share_above_the_cap_is_refused():
+    with pytest.raises(ValueError, match="launcher_sleep_avg_pct is a share of MAX_SLEEP_AVG, at most 100, not 101"):
+        Linux25HT(launcher_sleep_avg_pct=101)

@@ -309,19 +309,24 @@ class Linux25HT(RunqueueScheduler):
     a task that sleeps gains up to 5 levels, a CPU hog loses up to 5. Runqueues order by it, and a woken task
     preempts the task running on its CPU, or on a sibling (the HT wakeup), when its effective priority is better
     (try_to_wake_up: ``p->prio < rq->curr->prio``). A forked child inherits CHILD_PENALTY 95 % of its parent's
-    sleep_avg; a task spawned from outside starts at 0. Chosen: the effective priority is evaluated when compared
+    sleep_avg (wake_up_forked_process); a task spawned from outside any task is the child of a launcher (the shell
+    that starts the benchmark) whose sleep_avg is ``launcher_sleep_avg_pct`` % of MAX_SLEEP_AVG (chosen 100, the
+    reason at SchedulerParams). Chosen: the effective priority is evaluated when compared
     rather than stored at activation and slice expiry (they differ by at most the decay during one slice), and the
     woken task must beat the running one strictly, as in 2.5.32.
     """
 
     name = "linux25ht"
     uses = ("cache_hot_ms", "idle_interval_ms", "busy_interval_ms", "active_balance", "wakeup_preempt",
-            "max_sleep_avg_ms", "max_bonus")
+            "max_sleep_avg_ms", "max_bonus", "launcher_sleep_avg_pct")
     defaults = {"busy_interval_ms": 250.0}
     child_penalty_pct = 95  # 2.5.32 kernel/sched.c CHILD_PENALTY
 
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
+        if self.launcher_sleep_avg_pct > 100:
+            raise ValueError(f"{self.name}: launcher_sleep_avg_pct is a share of MAX_SLEEP_AVG, at most 100, not "
+                             f"{self.launcher_sleep_avg_pct!r}")
         self._idle_iv: dict[int, Interval] = {}
         self._busy_iv: dict[int, Interval] = {}
         self.sleep_avg: dict["Task", int] = {}  # the scheduler's own per-task state, in cycles
@@ -350,8 +355,9 @@ class Linux25HT(RunqueueScheduler):
                     self.sleep_avg = {t: v for t, v in self.sleep_avg.items() if t.state is not TaskState.EXITED}
                     self._purge_at = 2 * len(self.sleep_avg) + 64
                 parent = task.parent
-                self.sleep_avg[task] = (self.sleep_avg.get(parent, 0) * self.child_penalty_pct // 100
-                                        if parent is not None else 0)
+                inherited = (self.sleep_avg.get(parent, 0) if parent is not None
+                             else self._max_sleep * self.launcher_sleep_avg_pct // 100)
+                self.sleep_avg[task] = inherited * self.child_penalty_pct // 100
             elif reason == "wakeup":
                 slept = k.now - k.record(task).last_ran
                 self.sleep_avg[task] = min(self._max_sleep, self.sleep_avg.get(task, 0) + slept)
