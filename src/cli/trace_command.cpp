@@ -37,7 +37,7 @@ constexpr std::string_view kUsage = R"(usage:
   smtlab trace head FILE|SPEC [-n N]      print the first N records (default 10; 0 = all) in the text format
   smtlab trace info FILE|SPEC [-n N]      op mix, branches, footprint, dependency distances
   smtlab trace record [-o PREFIX] [--max-instructions N] [--skip N] [--collapse-rep] [--cpu MODEL] [--keep-raw]
-                      -- PROGRAM ARGS...  run an x86-64 program under QEMU and write PREFIX.trace (thread 0),
+                      [--fixed-env] -- PROGRAM ARGS...  run an x86-64 program under QEMU and write PREFIX.trace (thread 0),
                                           PREFIX.tK.trace (thread K) and PREFIX.json (docs/tracing.md)
   smtlab trace kernels                    list the kernel:NAME traces and whether they are traced or look-alikes
 SPEC is gen:NAME[,key=value...] (generators: {}) or kernel:NAME; docs/traces.md defines them and the formats.

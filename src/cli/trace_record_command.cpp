@@ -22,6 +22,10 @@ PREFIX.tK.trace (thread K) and PREFIX.json (the manifest); docs/tracing.md.
   --collapse-rep              one record per rep-prefixed string instruction instead of one per iteration
   --cpu MODEL                 QEMU CPU model (default: max)
   --keep-raw                  keep the plugin's raw files (PREFIX.raw.*) after a successful recording
+  --fixed-env                 run a copy of the program as ./NAME from a private folder of fixed path length under
+                              /tmp with an empty environment, so that its addresses and start-up code do not depend
+                              on the caller's environment or the program's folder: the same binary under the same
+                              name and arguments then gives the same trace anywhere
   -q, --quiet                 no summary
 Recording stops with an error, removing every partial file, when the output's file system has less than {} MB
 free, and on SIGINT, SIGTERM or SIGHUP (exit status 128 + the signal). A program killed by a signal (SIGSEGV,
@@ -86,6 +90,7 @@ int traceRecordCommand(const std::vector<std::string>& args) {
     else if (a == "--skip") ro.skip = parseRecordCount(a, value());
     else if (a == "--collapse-rep") ro.collapseRep = true;
     else if (a == "--keep-raw") ro.keepRaw = true;
+    else if (a == "--fixed-env") ro.fixedEnvironment = true;
     else if (a == "--cpu") ro.cpu = value();
     else if (a == "-q" || a == "--quiet") ro.quiet = true;
     else throw UsageError(fmt::format("trace record: unknown option '{}' (the program goes after --; see --help)",

@@ -152,7 +152,7 @@ std::string ensureKernelTrace(const KernelInfo& k) {
   }
   // A trace recorded by an older tracer revision (tracer_revision.hpp; revision 1 held phantom records) is stale.
   if (fs::exists(trace) && !newer(source, trace) && !headerNewer &&
-      ((carriesUops(trace) && tracerStampCurrent(trace.string())) || tracerUnavailableReason())) {
+      ((carriesUops(trace) && tracerStampCurrent(trace.string(), kFixedEnvironmentTag)) || tracerUnavailableReason())) {
     return trace.string();
   }
   if (auto why = tracerUnavailableReason()) throw TraceError(fmt::format("kernel:{}: cannot trace: {}", k.name, *why));
@@ -161,12 +161,19 @@ std::string ensureKernelTrace(const KernelInfo& k) {
   fs::create_directories(dir, ec);
   if (ec) throw TraceError(fmt::format("kernel:{}: cannot create cache directory {}: {}", k.name, dir.string(),
                                        ec.message()));
-  // Private names while building, renamed at the end: concurrent users of the cache never see half a file.
+  // Private names while building, renamed at the end: concurrent users of the cache never see half a file. The
+  // binary goes into a private folder under its own name: it runs as ./NAME with an empty environment
+  // (fixedEnvironment), so its stack and therefore its trace do not depend on the cache's path, the process id or the
+  // caller's environment.
   const std::string tag = fmt::format("{}.tmp{}", k.name, ::getpid());
-  const fs::path binary = dir / tag;
+  const fs::path binaryDir = dir / (tag + ".d");
+  fs::create_directories(binaryDir, ec);
+  if (ec) throw TraceError(fmt::format("kernel:{}: cannot create {}: {}", k.name, binaryDir.string(), ec.message()));
+  const fs::path binary = binaryDir / k.name;
   const std::vector<std::string> cc = {"cc", "-O2", "-march=x86-64", "-mtune=generic", "-static", "-pthread",
                                        "-o", binary.string(), source.string(), "-lm"};
   if (runCommand(cc) != 0) {
+    fs::remove_all(binaryDir, ec);
     throw TraceError(fmt::format("kernel:{}: compiling {} failed (is a C compiler with static libc installed?)",
                                  k.name, source.string()));
   }
@@ -176,20 +183,21 @@ std::string ensureKernelTrace(const KernelInfo& k) {
   o.command.insert(o.command.end(), k.args.begin(), k.args.end());
   o.maxInstructions = kKernelMaxInstructions;
   o.quiet = true;
+  o.fixedEnvironment = true;
   RecordResult r;
   try {
     r = recordProgram(o);
   } catch (...) {
-    fs::remove(binary, ec);
+    fs::remove_all(binaryDir, ec);
     throw;
   }
-  fs::remove(binary, ec);
+  fs::remove_all(binaryDir, ec);
   if (static_cast<std::size_t>(k.thread) >= r.threads.size()) {
     throw TraceError(fmt::format("kernel:{}: the program ran {} thread(s), no thread {}", k.name, r.threads.size(),
                                  k.thread));
   }
   fs::rename(r.threads[static_cast<std::size_t>(k.thread)].path, trace);
-  writeTracerStamp(trace.string());
+  writeTracerStamp(trace.string(), kFixedEnvironmentTag);
   for (const auto& t : r.threads) fs::remove(t.path, ec);
   fs::remove(r.manifest, ec);
   return trace.string();

@@ -19,6 +19,7 @@
 #include <optional>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -56,6 +57,47 @@ std::uint64_t freeBytes(const fs::path& dir) {
   if (::statvfs(dir.c_str(), &s) != 0) return UINT64_MAX;  // unknown: the raw budget and write errors still apply
   return static_cast<std::uint64_t>(s.f_bavail) * s.f_frsize;
 }
+
+// An absolute form of a path (an empty one stays empty).
+std::string absolute(const std::string& path) { return path.empty() ? path : fs::absolute(path).string(); }
+
+// A copy of a program in a private folder /tmp/smtlab-record-XXXXXX (the same path length everywhere; not $TMPDIR,
+// whose length varies), removed with the object.
+class PrivateProgramCopy {
+ public:
+  PrivateProgramCopy() = default;
+  explicit PrivateProgramCopy(const std::string& program) {
+    char pattern[] = "/tmp/smtlab-record-XXXXXX";
+    if (::mkdtemp(pattern) == nullptr) {
+      throw TraceError(fmt::format("trace record --fixed-env: cannot create a private folder under /tmp: {}",
+                                   std::strerror(errno)));
+    }
+    folder_ = pattern;
+    std::error_code ec;
+    fs::copy_file(program, fs::path(folder_) / fs::path(program).filename(), ec);
+    if (ec) {
+      const std::string why = ec.message();
+      remove();
+      throw TraceError(fmt::format("trace record --fixed-env: cannot copy '{}' to {}: {}", program, folder_, why));
+    }
+  }
+  PrivateProgramCopy(PrivateProgramCopy&& other) noexcept : folder_(std::exchange(other.folder_, {})) {}
+  PrivateProgramCopy& operator=(PrivateProgramCopy&& other) noexcept {
+    remove();
+    folder_ = std::exchange(other.folder_, {});
+    return *this;
+  }
+  ~PrivateProgramCopy() { remove(); }
+  const std::string& folder() const { return folder_; }
+
+ private:
+  void remove() {
+    std::error_code ec;
+    if (!folder_.empty()) fs::remove_all(folder_, ec);
+    folder_.clear();
+  }
+  std::string folder_;
+};
 
 std::string megabytes(std::uint64_t bytes) { return fmt::format("{:.0f} MB", static_cast<double>(bytes) / 1e6); }
 
@@ -259,15 +301,26 @@ RecordResult recordProgram(const RecordOptions& o) {
   }
 
   InterruptGuard interruptGuard;
-  RawFiles raw(o.outPrefix + ".raw");
-  std::string pluginArg = fmt::format("{},out={}", tracerPluginPath(), raw.prefix());
+  // With a fixed environment QEMU starts in the program's folder, so every path it is given must be absolute.
+  RawFiles raw(absolute(o.outPrefix + ".raw"));
+  std::string pluginArg = fmt::format("{},out={}", absolute(tracerPluginPath()), raw.prefix());
   if (o.skip) pluginArg += fmt::format(",skip={}", o.skip);
   if (o.maxInstructions) pluginArg += fmt::format(",max={}", o.maxInstructions);
-  std::vector<std::string> argv = {qemuPath(), "-cpu", o.cpu, "-plugin", pluginArg};
+  std::vector<std::string> argv = {absolute(qemuPath()), "-cpu", o.cpu, "-plugin", pluginArg};
   argv.insert(argv.end(), command.begin(), command.end());
+  // A fixed environment: the program runs from a private copy in a folder whose path has the same length on every
+  // machine, as ./NAME, with no environment. Static glibc's start-up reads the program's absolute path
+  // (/proc/self/exe) into its stack and copies its folder to the heap, so the folder's length moves addresses too.
+  PrivateProgramCopy copy;
+  if (o.fixedEnvironment) {
+    copy = PrivateProgramCopy(command.front());
+    argv[5] = "./" + fs::path(command.front()).filename().string();
+  }
+  const std::string programDir = copy.folder();
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);
+  char* emptyEnvironment[] = {nullptr};
 
   RecordResult result;
   const auto t0 = std::chrono::steady_clock::now();
@@ -278,7 +331,12 @@ RecordResult recordProgram(const RecordOptions& o) {
     // allows: that file is not smtlab's to leave behind.
     const struct rlimit noCore {0, 0};
     ::setrlimit(RLIMIT_CORE, &noCore);
-    ::execv(cargv[0], cargv.data());
+    if (o.fixedEnvironment) {
+      if (::chdir(programDir.c_str()) != 0) std::_Exit(127);
+      ::execve(cargv[0], cargv.data(), emptyEnvironment);
+    } else {
+      ::execv(cargv[0], cargv.data());
+    }
     std::_Exit(127);
   }
   // Poll rather than block in waitpid: a signal to smtlab, or the raw stream outgrowing the disk, stops QEMU at once.
@@ -395,6 +453,7 @@ RecordResult recordProgram(const RecordOptions& o) {
   m["skip"] = o.skip;
   m["max_instructions"] = o.maxInstructions;
   m["collapse_rep"] = o.collapseRep;
+  m["fixed_environment"] = o.fixedEnvironment;
   m["tracer_revision"] = kTracerRevision;  // what the recording holds (tracer_revision.hpp)
   switch (result.end) {
     case RecordEnd::Exit:

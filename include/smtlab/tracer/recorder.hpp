@@ -33,6 +33,14 @@ struct RecordOptions {
   bool keepRaw = false;
   bool quiet = false;
   std::string cpu = "max";  // QEMU CPU model (-cpu)
+  // Run a private copy of the program as "./NAME" from a folder /tmp/smtlab-record-XXXXXX (the same path length
+  // everywhere) with an empty environment. The initial stack holds the environment, the arguments and the path the
+  // program was started by, and static glibc's start-up reads its absolute path (/proc/self/exe) and copies its
+  // folder to the heap: without this, stack and heap addresses in the trace move with the caller's environment and
+  // the program's folder, and the start-up runs a different number of instructions. With it, one binary under one
+  // name with the same arguments gives the same trace wherever and by whomever it is recorded (a program that reads
+  // files beside itself or its environment cannot be recorded this way). The kernel: cache records this way.
+  bool fixedEnvironment = false;
 };
 
 struct RecordedThread {

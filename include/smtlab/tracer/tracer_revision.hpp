@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace smtlab {
 
@@ -16,11 +17,17 @@ namespace smtlab {
 // recorded again for those anyway, and the kernel: traces stay valid. So for the interrupt runs of interrupts.hpp.)
 inline constexpr int kTracerRevision = 3;
 
-// The stamp of a cached file is "<file>.tracer", one line "tracer-revision N". True when it says kTracerRevision;
-// false when it is missing, unreadable, malformed or names another revision.
-bool tracerStampCurrent(const std::string& cachedFile);
-// Writes the stamp under a private name and renames it, so a reader never sees half a stamp. Throws TraceError
-// naming the file when it cannot be written.
-void writeTracerStamp(const std::string& cachedFile);
+// The stamp of a cached file is "<file>.tracer": a line "tracer-revision N", then an optional tag naming how the
+// recording was made that the tracer revision does not say (kernel: traces: kFixedEnvironmentTag). True when it says
+// kTracerRevision and, if `requiredTag` is given, holds that tag; false when it is missing, unreadable, malformed,
+// names another revision or lacks the tag.
+bool tracerStampCurrent(const std::string& cachedFile, std::string_view requiredTag = {});
+// Writes the stamp (with `tag` when given) under a private name and renames it, so a reader never sees half a stamp.
+// Throws TraceError naming the file when it cannot be written.
+void writeTracerStamp(const std::string& cachedFile, std::string_view tag = {});
+
+// The kernel: cache's tag: recorded with RecordOptions::fixedEnvironment (from 2026-11-28; traces recorded before
+// it moved with the caller's environment and the cache's path, so two build trees held different traces).
+inline constexpr std::string_view kFixedEnvironmentTag = "fixed-environment";
 
 }  // namespace smtlab

@@ -165,6 +165,37 @@ TEST_F(Tracer, ThreadsOfOneProcess) {
   EXPECT_NE(json.find("mp.t1.trace"), std::string::npos) << json;
 }
 
+// A program's initial stack holds the environment and the path it was started by, and static glibc's start-up reads
+// its absolute path (/proc/self/exe) into the stack and copies its folder to the heap. So the same static program
+// (workloads/user/chat.c, as the kernel: cache builds it) recorded from a longer folder with a longer environment
+// loads from other addresses, unless the environment is fixed: then the two traces are identical.
+TEST_F(Tracer, FixedEnvironmentMakesTheTraceIndependentOfPathAndEnvironment) {
+  const fs::path shortDir = scratchDir() / "s";
+  const fs::path longDir = scratchDir() / "a-much-longer-folder-name-for-the-same-program";
+  fs::create_directories(shortDir);
+  fs::create_directories(longDir);
+  const std::string cc = "cc -O2 -march=x86-64 -mtune=generic -static -o " + (shortDir / "chat").string() +
+                         " " SMTLAB_SOURCE_DIR "/workloads/user/chat.c -lm >/dev/null 2>&1";
+  if (std::system(cc.c_str()) != 0) GTEST_SKIP() << "cannot build workloads/user/chat.c statically";
+  fs::copy_file(shortDir / "chat", longDir / "chat", fs::copy_options::overwrite_existing);
+  for (const bool fixed : {false, true}) {
+    RecordOptions o;
+    o.fixedEnvironment = fixed;
+    o.command = {(shortDir / "chat").string(), "client_send", "20"};
+    const auto a = record(fixed ? "fa" : "na", o);
+    ::setenv("SMTLAB_TRACER_TEST_PAD", std::string(200, 'x').c_str(), 1);
+    o.command[0] = (longDir / "chat").string();
+    const auto b = record(fixed ? "fb" : "nb", o);
+    ::unsetenv("SMTLAB_TRACER_TEST_PAD");
+    ASSERT_GT(a.size(), 1000u);
+    if (fixed) {
+      EXPECT_TRUE(a == b) << a.size() << " and " << b.size() << " records";
+    } else {
+      EXPECT_FALSE(a == b);
+    }
+  }
+}
+
 TEST_F(Tracer, KernelIsTracedOnceIntoTheCache) {
   ::setenv("SMTLAB_KERNEL_CACHE", (scratchDir() / "kernels").c_str(), 1);
   auto src = openTrace("kernel:aim9_call0");
