@@ -186,8 +186,24 @@ TEST_F(TracerRevision, StampSaysWhetherACachedFileIsCurrent) {
   EXPECT_THROW(writeTracerStamp((scratchDir() / "no-such-dir" / "t.trace").string()), TraceError);
 }
 
+// The kernel: cache's tag: a stamp without it (a trace recorded before --fixed-env) is not current for a reader that
+// asks for it, one with it is current for every reader; a tag under an older revision does not help.
+TEST_F(TracerRevision, StampTagSaysHowTheRecordingWasMade) {
+  const fs::path f = scratchDir() / "tagged.trace";
+  std::ofstream(f) << "x";
+  writeTracerStamp(f.string());
+  EXPECT_FALSE(tracerStampCurrent(f.string(), kFixedEnvironmentTag));
+  writeTracerStamp(f.string(), kFixedEnvironmentTag);
+  EXPECT_TRUE(tracerStampCurrent(f.string(), kFixedEnvironmentTag));
+  EXPECT_TRUE(tracerStampCurrent(f.string()));
+  EXPECT_FALSE(tracerStampCurrent(f.string(), "another-tag"));
+  std::ofstream(f.string() + ".tracer") << "tracer-revision " << kTracerRevision - 1 << "\n" << kFixedEnvironmentTag
+                                        << "\n";
+  EXPECT_FALSE(tracerStampCurrent(f.string(), kFixedEnvironmentTag));
+}
+
 // A cached kernel: trace is kept while its stamp names this tracer revision and recorded again when the stamp is
-// missing (a cache from before the fix). The check swaps in a small stand-in trace: kept with a current stamp,
+// missing (a cache from before the fix) or lacks the fixed-environment tag. The check swaps in a small stand-in trace: kept with a current stamp,
 // replaced by the real recording without one.
 TEST_F(TracerPageCross, KernelCacheRecordsAgainWithoutCurrentStamp) {
   const KernelInfo* call0 = nullptr;
@@ -219,7 +235,11 @@ TEST_F(TracerPageCross, KernelCacheRecordsAgainWithoutCurrentStamp) {
   writeStandIn();
   fs::remove(path + ".tracer");
   EXPECT_GT(records(), 200000u);  // no stamp: recorded again (aim9 call0 runs 200000 calls)
-  EXPECT_TRUE(tracerStampCurrent(path));
+  EXPECT_TRUE(tracerStampCurrent(path, kFixedEnvironmentTag));
+  writeStandIn();
+  writeTracerStamp(path);  // this revision, but recorded before --fixed-env
+  EXPECT_GT(records(), 200000u);
+  EXPECT_TRUE(tracerStampCurrent(path, kFixedEnvironmentTag));
   ::unsetenv("SMTLAB_KERNEL_CACHE");
 }
 
