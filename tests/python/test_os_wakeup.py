@@ -154,3 +154,23 @@ def test_linux25_forked_child_inherits_95_percent_of_its_parent(cfg_1x2):
 def test_linux25_launcher_share_above_the_cap_is_refused():
     with pytest.raises(ValueError, match="launcher_sleep_avg_pct is a share of MAX_SLEEP_AVG, at most 100, not 101"):
         Linux25HT(launcher_sleep_avg_pct=101)
+
+
+def test_linux25_settle_sends_sleepers_to_the_cap_and_hogs_to_zero(cfg_1x2):
+    """settle_sleep_avg(): the estimator's long-run drift (+ time slept, - time run) judged from the time so far. The
+    hog of the scene never sleeps, so it drifts to 0 (bonus -5, prio 5); the sleeper sleeps S = 3 ticks per 1000
+    instructions of work, far more than it runs, so it drifts to the cap (bonus +5, prio -5). An exited task is left
+    alone (forgotten at the next purge)."""
+    sched = Linux25HT(**FAST)
+    k = Kernel(smtlab.Machine(cfg_1x2), sched, tick_cycles=TICK, time_slice_cycles=SLICE, switch_cycles=SWITCH)
+    hog = k.spawn(Task("hog", [Compute(10**12)], source="gen:alu,count=0", affinity=[0], daemon=True))
+    sleeper = k.spawn(Task("sleeper", [Sleep(cycles=S), Compute(1000)] * WAKES, source="gen:alu,count=0,seed=3",
+                           affinity=[0]))
+    done = k.spawn(Task("done", [Compute(100)], source="gen:alu,count=0", affinity=[1]))
+    k.run(until=10 * S)
+    before = sched.sleep_avg[done]
+    assert sched.settle_sleep_avg() == 1
+    mx = k.ms_to_cycles(2000.0)
+    assert sched.sleep_avg[hog] == 0 and sched.prio(hog) == 5
+    assert sched.sleep_avg[sleeper] == mx and sched.prio(sleeper) == -5
+    assert sched.sleep_avg[done] == before

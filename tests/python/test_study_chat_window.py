@@ -100,9 +100,11 @@ def test_steady_study_job_runs_chat_with_the_steady_window_and_bound(monkeypatch
     # 30 rooms x 12.5 ms; the bound leaves the default point's whole bound for the warm-up and the extension.
     assert seen["window_ms"] == 375.0 and seen["warm_ms"] == 4.0
     assert seen["max_ms"] == 4.0 + 375.0 + chat.MAX_MS
+    assert seen["settle"] is True  # the steady window settles 2.5.32's sleep_avg after the warm-up
     seen.clear()
     ht_linux._mt_job("chat", 30, True, "linux25ht", 4.0, 6.0)
     assert seen["window_ms"] == 6.0 and "max_ms" not in seen  # a default point: chat.run's own bound
+    assert "settle" not in seen
 
 
 def test_steady_windows_are_refused_for_another_workload(tmp_path):
@@ -140,3 +142,15 @@ def test_the_study_passes_steady_chat_to_the_chat_section_only(monkeypatch, tmp_
     assert calls == {"chat": {"steady": True}, "dbench": {}}
     assert "with steady-state chat windows" in (tmp_path / "study.md").read_text()
     assert json.loads((tmp_path / "checks.json").read_text())["steady_chat"] is True
+
+
+def test_settle_applies_to_linux25ht_only_and_counts_the_sleepers():
+    """settle=True sets every live task's 2.5.32 sleep_avg after the warm-up. At its end every receiver and server
+    task (3 per user) has run once and blocked on its socket; the first of them to block have slept through the rest
+    of the start-up convoy (59 more switch-ins), far longer than their own one run. So at least one task went to the
+    cap, and no more than the 4 per user spawned; no settling without the option or under Linux24, which has no
+    sleep_avg."""
+    r = chat.run(1, False, "linux25ht", warm_ms=0.002, window_ms=0.002, settle=True)
+    assert 1 <= r["settled_at_cap"] <= 4 * chat.USERS
+    assert chat.run(1, False, "linux25ht", warm_ms=0.002, window_ms=0.002)["settled_at_cap"] is None
+    assert chat.run(1, False, "linux24", warm_ms=0.002, window_ms=0.002, settle=True)["settled_at_cap"] is None

@@ -363,6 +363,26 @@ class Linux25HT(RunqueueScheduler):
                 self.sleep_avg[task] = min(self._max_sleep, self.sleep_avg.get(task, 0) + slept)
         return super().enqueue(task, reason)
 
+    def settle_sleep_avg(self) -> int:
+        """Set every live task's sleep_avg to where 2.5.32's estimator drifts in a long run, judged from the task's
+        time so far; returns how many went to the cap. The estimator gains the time slept at each wake-up and loses a
+        tick per tick run, clipped to [0, MAX_SLEEP_AVG]: a task that sleeps more than it runs drifts to the cap, one
+        that runs more drifts to 0. A run must last several MAX_SLEEP_AVG (2 s) to get there by itself; a workload
+        whose measurement window is shorter and whose published figure is a long run's calls this after its warm-up
+        (``chat.run(settle=True)``). Sleeping here is any wait off the runqueue (Sleep, IO, Block), as in 2.5.32's
+        deactivate/activate."""
+        k = self.kernel
+        assert k is not None
+        at_cap = 0
+        for rec in k.records:
+            if rec.state in (TaskState.NEW, TaskState.EXITED):
+                continue
+            st = rec.stats
+            slept = st.sleeping + st.io_wait + st.blocked
+            self.sleep_avg[rec.task] = self._max_sleep if slept >= st.running else 0
+            at_cap += slept >= st.running
+        return at_cap
+
     def queue_key(self, cpu: int) -> int:
         k = self.kernel
         assert k is not None

@@ -35,7 +35,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from ..os import Block, Compute, Send, Task
+from ..os import Block, Compute, Linux25HT, Send, Task
 from .base import counters, machine_summary, make_kernel
 from .kpaths import (PATHS, TCP_BATCHES, TRAP_INSTRUCTIONS, WakeChannel, after_wake, mark_waker, real_paths_on,
                      recorded, syscall, task_spec)
@@ -251,7 +251,7 @@ def whole_pipeline_ran(result: dict[str, Any]) -> bool:
 
 
 def run(rooms: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float, seed: int = 0,
-        stagger_ms: float | None = None, max_ms: float = MAX_MS) -> dict[str, Any]:
+        stagger_ms: float | None = None, max_ms: float = MAX_MS, settle: bool = False) -> dict[str, Any]:
     """Messages sent by the clients per second over the window, the messages each room sent in it
     (``sent_by_room``), the switch-ins of each role in it (``dispatches_by_role``, see :func:`whole_pipeline_ran`),
     and the machine statistics of the window. ``stagger_ms``: the client senders' start-up spread (default: half the
@@ -266,7 +266,12 @@ def run(rooms: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float, 
     its socket); the window lasts at least
     ``window_ms`` and until every room has sent a message in it, both in steps of 1 ms and bounded by ``max_ms`` in
     all. ``warm_ms`` / ``window_ms`` in the result are the lengths used. Raises :class:`NoCompletion` if no message
-    was sent in the window."""
+    was sent in the window.
+
+    ``settle`` (the study's steady windows): under Linux25HT, every task's sleep_avg is set after the warm-up to where
+    the estimator drifts in a long run (:meth:`Linux25HT.settle_sleep_avg`; the result's ``settled_at_cap`` says how
+    many went to the cap). A window of 0.25-0.63 s is shorter than MAX_SLEEP_AVG (2 s), so without it the window
+    measures the tasks' bonuses moving from their start (docs/study.md)."""
     k = make_kernel(ht, scheduler, seed=seed)
     built = build(rooms)
     spawn(k, built, warm_ms / 2 if stagger_ms is None else stagger_ms)
@@ -274,6 +279,9 @@ def run(rooms: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float, 
     k.run(until=k.ms_to_cycles(warm_ms))
     while not _sockets_reached(k, built) and k.now + step <= cap:
         k.run(until=k.now + step)
+    settled = None
+    if settle and isinstance(k.scheduler, Linux25HT) and k.scheduler.wakeup_preempt:
+        settled = k.scheduler.settle_sleep_avg()
     snap, sent0, t0 = counters(k), [room.sent for room in built], k.now
     roles0 = dispatches_by_role(k, built)
     k.run(until=t0 + k.ms_to_cycles(window_ms))
@@ -285,7 +293,7 @@ def run(rooms: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float, 
            "throughput": sum(by_room) / seconds, "sent_by_room": by_room, "host_seconds": k.host_seconds,
            "dispatches_by_role": {r: n - roles0[r] for r, n in dispatches_by_role(k, built).items()},
            "warm_ms": t0 / k.cycles_per_us / 1000.0, "window_ms": (k.now - t0) / k.cycles_per_us / 1000.0,
-           **machine_summary(k, snap)}
+           "settled_at_cap": settled, **machine_summary(k, snap)}
     k.machine.close()
     if not sum(by_room):
         raise NoCompletion(f"chat {rooms} rooms, HT {'on' if ht else 'off'}, {scheduler}: no client message was "
