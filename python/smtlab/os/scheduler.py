@@ -100,7 +100,7 @@ class SchedulerParams:
     smt_gain: float = 0.1  # IdleCoreFirst: capacity of each extra sibling of a core
     # Wakeup preemption (Linux24, Linux25HT). False gives the older model: only a better fixed ``priority`` preempts.
     # Linux24: 2.4.19 kernel/sched.c goodness() / reschedule_idle() / preemption_goodness(); Linux25HT: 2.5.32
-    # kernel/sched.c effective_prio() / TASK_PREEMPTS_CURR() (see policies.py for the formulas).
+    # kernel/sched.c effective_prio() / TASK_PREEMPTS_CURR() (see linux24.py and linux25ht.py for the formulas).
     wakeup_preempt: bool = True
     proc_change_penalty: int = 15  # Linux24: goodness() bonus for the CPU a task last ran on (include/asm-i386/smp.h)
     # Linux24: one runqueue for every CPU, as 2.4.19 has it (kernel/sched.c: ``static LIST_HEAD(runqueue_head)``, which

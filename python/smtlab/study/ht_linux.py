@@ -271,7 +271,9 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
         how = (f"steady-state windows (--steady-chat) of {min(wins):.0f}..{max(wins):.0f} simulated ms, "
                f"{chat.STEADY_MS_PER_ROOM:g} ms per room, about three cycles of the model's run, after "
                f"{min(warms):.0f}..{max(warms):.0f} ms of warm-up per point (at least {warm:g} ms, extended in 1 ms "
-               "steps until every receiver and server task had run once)")
+               "steps until every receiver and server task had run once); after the warm-up every 2.5.32 task's "
+               "sleep_avg is set to where it drifts in a long run (the cap if the task slept at least as long as it "
+               "ran, else 0; Linux25HT.settle_sleep_avg), as the window is shorter than MAX_SLEEP_AVG (2 s)")
     elif workload == "chat":
         how = (f"a window of {min(wins):.0f}..{max(wins):.0f} simulated ms after {min(warms):.0f}..{max(warms):.0f} "
                f"ms of warm-up per point (at least {window:g} and {warm:g} ms; the warm-up extended in 1 ms steps "
