@@ -79,7 +79,7 @@ _TICK, _SWITCH_DONE, _SPAWN, _WOKEN = timer.TICK, timer.SWITCH_DONE, timer.SPAWN
 class Kernel:
     """Drives a Machine with tasks and a scheduler.
 
-    ``machine``: a Machine, or a Config to build one. ``scheduler``: a Scheduler instance (see policies.py for the built-in ones).
+    ``machine``: a Machine, or a Config to build one. ``scheduler``: a Scheduler instance (built-in: policies.py).
     ``hz`` or ``tick_cycles``: the timer tick. ``time_slice_ms`` or ``time_slice_cycles``: the slice.
     ``switch_cycles``: context-switch cost as idle cycles; or ``kernel_path`` (a trace spec) and
     ``switch_instructions``: the cost as kernel code run on the CPU. ``spawn_cpu``: the CPU that tasks spawned from
