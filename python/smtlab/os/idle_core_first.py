@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .placement import first_allowed, home_cpu
+from .placement import allowed_home
 from .scheduler import Interval, RunqueueScheduler
 
 if TYPE_CHECKING:
@@ -49,9 +49,7 @@ class IdleCoreFirst(RunqueueScheduler):
     def select_cpu(self, task: "Task", reason: str) -> int:
         k = self.kernel
         assert k is not None
-        home = home_cpu(self, task, reason)
-        if not task.allowed(home):
-            home = first_allowed(self, task)
+        home = allowed_home(self, task, reason)
         cores = k.cores
         start = k.cpus[home].core
         # 1. A fully idle core, the task's own first, then the next ones in order.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .placement import first_allowed, home_cpu
+from .placement import allowed_home, home_cpu
 from .scheduler import Interval, RunqueueScheduler
 from .tasks import TaskState
 
@@ -203,9 +203,7 @@ class Linux24(RunqueueScheduler):
         return 0 if self.global_runqueue else cpu
 
     def select_cpu(self, task: "Task", reason: str) -> int:
-        home = home_cpu(self, task, reason)
-        if not task.allowed(home):
-            home = first_allowed(self, task)
+        home = allowed_home(self, task, reason)
         k = self.kernel
         assert k is not None
         if self.wake_idle and reason in ("wakeup", "fork") and not k.is_idle(home):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .placement import first_allowed, home_cpu
+from .placement import allowed_home
 from .scheduler import Interval, RunqueueScheduler
 from .tasks import TaskState
 
@@ -109,9 +109,7 @@ class Linux25HT(RunqueueScheduler):
     def select_cpu(self, task: "Task", reason: str) -> int:
         k = self.kernel
         assert k is not None
-        home = home_cpu(self, task, reason)
-        if not task.allowed(home):
-            home = first_allowed(self, task)
+        home = allowed_home(self, task, reason)
         if reason == "fork":
             # A new task has no package affinity yet: the least loaded package, the parent's first among equals.
             home_pkg = k.cpus[home].core

@@ -32,3 +32,9 @@ def first_allowed(sched: RunqueueScheduler, task: "Task") -> int:
         if task.allowed(c):
             return c
     raise ValueError(f"task {task.name!r}: its affinity {sorted(task.affinity or ())} names no CPU of this machine")
+
+
+def allowed_home(sched: RunqueueScheduler, task: "Task", reason: str) -> int:
+    """The task's home CPU (:func:`home_cpu`) if its affinity allows it, else the first CPU it allows."""
+    home = home_cpu(sched, task, reason)
+    return home if task.allowed(home) else first_allowed(sched, task)
