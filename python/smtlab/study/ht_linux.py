@@ -25,6 +25,23 @@ def _lmbench_job(key: str, ht: bool, scheduler: str, quick: bool) -> dict[str, A
     return lmbench.run(key, ht, scheduler, quick)
 
 
+def tbench_short_window_note(r: dict[str, Any]) -> str:
+    """What a tbench point whose window did not hold a reply for every client measured: which clients it served, and
+    whether the warm-up had got past the start-up convoy (fileserver.run's ``warm_complete``)."""
+    ops = r["ops_by_client"]
+    several = [o for o in ops if o > 1]
+    head = (f"tbench {r['param']} clients HT {'on' if r['ht'] else 'off'} {r['scheduler']}: "
+            f"{100 * r['clients_done']:.0f}% of the clients completed a request in the {r['window_ms']:.0f} ms window")
+    served = (f"{len(several)} of them more than once (up to {max(several)} times)" if several
+              else "none of them more than once")
+    if not r.get("warm_complete", True):
+        return (f"{head}, {served}; the warm-up reached the {r['warm_ms']:.0f} ms bound before every client had read "
+                "a reply, so the window lies in the start-up convoy, not in the benchmark's steady state.")
+    if several:
+        return f"{head}, {served}: the scheduler served some clients several times before others once."
+    return f"{head}, {served}: the bound came before the other clients had their turn."
+
+
 def _aim9_job(key: str, ht: bool, scheduler: str, quick: bool) -> dict[str, Any]:
     return aim9.run(key, ht, scheduler, quick)
 
@@ -312,9 +329,7 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
     if workload == "tbench":
         short = [r for r in measured if r["clients_done"] < 1.0]
         for r in short:
-            notes.append(f"tbench {r['param']} clients HT {'on' if r['ht'] else 'off'} {r['scheduler']}: "
-                         f"{100 * r['clients_done']:.0f}% of the clients completed a request in the "
-                         f"{r['window_ms']:.0f} ms window (others were served more than once).")
+            notes.append(tbench_short_window_note(r))
     for kern in KERNELS:
         s = gm[kern]["model speed-up %"]
         if not chk.in_mt_band(s):

@@ -226,7 +226,9 @@ def run(workload: str, clients: int, ht: bool, scheduler: str, warm_ms: float, w
     and until every client has read a reply inside it (so the window spans a round, not one pair's exchanges), both
     in steps of 1 ms and bounded by ``max_ms`` in all; ``ops_by_client`` gives each client's replies in the window. ``warm_ms`` / ``window_ms`` in the result are the lengths
     used; ``clients_done`` the fraction of clients that completed a request in the window (below 1 when the
-    scheduler served some clients several times before others once). Raises
+    scheduler served some clients several times before others once, or when the window lies in the start-up convoy);
+    ``warm_complete`` False when the bound came before every client had read a reply in the warm-up, so that the
+    window starts inside the convoy. Raises
     :class:`NoCompletion` if no request completed in the window. dbench counts bytes as each operation runs, so its
     window stays fixed. ``time_slice_ms``: the kernel's slice (tests use a short one to keep a round cheap)."""
     k = make_kernel(ht, scheduler, seed=seed, time_slice_ms=time_slice_ms)
@@ -238,10 +240,12 @@ def run(workload: str, clients: int, ht: bool, scheduler: str, warm_ms: float, w
     step, cap = k.ms_to_cycles(_STEP_MS), k.ms_to_cycles(max_ms)
     t_warm = k.ms_to_cycles(warm_ms)
     k.run(until=t_warm)
+    warm_complete = True
     if done is not None:
         zero = [0] * len(done)
         while not _every_client_done(done, zero) and k.now + step <= cap:
             k.run(until=k.now + step)
+        warm_complete = _every_client_done(done, zero)
     snap, b0, t0 = counters(k), stats["bytes"], k.now
     base = list(done) if done is not None else []
     k.run(until=t0 + k.ms_to_cycles(window_ms))
@@ -254,6 +258,7 @@ def run(workload: str, clients: int, ht: bool, scheduler: str, warm_ms: float, w
            "warm_ms": t0 / k.cycles_per_us / 1000.0, "window_ms": (k.now - t0) / k.cycles_per_us / 1000.0,
            "clients_done": (sum(1 for d, b in zip(done, base) if d > b) / len(done)) if done else 1.0,
            "ops_by_client": [d - b for d, b in zip(done, base)] if done else [],
+           "warm_complete": warm_complete,
            **machine_summary(k, snap)}
     k.machine.close()
     if stats["bytes"] == b0:
