@@ -19,7 +19,6 @@
 #include <optional>
 #include <sstream>
 #include <thread>
-#include <utility>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -65,7 +64,6 @@ std::string absolute(const std::string& path) { return path.empty() ? path : fs:
 // whose length varies), removed with the object.
 class PrivateProgramCopy {
  public:
-  PrivateProgramCopy() = default;
   explicit PrivateProgramCopy(const std::string& program) {
     char pattern[] = "/tmp/smtlab-record-XXXXXX";
     if (::mkdtemp(pattern) == nullptr) {
@@ -81,12 +79,8 @@ class PrivateProgramCopy {
       throw TraceError(fmt::format("trace record --fixed-env: cannot copy '{}' to {}: {}", program, folder_, why));
     }
   }
-  PrivateProgramCopy(PrivateProgramCopy&& other) noexcept : folder_(std::exchange(other.folder_, {})) {}
-  PrivateProgramCopy& operator=(PrivateProgramCopy&& other) noexcept {
-    remove();
-    folder_ = std::exchange(other.folder_, {});
-    return *this;
-  }
+  PrivateProgramCopy(const PrivateProgramCopy&) = delete;
+  PrivateProgramCopy& operator=(const PrivateProgramCopy&) = delete;
   ~PrivateProgramCopy() { remove(); }
   const std::string& folder() const { return folder_; }
 
@@ -311,12 +305,12 @@ RecordResult recordProgram(const RecordOptions& o) {
   // A fixed environment: the program runs from a private copy in a folder whose path has the same length on every
   // machine, as ./NAME, with no environment. Static glibc's start-up reads the program's absolute path
   // (/proc/self/exe) into its stack and copies its folder to the heap, so the folder's length moves addresses too.
-  PrivateProgramCopy copy;
+  std::optional<PrivateProgramCopy> copy;
   if (o.fixedEnvironment) {
-    copy = PrivateProgramCopy(command.front());
+    copy.emplace(command.front());
     argv[5] = "./" + fs::path(command.front()).filename().string();
   }
-  const std::string programDir = copy.folder();
+  const std::string programDir = copy ? copy->folder() : std::string();
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);
