@@ -96,9 +96,9 @@ class Linux25HT(RunqueueScheduler):
             if rec.state in (TaskState.NEW, TaskState.EXITED):
                 continue
             st = rec.stats
-            slept = st.sleeping + st.io_wait + st.blocked
-            self.sleep_avg[rec.task] = self._max_sleep if slept >= st.running else 0
-            at_cap += slept >= st.running
+            sleeper = st.sleeping + st.io_wait + st.blocked >= st.running
+            self.sleep_avg[rec.task] = self._max_sleep if sleeper else 0
+            at_cap += sleeper
         return at_cap
 
     def queue_key(self, cpu: int) -> int:
