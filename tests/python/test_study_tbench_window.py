@@ -9,8 +9,8 @@ from smtlab.workloads import fileserver
 
 
 def test_tbench_window_holds_every_client_with_ht_on():
-    r = fileserver.run("tbench", 4, ht=True, scheduler="linux24", warm_ms=1.0, window_ms=1.0, max_ms=30.0,
-                       time_slice_ms=1.0)
+    r = fileserver.run("tbench", 4, ht=True, scheduler="linux24", warm_ms=1.0, window_ms=1.0, max_warm_ms=30.0,
+                       max_window_ms=30.0, time_slice_ms=1.0)
     assert r["clients_done"] == 1.0 and r["warm_complete"] is True
     assert len(r["ops_by_client"]) == 4 and all(o > 0 for o in r["ops_by_client"])
     assert r["throughput"] > 0

@@ -298,9 +298,9 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
                f"{chat.MAX_MS:g} ms in all)")
     elif workload == "tbench":
         how = (f"a window of {min(wins):.0f}..{max(wins):.0f} simulated ms after {min(warms):.0f}..{max(warms):.0f} "
-               f"ms of warm-up per point (at least {window:g} and {warm:g} ms, extended in 1 ms steps until as many "
-               f"replies as clients had been read, in the warm-up and again in the window; at most "
-               f"{fileserver.MAX_MS:g} ms in all)")
+               f"ms of warm-up per point (at least {window:g} and {warm:g} ms, extended in 1 ms steps until every "
+               f"client had read a reply, in the warm-up and again in the window; at most "
+               f"{fileserver.MAX_WARM_MS:g} ms of warm-up and {fileserver.MAX_WINDOW_MS:g} ms of window)")
     else:
         how = f"a window of {window:g} simulated ms after {warm:g} ms of warm-up per point"
     md = [markdown_table(df), "", f"Throughput in {unit}; geometric means over the {pname} values as the article "

@@ -196,10 +196,17 @@ def build_tbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
     return tasks
 
 
-#: Upper bound of a tbench point's simulated time (warm-up and window together), in ms: the adaptive warm-up and
-#: window below stop here whether or not every client has completed a request (chosen: about 3 x the longest round
-#: seen, 120 clients with HT off take ~15 ms per round; keeps a point's host time bounded).
-MAX_MS = 60.0
+#: Upper bound of a tbench point's warm-up, in ms: the adaptive warm-up below stops here whether or not every client
+#: has read a reply (chosen: about 1.4 x the longest start-up convoy measured, 145 ms at 120 clients under Linux24 with
+#: HT off, rec2 recording, 2026-11-28; after it, each 10 ms of the run gave the same throughput within 4 %, HT off and
+#: on, at 20, 60 and 120 clients; docs/study.md). Until then warm-up and window shared one 60 ms bound, and at 60-120
+#: clients under Linux24 the window lay in the convoy.
+MAX_WARM_MS = 200.0
+#: Upper bound of a tbench point's window, in ms, after the warm-up: the window stops here whether or not every client
+#: has read a reply inside it (chosen: Linux24 serves clients unevenly at 60-120 clients, a few of 120 had no reply in
+#: 270 ms, while the throughput of every 10 ms of the run stays within 4 %; Linux25HT's throughput swings with a
+#: period of about 40 ms at 120 clients, so the window holds at least one; keeps a point's host time bounded).
+MAX_WINDOW_MS = 60.0
 _STEP_MS = 1.0
 
 
@@ -215,7 +222,8 @@ def _every_client_done(done: list[int], base: list[int]) -> bool:
 
 
 def run(workload: str, clients: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float,
-        seed: int = 0, max_ms: float = MAX_MS, time_slice_ms: float = 10.0) -> dict[str, Any]:
+        seed: int = 0, max_warm_ms: float = MAX_WARM_MS, max_window_ms: float = MAX_WINDOW_MS,
+        time_slice_ms: float = 10.0) -> dict[str, Any]:
     """MB/s over the window (``workload`` 'dbench' or 'tbench') and the machine statistics of the window.
 
     tbench counts a reply when the client has read it, and on one CPU the start is a convoy: every client sends,
@@ -224,7 +232,7 @@ def run(workload: str, clients: int, ht: bool, scheduler: str, warm_ms: float, w
     than that measured nothing (0 MB/s at 90 and 120 clients). So for tbench the warm-up lasts at least ``warm_ms``
     and until every client has read a reply (the convoy has passed), and the window lasts at least ``window_ms``
     and until every client has read a reply inside it (so the window spans a round, not one pair's exchanges), both
-    in steps of 1 ms and bounded by ``max_ms`` in all; ``ops_by_client`` gives each client's replies in the window. ``warm_ms`` / ``window_ms`` in the result are the lengths
+    in steps of 1 ms, the warm-up bounded by ``max_warm_ms`` and the window by ``max_window_ms``; ``ops_by_client`` gives each client's replies in the window. ``warm_ms`` / ``window_ms`` in the result are the lengths
     used; ``clients_done`` the fraction of clients that completed a request in the window (below 1 when the
     scheduler served some clients several times before others once, or when the window lies in the start-up convoy);
     ``warm_complete`` False when the bound came before every client had read a reply in the warm-up, so that the
@@ -237,12 +245,11 @@ def run(workload: str, clients: int, ht: bool, scheduler: str, warm_ms: float, w
     for t in builder(k, clients, stats, seed):
         k.spawn(t)
     done = stats.get("done")
-    step, cap = k.ms_to_cycles(_STEP_MS), k.ms_to_cycles(max_ms)
-    t_warm = k.ms_to_cycles(warm_ms)
-    k.run(until=t_warm)
+    step = k.ms_to_cycles(_STEP_MS)
+    k.run(until=k.ms_to_cycles(warm_ms))
     warm_complete = True
     if done is not None:
-        zero = [0] * len(done)
+        zero, cap = [0] * len(done), k.ms_to_cycles(max(warm_ms, max_warm_ms))
         while not _every_client_done(done, zero) and k.now + step <= cap:
             k.run(until=k.now + step)
         warm_complete = _every_client_done(done, zero)
@@ -250,6 +257,7 @@ def run(workload: str, clients: int, ht: bool, scheduler: str, warm_ms: float, w
     base = list(done) if done is not None else []
     k.run(until=t0 + k.ms_to_cycles(window_ms))
     if done is not None:
+        cap = t0 + k.ms_to_cycles(max(window_ms, max_window_ms))
         while not _every_client_done(done, base) and k.now + step <= cap:
             k.run(until=k.now + step)
     seconds = (k.now - t0) / (k.freq_ghz * 1e9)
@@ -264,5 +272,5 @@ def run(workload: str, clients: int, ht: bool, scheduler: str, warm_ms: float, w
     if stats["bytes"] == b0:
         raise NoCompletion(f"{workload} {clients} clients, HT {'on' if ht else 'off'}, {scheduler}: no request "
                            f"completed in the window ({out['warm_ms']:.1f} ms warm-up, {out['window_ms']:.1f} ms "
-                           f"window, bound {max_ms:g} ms in all)")
+                           f"window; bounds {max_warm_ms:g} and {max_window_ms:g} ms)")
     return out
