@@ -40,3 +40,15 @@ def test_short_window_note_says_what_the_window_measured():
     assert "convoy" not in note
     late = {**pair, "ops_by_client": [1, 1, 0, 0]}
     assert "the bound came before the other clients had their turn" in tbench_short_window_note(late)
+
+
+def test_the_default_study_gives_tbench_a_window_of_whole_swings():
+    """Measured (docs/study.md, "tbench"): under Linux25HT tbench's throughput swings with a period of up to 40 ms (120
+    clients), and a 5 ms window read one phase of it (+20 % against +66 % at 60 clients). The default window holds the
+    longest period and stays inside the window's bound; dbench (fixed first-slice window) and quick mode keep theirs."""
+    from smtlab.study import ht_linux
+
+    warm, window = ht_linux._mt_windows("tbench", quick=False)
+    assert warm == 5.0 and 40.0 <= window <= fileserver.MAX_WINDOW_MS
+    assert ht_linux._mt_windows("dbench", quick=False) == (5.0, 5.0)
+    assert ht_linux._mt_windows("tbench", quick=True) == (2.0, 2.0)

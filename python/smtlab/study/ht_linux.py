@@ -235,9 +235,10 @@ _FIG = {"chat": 1, "dbench": 2, "tbench": 3}
 def _mt_windows(workload: str, quick: bool) -> tuple[float, float]:
     # The warm-up lets the schedulers spread the start-up burst of tasks over both logical CPUs and fills the
     # caches; 120 tbench clients are 240 cold processes.
+    # tbench's window holds whole periods of the run's swings under Linux25HT (fileserver.STUDY_WINDOW_MS).
     if quick:
         return (2.0, 2.0)
-    return (4.0, 6.0) if workload == "chat" else (5.0, 5.0)
+    return {"chat": (4.0, 6.0), "tbench": (5.0, fileserver.STUDY_WINDOW_MS)}.get(workload, (5.0, 5.0))
 
 
 def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers: int, progress: bool,

@@ -198,15 +198,22 @@ def build_tbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
 
 #: Upper bound of a tbench point's warm-up, in ms: the adaptive warm-up below stops here whether or not every client
 #: has read a reply (chosen: about 1.4 x the longest start-up convoy measured, 145 ms at 120 clients under Linux24 with
-#: HT off, rec2 recording, 2026-11-28; after it, each 10 ms of the run gave the same throughput within 4 %, HT off and
-#: on, at 20, 60 and 120 clients; docs/study.md). Until then warm-up and window shared one 60 ms bound, and at 60-120
-#: clients under Linux24 the window lay in the convoy.
+#: HT off, rec2 recording, 2026-11-28; docs/study.md, "tbench"). Until then warm-up and window shared one 60 ms bound,
+#: and at 60-120 clients under Linux24 the window lay in the convoy.
 MAX_WARM_MS = 200.0
+#: The default study's tbench window, in ms (at least; it extends until every client has read a reply in it). Chosen
+#: from measurements (bench/tbench_timeline.py, docs/study.md): under Linux25HT the run's throughput swings with a
+#: period that grows with the clients (about 20 ms at 60 clients, 40 ms at 120), and a 5 ms window, which every
+#: client's reply already filled, read one phase of a swing (60 clients +20 % against +66 % over 190 ms). Over any
+#: 40 ms of fourteen measured runs (20-120 clients, both schedulers, HT off and on) the throughput was within 6.3 % of
+#: the run's, in all but one within 3.6 %.
+STUDY_WINDOW_MS = 40.0
 #: Upper bound of a tbench point's window, in ms, after the warm-up: the window stops here whether or not every client
-#: has read a reply inside it (chosen: Linux24 serves clients unevenly at 60-120 clients, a few of 120 had no reply in
-#: 270 ms, while the throughput of every 10 ms of the run stays within 4 %; Linux25HT's throughput swings with a
-#: period of about 40 ms at 120 clients, so the window holds at least one; keeps a point's host time bounded).
-MAX_WINDOW_MS = 60.0
+#: has read a reply inside it (chosen: the default window, so a default point's window is exactly that long. Linux24
+#: serves 60-120 clients unevenly, a few of 120 had no reply in 270 ms while others had over 100, yet every 10 ms of
+#: its run gives the same throughput within 6 %, so waiting for them measures nothing new: a 60 ms bound gave the
+#: same rows within 0.4 points and cost the default study about 20 s).
+MAX_WINDOW_MS = STUDY_WINDOW_MS
 _STEP_MS = 1.0
 
 
