@@ -239,12 +239,12 @@ def run(workload: str, clients: int, ht: bool, scheduler: str, warm_ms: float, w
     than that measured nothing (0 MB/s at 90 and 120 clients). So for tbench the warm-up lasts at least ``warm_ms``
     and until every client has read a reply (the convoy has passed), and the window lasts at least ``window_ms``
     and until every client has read a reply inside it (so the window spans a round, not one pair's exchanges), both
-    in steps of 1 ms, the warm-up bounded by ``max_warm_ms`` and the window by ``max_window_ms``; ``ops_by_client`` gives each client's replies in the window. ``warm_ms`` / ``window_ms`` in the result are the lengths
-    used; ``clients_done`` the fraction of clients that completed a request in the window (below 1 when the
-    scheduler served some clients several times before others once, or when the window lies in the start-up convoy);
+    in steps of 1 ms, the warm-up bounded by ``max_warm_ms`` and the window by ``max_window_ms``; ``ops_by_client``
+    gives each client's replies in the window. ``warm_ms`` / ``window_ms`` in the result are the lengths used;
+    ``clients_done`` the fraction of clients that completed a request in the window (below 1 when the scheduler
+    served some clients several times before others once, or when the window lies in the start-up convoy);
     ``warm_complete`` False when the bound came before every client had read a reply in the warm-up, so that the
-    window starts inside the convoy. Raises
-    :class:`NoCompletion` if no request completed in the window. dbench counts bytes as each operation runs, so its
+    window starts inside the convoy. Raises :class:`NoCompletion` if no request completed in the window. dbench counts bytes as each operation runs, so its
     window stays fixed. ``time_slice_ms``: the kernel's slice (tests use a short one to keep a round cheap)."""
     k = make_kernel(ht, scheduler, seed=seed, time_slice_ms=time_slice_ms)
     stats: dict[str, Any] = {}
