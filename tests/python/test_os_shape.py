@@ -112,6 +112,23 @@ def test_make_kernel_takes_scheduler_parameters():
     k.machine.close()
 
 
+def test_make_kernel_gives_each_reference_kernel_its_own_tick_and_slice():
+    # On paper, from the kernels' sources. 2.4.19 i386: HZ = 100 and NICE_TO_TICKS(0) = TICK_SCALE(20 - 0) + 1 with
+    # TICK_SCALE(x) = x >> 2 (HZ < 200): 6 ticks = 60 ms. 2.5.32: HZ = 1000 and task_timeslice() at nice 0
+    # (static_prio 120) = MIN_TIMESLICE + (MAX_TIMESLICE - MIN_TIMESLICE) * (MAX_PRIO - 1 - 120) / (MAX_USER_PRIO - 1)
+    # = 10 + 290 * 19 // 39 = 151 ticks of 1 ms. idle_core_first: the chosen 1000 and 10 ms.
+    expected = {"linux24": (100, (20 >> 2) + 1), "linux25ht": (1000, 10 + 290 * 19 // 39),
+                "idle_core_first": (1000, 10)}
+    for name, (hz, slice_ticks) in expected.items():
+        k = make_kernel(False, name)
+        assert k.tick_cycles == round(k.freq_ghz * 1e9 / hz), name
+        assert k.time_slice == slice_ticks * k.tick_cycles, name
+        k.machine.close()
+    k = make_kernel(False, "linux24", hz=1000.0, time_slice_ms=10.0)  # told otherwise
+    assert k.tick_cycles == round(k.freq_ghz * 1e6) and k.time_slice == 10 * k.tick_cycles
+    k.machine.close()
+
+
 def test_placement_worked_on_paper():
     """CPU 0 and 1 are siblings of core 0, CPU 2 alone on core 1. CPU 0 ran pid 1 over [0, 100) and pid 3 over
     [150, 300); CPU 1 ran pid 2 over [50, 200); CPU 2 ran pid 1 over [300, 400). Doubled up: pid 1 over [50, 100)

@@ -38,12 +38,17 @@ class Linux24(RunqueueScheduler):
     reschedule_idle(): a woken or forked task that finds no idle CPU goes to the CPU whose running task ``curr``
     gives the largest ``preemption_goodness = goodness(p) - goodness(curr)`` (both for that CPU and curr's address
     space), which reschedules if that is > 0. On fork the child gets half its parent's counter (rounded up) and the
-    parent keeps half. Chosen: the counter counts the model's ticks and its full value (NICE_TO_TICKS(0), 6 ticks of
-    HZ=100 in 2.4) is the kernel's time slice in ticks, so the model's slice keeps its meaning; NICE_TO_TICKS's
-    dependence on nice is not modelled.
+    parent keeps half. The counter counts the model's ticks and its full value is the kernel's time slice in ticks:
+    at this scheduler's own HZ and slice (``own_hz``, ``own_time_slice_ms``, make_kernel's defaults) that is 2.4's
+    NICE_TO_TICKS(0) = 6 ticks of HZ=100; a Kernel with another HZ or slice keeps the slice's length in time.
+    NICE_TO_TICKS's dependence on nice is not modelled.
     """
 
     name = "linux24"
+    # 2.4.19 on i386: HZ=100 (include/asm-i386/param.h), and a task at nice 0 gets NICE_TO_TICKS(0) =
+    # TICK_SCALE(20) + 1 = 20/4 + 1 = 6 ticks (kernel/sched.c, TICK_SCALE(x) = x >> 2 for HZ < 200): 60 ms.
+    own_hz = 100.0
+    own_time_slice_ms = 60.0
     uses = ("cache_hot_ms", "idle_interval_ms", "busy_interval_ms", "wake_idle", "wakeup_preempt",
             "proc_change_penalty", "global_runqueue")
     defaults = {"busy_interval_ms": 200.0}

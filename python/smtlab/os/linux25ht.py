@@ -35,6 +35,11 @@ class Linux25HT(RunqueueScheduler):
     """
 
     name = "linux25ht"
+    # 2.5.32 on i386: HZ=1000 (include/asm-i386/param.h, since 2.5.2), and task_timeslice() gives a task at nice 0
+    # (static_prio 120) MIN_TIMESLICE + (MAX_TIMESLICE - MIN_TIMESLICE) x (MAX_PRIO - 1 - 120) / (MAX_USER_PRIO - 1)
+    # = 10 + 290 x 19 / 39 ms, 151 whole ticks (kernel/sched.c: MIN 10 ms, MAX 300 ms, MAX_PRIO 140, MAX_USER_PRIO 40).
+    own_hz = 1000.0
+    own_time_slice_ms = 151.0
     uses = ("cache_hot_ms", "idle_interval_ms", "busy_interval_ms", "active_balance", "wakeup_preempt",
             "max_sleep_avg_ms", "max_bonus", "launcher_sleep_avg_pct")
     defaults = {"busy_interval_ms": 250.0}

@@ -44,6 +44,11 @@ class Scheduler:
     #: cpu"; 6.1's ttwu_queue_wakelist): the waker queues the task on the target's wake list and sends a
     #: call-function IPI whose handler does the enqueue -- the path recorded as ``kpath:wake_ipi``.
     remote_wakeup = False
+    #: The tick rate (HZ) and the time slice of a task at nice 0 in the kernel this scheduler stands for, which
+    #: smtlab.workloads.base.make_kernel gives it unless told otherwise (a Kernel built directly takes its own
+    #: ``hz`` and ``time_slice_ms``). Chosen for the base class: 1000 and 10 ms, a modern tick and a short slice.
+    own_hz = 1000.0
+    own_time_slice_ms = 10.0
 
     def __init__(self) -> None:
         self.kernel: Kernel | None = None

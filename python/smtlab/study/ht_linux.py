@@ -472,7 +472,9 @@ def run_two_package(out_dir: pathlib.Path, quick: bool, workers: int, progress: 
     make = df[df.experiment == "make_j2"]
     checks = {"ht_aware_never_worse": never_worse(rows), "cpu_pair_ht_aware_never_worse": never_worse(pair_rows)}
     md = [markdown_table(df, 3), "",
-          "netburst with system.packages=2, core.threads=2 (2 packages x 2 logical CPUs). `cpu_pair`: two CPU-bound "
+          "netburst with system.packages=2, core.threads=2 (2 packages x 2 logical CPUs), both kernels at HZ=1000 "
+          "(2.5.32's; Linux24 elsewhere runs 2.4.19's HZ=100): the comparison is where the schedulers put the tasks, "
+          "and on runs of 1-3 ms a tick rate alone moves the makespan by about 3 %. `cpu_pair`: two CPU-bound "
           f"tasks of {instructions:,} instructions forked by a shell (task i runs compile window i); `make_j2`: 6 "
           "compile jobs (seeded lengths 50-100% of that, each reading its source first: a 200 us I/O wait) kept two "
           f"at a time by make; source of both: {jobs_note.split(': ', 1)[1]}. The "

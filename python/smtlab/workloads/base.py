@@ -41,14 +41,15 @@ def timer_path() -> str | None:
 
 
 def make_kernel(ht: bool, scheduler: str, *, cores: int = 1, seed: int = 0, preset: str = "netburst",
-                hz: float = 1000.0, time_slice_ms: float = 10.0, log: bool = False,
+                hz: float | None = None, time_slice_ms: float | None = None, log: bool = False,
                 overrides: dict[str, Any] | None = None, scheduler_params: dict[str, Any] | None = None,
                 charge_os_costs: bool = True) -> Kernel:
     """A kernel on the preset with HT off (``core.threads=1``) or on (2), ``cores`` packages, and the context-switch
     path run as kernel code (kpaths.switch_path: the recorded Linux switch when real kernel paths are on, else
     kpaths.SWITCH_SPEC, 1500 instructions) so that a switch contends for the core like the
-    real schedule() + switch_to. HZ is 1000 for both kernels (the 2.5 series' value; it sets how often idle CPUs
-    rebalance, i.e. how soon Linux25HT's active balancing moves a task to an idle package). ``scheduler_params``:
+    real schedule() + switch_to. ``hz`` and ``time_slice_ms`` default to the scheduler's kernel's own
+    (``Scheduler.own_hz``, ``own_time_slice_ms``): linux24 HZ=100 and 60 ms (2.4.19), linux25ht HZ=1000 and 151 ms
+    (2.5.32), idle_core_first 1000 and 10 ms (chosen). ``scheduler_params``:
     keywords of the scheduler (smtlab.os.SchedulerParams names, e.g. ``{"wake_idle": False}``).
     ``charge_os_costs`` (default on for every study experiment): the preset's OS costs (smtlab.os.Kernel): waking a
     halted logical CPU (``os.wake_cycles``), the TLB flush of an address-space switch (untagged TLBs), and the timer
@@ -63,6 +64,8 @@ def make_kernel(ht: bool, scheduler: str, *, cores: int = 1, seed: int = 0, pres
     (smtlab/os/halt.py)."""
     cfg = load_config(preset, {"core.threads": 2 if ht else 1, "system.packages": cores, **(overrides or {})})
     sched = make_scheduler(scheduler, **(scheduler_params or {}))
+    hz = sched.own_hz if hz is None else hz
+    time_slice_ms = sched.own_time_slice_ms if time_slice_ms is None else time_slice_ms
     kernel_path, switch_instructions = switch_path()  # the recorded switch when real kernel paths are on
     wake_spec, wake_instructions = None, None
     if charge_os_costs:

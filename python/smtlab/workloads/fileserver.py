@@ -230,7 +230,7 @@ def _every_client_done(done: list[int], base: list[int]) -> bool:
 
 def run(workload: str, clients: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float,
         seed: int = 0, max_warm_ms: float = MAX_WARM_MS, max_window_ms: float = MAX_WINDOW_MS,
-        time_slice_ms: float = 10.0) -> dict[str, Any]:
+        time_slice_ms: float | None = None) -> dict[str, Any]:
     """MB/s over the window (``workload`` 'dbench' or 'tbench') and the machine statistics of the window.
 
     tbench counts a reply when the client has read it, and on one CPU the start is a convoy: every client sends,
@@ -244,8 +244,9 @@ def run(workload: str, clients: int, ht: bool, scheduler: str, warm_ms: float, w
     ``clients_done`` the fraction of clients that completed a request in the window (below 1 when the scheduler
     served some clients several times before others once, or when the window lies in the start-up convoy);
     ``warm_complete`` False when the bound came before every client had read a reply in the warm-up, so that the
-    window starts inside the convoy. Raises :class:`NoCompletion` if no request completed in the window. dbench counts bytes as each operation runs, so its
-    window stays fixed. ``time_slice_ms``: the kernel's slice (tests use a short one to keep a round cheap)."""
+    window starts inside the convoy. Raises :class:`NoCompletion` if no request completed in the window. dbench
+    counts bytes as each operation runs, so its window stays fixed. ``time_slice_ms``: the kernel's slice (default
+    the scheduler's own; tests use a short one to keep a round cheap)."""
     k = make_kernel(ht, scheduler, seed=seed, time_slice_ms=time_slice_ms)
     stats: dict[str, Any] = {}
     builder = build_dbench if workload == "dbench" else build_tbench
