@@ -343,7 +343,9 @@ std::uint32_t Core::finishAndAccount(Cycle now, bool& anyRunning) {
     for (int q = 0; q < kQueueKinds; ++q) {
       const std::uint32_t used = queues_.byKind[q].used(t);
       th.lastOccupancy[q] = used;
-      th.stats.occupancy[q].max = std::max(th.stats.occupancy[q].max, used);
+      // A branch, not std::max: the maximum rarely changes, and the unconditional store of it made this line 1.5 %
+      // of a two-thread gen:mix run (it runs for every thread and queue at every tick; the branch saves half).
+      if (used > th.stats.occupancy[q].max) th.stats.occupancy[q].max = used;
     }
     if (!drainKnown && !th.retiredThisCycle) {  // classify asks only then
       drain = draining(now);
