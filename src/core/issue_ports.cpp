@@ -55,10 +55,11 @@ bool IssuePorts::takeTimed(UnitClass cls, std::uint32_t thread, Cycle now) {
   for (std::uint32_t k = 0; k < c.portCount; ++k) {
     Port& p = ports_[c.ports[k]];
     const std::uint8_t cost = p.cost[static_cast<int>(cls)];
-    if (p.used + cost > p.slots) continue;
+    std::uint8_t& used = used_[c.ports[k]];
+    if (used + cost > p.slots) continue;
     Cycle& busy = p.busyUntil[static_cast<int>(cls)];
     if (c.interval > 1 && busy > now) continue;
-    p.used = static_cast<std::uint8_t>(p.used + cost);
+    used = static_cast<std::uint8_t>(used + cost);
     if (c.interval > 1) busy = now + c.interval;
     if (c.threadInterval > 0) c.threadNext[thread] = now + c.threadInterval;
     ++p.issued;

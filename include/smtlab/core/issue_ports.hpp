@@ -28,8 +28,9 @@ class IssuePorts {
       for (std::uint32_t k = 0; k < c.portCount; ++k) {
         Port& p = ports_[c.ports[k]];
         const std::uint8_t cost = p.cost[static_cast<int>(cls)];
-        if (p.used + cost > p.slots) continue;
-        p.used = static_cast<std::uint8_t>(p.used + cost);
+        std::uint8_t& used = used_[c.ports[k]];
+        if (used + cost > p.slots) continue;
+        used = static_cast<std::uint8_t>(used + cost);
         ++p.issued;
         lastPort_ = c.ports[k];
         return true;
@@ -47,7 +48,7 @@ class IssuePorts {
     if (now != cycle_) startCycle(now);
     Port& p = ports_[port];
     ClassState& c = classes_[static_cast<int>(cls)];
-    p.used = static_cast<std::uint8_t>(p.used + p.cost[static_cast<int>(cls)]);
+    used_[port] = static_cast<std::uint8_t>(used_[port] + p.cost[static_cast<int>(cls)]);
     if (c.interval > 1) p.busyUntil[static_cast<int>(cls)] = now + c.interval;
     if (c.threadInterval > 0) c.threadNext[thread] = now + c.threadInterval;
     ++p.issued;
@@ -75,7 +76,6 @@ class IssuePorts {
  private:
   struct Port {
     std::uint8_t slots = 1;                       // the port's fastest rate: slots per cycle
-    std::uint8_t used = 0;                        // slots taken this cycle
     std::array<std::uint8_t, kUnitClasses> cost{};  // slots one uop of a class takes (slots / rate)
     std::array<Cycle, kUnitClasses> busyUntil{};    // unpipelined units on this port
     std::uint64_t issued = 0;
@@ -93,11 +93,14 @@ class IssuePorts {
   // common case inlines into the scheduler without its registers.
   bool takeTimed(UnitClass cls, std::uint32_t thread, Cycle now);
   void startCycle(Cycle now) {
-    for (Port& p : ports_) p.used = 0;
+    used_.fill(0);
     cycle_ = now;
   }
 
   std::vector<Port> ports_;
+  // Slots taken this cycle, per port: apart from the ports, so that a new cycle clears them with a few wide stores
+  // instead of a loop over the ports (once per ticked cycle).
+  std::array<std::uint8_t, kMaxPorts> used_{};
   std::array<ClassState, kUnitClasses> classes_{};
   Cycle cycle_ = Cycle::never();
   std::uint32_t lastPort_ = 0;  // replay (reserve)
