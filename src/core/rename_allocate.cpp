@@ -93,7 +93,14 @@ bool RenameAllocate::tick(Cycle now, bool draining) {
   if (draining) return false;
   // A thread still passing an earlier instruction's uops through rename (renameDebt_) takes its turn for them.
   // (hasRenamable first, inline: a halted sibling or an empty uop queue is not asked the costlier question.)
-  auto wantsTurn = [&](std::uint32_t t) { return renameDebt_[t] != 0 || (hasRenamable(t) && canAllocate(t)); };
+  // Every allocation takes at least one ROB and one issue-queue entry: a full one, the usual reason a memory-bound
+  // thread cannot rename, is told inline before the whole question (canAllocate, out of line; a sibling that cannot
+  // rename was asked it at every tick).
+  const SharedCapacity& rob = queues_[QueueKind::Rob];
+  const SharedCapacity& iq = queues_[QueueKind::Iq];
+  auto wantsTurn = [&](std::uint32_t t) {
+    return renameDebt_[t] != 0 || (hasRenamable(t) && rob.fits(t) && iq.fits(t) && canAllocate(t));
+  };
   std::uint32_t t = threadCount_;
   if (roundRobin_) {
     for (std::uint32_t i = 1; i <= threadCount_ && t == threadCount_; ++i) {
@@ -117,7 +124,7 @@ bool RenameAllocate::tick(Cycle now, bool draining) {
   // A thread chosen without debt was chosen because canAllocate(t) held, and nothing has changed since: not asked
   // again (it is the costliest question of this stage).
   bool known = paid == 0;
-  while (budget > 0 && (known || canAllocate(t))) {
+  while (budget > 0 && (known || (rob.fits(t) && iq.fits(t) && canAllocate(t)))) {
     known = false;
     const std::uint32_t slots = renameOne(t, now);
     const std::uint32_t thisCycle = std::min(budget, slots);
