@@ -98,9 +98,8 @@ bool RenameAllocate::tick(Cycle now, bool draining) {
   // rename was asked it at every tick).
   const SharedCapacity& rob = queues_[QueueKind::Rob];
   const SharedCapacity& iq = queues_[QueueKind::Iq];
-  auto wantsTurn = [&](std::uint32_t t) {
-    return renameDebt_[t] != 0 || (hasRenamable(t) && rob.fits(t) && iq.fits(t) && canAllocate(t));
-  };
+  auto mayAllocate = [&](std::uint32_t t) { return rob.fits(t) && iq.fits(t) && canAllocate(t); };
+  auto wantsTurn = [&](std::uint32_t t) { return renameDebt_[t] != 0 || (hasRenamable(t) && mayAllocate(t)); };
   std::uint32_t t = threadCount_;
   if (roundRobin_) {
     for (std::uint32_t i = 1; i <= threadCount_ && t == threadCount_; ++i) {
@@ -124,7 +123,7 @@ bool RenameAllocate::tick(Cycle now, bool draining) {
   // A thread chosen without debt was chosen because canAllocate(t) held, and nothing has changed since: not asked
   // again (it is the costliest question of this stage).
   bool known = paid == 0;
-  while (budget > 0 && (known || (rob.fits(t) && iq.fits(t) && canAllocate(t)))) {
+  while (budget > 0 && (known || mayAllocate(t))) {
     known = false;
     const std::uint32_t slots = renameOne(t, now);
     const std::uint32_t thisCycle = std::min(budget, slots);

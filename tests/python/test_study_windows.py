@@ -39,7 +39,7 @@ def test_tbench_without_a_completion_raises_instead_of_reporting_zero():
 
 def test_tbench_window_has_its_own_bound_after_a_cut_warm_up():
     # A warm-up bound of 0.002 ms ends the warm-up before the first reply (> 0.021 ms, module doc): the warm-up is
-    # reported incomplete. The window then has its own bound (60 ms), not what the warm-up left of a shared one
+    # reported incomplete. The window then has its own bound (MAX_WINDOW_MS), not what the warm-up left of a shared one
     # (before session 27 one bound covered both, and at 60-120 clients under Linux24 the convoy used it all), so it
     # still runs until every client has read a reply in it.
     r = fileserver.run("tbench", 12, False, "linux24", warm_ms=0.002, window_ms=0.002, max_warm_ms=0.002)
