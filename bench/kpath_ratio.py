@@ -20,7 +20,7 @@ Usage (imports the smtlab module: run from the tree with its venv):
     PYTHONPATH=python .venv/bin/python bench/kpath_ratio.py [--mix dbench,tbench] [-c netburst] [--cycles 4M]
         [--set KEY=VALUE ...] [--stacks]
 
-`--mix` takes the built-in mixes (dbench: fileserver.DBENCH_MIX's recorded calls in their shares; tbench: the
+`--mix` takes the built-in mixes (dbench: the recorded calls of fileserver.DBENCH_OPS in their shares; tbench: the
 16-byte request's send and recv and the 4 KiB reply's, in equal shares) or any kpath name (one path alone).
 `--set` overrides a config key over the preset for both runs, e.g. `--set mem.l1i.size_kb=64` to ask what a larger
 trace cache does to the ratio (docs/study.md has such a table).
@@ -42,9 +42,10 @@ from smtlab.workloads import fileserver, kpaths  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench import parse_count, parse_override  # noqa: E402
 
-#: Built-in mixes: (kpath name, share). dbench's from the study's own table, tbench's per reply (fileserver.py).
+#: Built-in mixes: (kpath name, share). dbench's from the study's own table (fileserver.dbench_call_shares), tbench's
+#: per reply (fileserver.py).
 MIXES: dict[str, list[tuple[str, float]]] = {
-    "dbench": [(kpaths.REAL_PATHS[call], share) for _, share, _, _, call in fileserver.DBENCH_MIX],
+    "dbench": fileserver.dbench_call_shares(),
     "tbench": [("tcp_send", 0.25), ("tcp_recv", 0.25), ("tcp_send_4k", 0.25), ("tcp_recv_4k", 0.25)],
 }
 #: Calls that copy a page: each draw gets its own page-cache page, as the study's dbench clients' calls do.

@@ -1,7 +1,9 @@
-"""dbench's file-server operations run the recorded call of the same name (issue 11 §2: kernel-mode work from kpath:
-streams): open, read and write of 4 KiB, lock, close, create, stat, unlink, rename and find each run one instance of
-its own recorded path on the guest's ext4 disk (workloads/kpath/probe.c, "file server" phase); without recordings
-each keeps exactly the estimate it had before the recordings (vfs_op, plus 4 x copy_kb for a read or a write)."""
+"""dbench's file-server operations are dbench 1.x's (issue 11 §2: the real benchmark's work, kernel-mode work from
+kpath: streams): each operation makes the system calls that dbench 1.x's fileio.c makes for it (a read or write seeks
+first, an open is followed by fstat), each call one instance of its own recorded path on the guest's ext4 disk
+(workloads/kpath/probe.c, "file server" phase; lseek as the recorded null call), a read or write one 4 KiB call per
+page it spans; without recordings each call keeps an estimate. The table of operations, sizes and lines comes from
+client.txt (dbench 1.x, sahlberg/dbench 68d2eda), checked here against dbench's own throughput constant."""
 
 from __future__ import annotations
 
@@ -17,11 +19,12 @@ from smtlab.workloads.user_streams import USER_STREAMS_ENV
 
 ROOT = pathlib.Path(__file__).parents[2]
 
-#: dbench's operations and the Linux call that serves each (the probe's region), written out here rather than read
-#: from the code under test.
-EXPECTED = {"read": "file_read", "write": "file_write", "open": "file_open", "close": "file_close", "stat": "stat",
-            "lock": "file_lock", "find": "getdents", "unlink": "unlink", "rename": "rename",
-            "create": "file_create"}
+#: dbench 1.x's operations and the Linux calls each makes, in order (fileio.c at 68d2eda: nb_write and nb_read do
+#: lseek then write / read; nb_open does open(O_RDWR | O_CREAT) then fstat; nb_close, nb_stat, nb_unlink and
+#: nb_rename one call each), as the recordings that serve them; written out here rather than read from the code.
+EXPECTED = {"write": ["getppid", "file_write"], "read": ["getppid", "file_read"], "open": ["file_open", "fstat"],
+            "create": ["file_create", "fstat"], "close": ["file_close"], "stat": ["stat"], "unlink": ["unlink"],
+            "rename": ["rename"]}
 
 
 def _recorded_paths() -> set[str]:
@@ -36,36 +39,59 @@ def task():
     k.machine.close()
 
 
-def test_every_operation_has_a_recorded_path_of_its_own():
-    ops = {name: call for name, _, _, _, call in fileserver.DBENCH_MIX}
-    assert set(ops) == set(EXPECTED)
-    recorded = _recorded_paths()
-    for name, call in ops.items():
-        assert kpaths.REAL_PATHS[call] == EXPECTED[name], name
-        assert EXPECTED[name] in recorded, name
-    # Ten operations, ten different recordings: none stands in for another.
-    assert len({kpaths.REAL_PATHS[c] for c in ops.values()}) == len(ops)
+def test_every_operation_makes_dbench_1x_calls_each_a_recording():
+    ops = {name: [kpaths.REAL_PATHS[c] for c in calls] for name, _, calls, _ in fileserver.DBENCH_OPS}
+    assert ops == EXPECTED
+    assert {p for paths in ops.values() for p in paths} <= _recorded_paths()
+    # The calls that move file data are the ones named by the operation's data class.
+    for name, _, calls, data in fileserver.DBENCH_OPS:
+        assert (data is not None) == (name in ("read", "write")), name
+        assert data is None or f"file_{data}" in calls, name
 
 
-def test_with_real_paths_each_operation_is_one_recorded_instance(monkeypatch, task):
+def test_the_load_moves_dbench_1x_figure_of_132_mb_per_client():
+    # dbench 1.x reports 132 * clients / t MB/s (dbench.c): 132 MB is what one client's client.txt moves. The size
+    # table's bytes must add up to it (1 % for the rounding of the constant), and its calls to the reads and writes.
+    total = sum(b for sizes in fileserver.DBENCH_SIZES.values() for _, _, b in sizes)
+    assert total / 1e6 == pytest.approx(132, rel=0.01)
+    counts = {name: n for name, n, _, _ in fileserver.DBENCH_OPS}
+    for data, sizes in fileserver.DBENCH_SIZES.items():
+        assert sum(n for _, n, _ in sizes) == counts[data], data
+        for pages, n, b in sizes:
+            # Every call of a class spans exactly its pages: more than pages - 1 and at most pages of 4 KiB.
+            assert (pages - 1) * 4096 * n < b <= pages * 4096 * n, (data, pages)
+    # About 2.26 lines of client.txt per operation that makes calls (REQUEST and REPLY lines, and ignored ones).
+    assert 2 < fileserver.DBENCH_LINES_PER_OP < 2.5
+
+
+def _steps(call: str, task, page=None):
+    return fileserver.dbench_call(call, task, page)
+
+
+def test_with_real_paths_each_call_is_one_recorded_instance(monkeypatch, task):
     monkeypatch.setenv(kpaths.REAL_PATHS_ENV, "1")
-    for name, _, kib, _, call in fileserver.DBENCH_MIX:
-        steps = fileserver.dbench_call(call, kib, task)
-        assert len(steps) == 1, name  # the copy of a read or write is inside the recorded call
-        m = re.fullmatch(r"kpath:(\w+),seed=(\d+),stack=(\d+)", steps[0].source)
-        assert m and m.group(1) == EXPECTED[name], (name, steps[0].source)
-        assert int(m.group(3)) == task.pid  # the task's own kernel stack
+    for name, _, calls, _ in fileserver.DBENCH_OPS:
+        for call, want in zip(calls, EXPECTED[name]):
+            steps = _steps(call, task, 7 if call.startswith("file_") and name in ("read", "write") else None)
+            assert len(steps) == 1, (name, call)  # a page's copy is inside the recorded call
+            m = re.fullmatch(r"kpath:(\w+),seed=(\d+),stack=(\d+)(,page=7)?", steps[0].source)
+            assert m and m.group(1) == want, (name, call, steps[0].source)
+            assert int(m.group(3)) == task.pid  # the task's own kernel stack
 
 
-def test_without_recordings_each_operation_keeps_its_estimate(monkeypatch, task):
+def test_without_recordings_each_call_keeps_an_estimate(monkeypatch, task):
     monkeypatch.setenv(kpaths.REAL_PATHS_ENV, "0")
     trap, p = kpaths.TRAP_INSTRUCTIONS, kpaths.PATHS
-    for name, _, kib, _, call in fileserver.DBENCH_MIX:
-        steps = fileserver.dbench_call(call, kib, task)
-        assert all(s.source is None for s in steps), name
-        # vfs_op's trap and path, then the 4 KiB copy of a read or a write: 3,000 + 4 x 600 kernel instructions.
-        want = [trap + p["vfs_op"].instructions] + ([kib * p["copy_kb"].instructions] if kib else [])
-        assert [s.instructions for s in steps] == want, name
+    for call in ("lseek", "fstat", "stat", "file_open", "file_close", "file_create", "unlink", "rename"):
+        steps = _steps(call, task)
+        assert all(s.source is None for s in steps), call
+        # lseek as the null call, fstat as fstat, the others one metadata operation (vfs_op); the trap with each.
+        path = {"lseek": "null", "fstat": "fstat"}.get(call, "vfs_op")
+        assert [s.instructions for s in steps] == [trap + p[path].instructions], call
+    for call in ("file_read", "file_write"):
+        # A page read or written: vfs_op and the copy of its 4 KiB (4 x 600 kernel instructions).
+        assert [s.instructions for s in _steps(call, task, 3)] == [trap + p["vfs_op"].instructions,
+                                                                   4 * p["copy_kb"].instructions], call
 
 
 # --- the clients' own page-cache pages (page=P) ---------------------------------------------------------------------
@@ -83,11 +109,11 @@ def test_each_client_walks_pages_of_its_own():
     assert fileserver.client_page(0, PAGES_PER_CLIENT - 1) == PAGES_PER_CLIENT - 1 < fileserver.client_page(1, 0)
 
 
-def _client_steps(clients: int, client: int, ops: int) -> list:
+def _client_steps(clients: int, client: int, ops: int, seed: int = 0) -> list:
     """The first ``ops`` system-call steps (with a kpath: source) of client ``client`` of a dbench of ``clients``."""
     k = make_kernel(False, "linux24")
     try:
-        tasks = fileserver.build_dbench(k, clients, {}, seed=0)
+        tasks = fileserver.build_dbench(k, clients, {}, seed=seed)
         me = next(t for t in tasks if t.name == f"dbench_{client}")
         for t in tasks:
             k.spawn(t)
@@ -115,7 +141,7 @@ def test_reads_and_writes_copy_consecutive_pages_and_nothing_else_names_one(monk
         assert (m.group(2) is not None) == copies, spec  # a page exactly on the calls that copy 4 KiB
         if copies:
             pages.append(int(m.group(2)))
-    assert len(pages) >= 10  # 52 % of the operations read or write
+    assert len(pages) >= 10  # 65 % of the operations read or write
     first = 2 * PAGES_PER_CLIENT
     assert pages == list(range(first, first + len(pages)))
 
@@ -140,3 +166,18 @@ def test_a_source_on_a_page_of_its_own_is_not_kept_by_the_task(monkeypatch, task
     assert c is not d
     assert opened == [plain, paged, paged]
     assert paged not in task._record.sources and plain in task._record.sources
+
+
+def test_every_client_runs_the_same_script_with_its_own_instances(monkeypatch):
+    # dbench 1.x: every client replays the one client.txt, so the clients' calls come in the same order; each has
+    # its own kernel stack, instances and pages. Another seed draws another script.
+    monkeypatch.setenv(kpaths.REAL_PATHS_ENV, "1")
+    monkeypatch.setenv(USER_STREAMS_ENV, "0")
+
+    def calls(specs):
+        return [re.match(r"kpath:(\w+),", s).group(1) for s in specs]
+
+    a, b = _client_steps(3, 0, 80), _client_steps(3, 2, 80)
+    assert calls(a) == calls(b)
+    assert a != b  # stacks, instance draws and pages differ
+    assert calls(_client_steps(3, 0, 80, seed=1)) != calls(a)

@@ -1,11 +1,13 @@
 """dbench and tbench (the reference study's Tables 5-6 and Figures 2-3) as task models.
 
-dbench: N client processes replay a file-server operation mix (the NetBench trace's open / read / write / lock /
-unlock / stat / close / rename / unlink / create / find / flush calls), drawn per client from a seeded random stream
-with fixed proportions. Each operation is a system call: the recorded instance of the same call on a file of the
-guest's ext4 disk (``kpath:``, Linux 6.1: open, 4 KiB pread and pwrite in the page cache with their copy, fcntl
-lock, close, open(O_CREAT), stat, unlink, rename, getdents64; kpaths.REAL_PATHS) when real paths are on, else the
-estimate (kpaths ``vfs_op``, reads and writes adding the copy of 4 KiB, 4 x ``copy_kb``). Reads miss the page cache with the probability that the clients' files (21 MiB each) do not fit
+dbench: N client processes run dbench 1.x's load (client.txt: what its child_run and fileio.c do for each line,
+counted per operation, DBENCH_OPS): every client the same seeded draw of operations in client.txt's proportions
+(writes 54 %, stats 15 %, reads 11 %, closes, opens, creates, unlinks, renames), a read or a write of the sizes
+client.txt gives (DBENCH_SIZES), and the user work of the operation's lines. Each system call is the recorded
+instance of the same call on a file of the guest's ext4 disk (``kpath:``, Linux 6.1: open, fstat, a pread or pwrite of
+4 KiB in the page cache with its copy per page, close, open(O_CREAT), stat, unlink, rename; lseek as the null call)
+when real paths are on, else the estimate (kpaths ``vfs_op``, a page read or written adding the copy of 4 KiB,
+4 x ``copy_kb``). Reads miss the page cache with the probability that the clients' files (21 MiB each) do not fit
 in the 2 GiB of RAM left for it, and then wait for the disk model; written data is written back by a daemon
 (bdflush) in the background, which also occupies the disk; its kernel work is Linux 6.1's recorded write-back of
 16 KiB (do_writepages -> ext4_writepages, kpath:writeback) four times per 64 KiB request, each followed after the disk's
@@ -36,18 +38,55 @@ from typing import Any, Iterator
 from ..os import IO, Block, Compute, Send, Task
 from .base import counters, machine_summary, make_kernel
 from .disk import Disk
-from .kpaths import PATHS, WakeChannel, after_wake, estimated, kernel, mark_waker, recorded, syscall, task_spec
+from .kpaths import (PATHS, REAL_PATHS, WakeChannel, after_wake, estimated, kernel, mark_waker, recorded, syscall,
+                     task_spec)
 from .user_streams import UserStream
 
-#: dbench's operation mix: (name, share, KiB moved, is a write, the recorded call: a key of kpaths.REAL_PATHS).
-DBENCH_MIX = [("read", 0.30, 4, False, "file_read"), ("write", 0.22, 4, True, "file_write"),
-              ("open", 0.10, 0, False, "file_open"), ("close", 0.10, 0, False, "file_close"),
-              ("stat", 0.12, 0, False, "stat"), ("lock", 0.06, 0, False, "file_lock"),
-              ("find", 0.05, 0, False, "find"), ("unlink", 0.02, 0, False, "unlink"),
-              ("rename", 0.01, 0, False, "rename"), ("create", 0.02, 0, True, "file_create")]
+#: dbench's operations: what dbench 1.x (the version the article describes: a 4 MB client.txt of about 90,000
+#: NetBench operations) does for the lines of its load file, counted over the whole of client.txt for one client
+#: (sahlberg/dbench at 68d2eda, child.c and fileio.c; the count's method in docs/study.md, "dbench"):
+#: (name, operations per client, the system calls it makes in order: keys of kpaths.REAL_PATHS, and whether it reads
+#: or writes file data). A read or write seeks first (fileio.c nb_read / nb_write: lseek, then read or write); an open
+#: is open(O_RDWR | O_CREAT) and fstat (nb_open), of a file that exists or ("create") of a new one. SMBflush,
+#: SMBlockingX, SMBtrans2 (find), SMBfindclose, SMBdskattr, SMBsetatr and SMBlseek lines make no call in dbench 1.x;
+#: 15 mkdir, 10 rmdir and 2 CREATE per client (0.06 % of the calls) have no recording and are left out.
+DBENCH_OPS = [("write", 23287, ("lseek", "file_write"), "write"), ("read", 4698, ("lseek", "file_read"), "read"),
+              ("stat", 6393, ("stat",), None), ("close", 3617, ("file_close",), None),
+              ("open", 2654, ("file_open", "fstat"), None), ("create", 970, ("file_create", "fstat"), None),
+              ("unlink", 961, ("unlink",), None), ("rename", 195, ("rename",), None)]
+#: Reads and writes by the pages of 4 KiB they span, from client.txt: (pages, calls, bytes of those calls). Sizes
+#: vary from 2 bytes to 64 KiB (writes: 3,534 of 4 bytes, 6,875 of 4 KiB, 680 of 65,475 bytes; reads: 2,080 of 4 KiB,
+#: 337 of 65,534 bytes); 94,701,582 bytes are written and 37,950,391 read, the 132 MB per client of dbench's figure
+#: (dbench.c: 132 * clients / t). Each page is one recorded 4 KiB call (kpath file_read / file_write) on the client's
+#: next page (chosen: no recording of other sizes, so a call of k pages runs k entries and exits where dbench makes
+#: one, and a call of a few bytes copies a page); the throughput counts the bytes of the call's class.
+DBENCH_SIZES = {"write": ((1, 21671, 38273077), (2, 445, 2718436), (3, 61, 606866), (4, 380, 5434352),
+                          (9, 1, 32796), (16, 729, 47636055)),
+                "read": ((1, 3938, 10770857), (2, 178, 1345848), (3, 32, 315520), (4, 212, 3400384),
+                         (9, 1, 32824), (16, 337, 22084958))}
+#: Lines of client.txt per call-making operation: dbench 1.x reads and parses every line (child_run: fgets, three
+#: string substitutions, strtok), 96,535 REQUEST and REPLY lines for 42,802 operations that make calls.
+DBENCH_LINES_PER_OP = 96_535 / 42_802
 CLIENT_MIB = 21.0
 CACHE_MIB = 2048.0
 CLIENT_WORK = 1500  # user instructions per operation (parse the next line of client.txt)
+
+
+def dbench_call_shares() -> list[tuple[str, float]]:
+    """The recorded calls of DBENCH_OPS in their shares of all calls (kpath name, share; a read's or write's data
+    call counted once per page), merged by recording: what one client's kernel work is made of (bench/kpath_ratio.py
+    runs it without the OS layer)."""
+    shares: dict[str, float] = {}
+    for _, count, calls, data in DBENCH_OPS:
+        for call in calls:
+            n = float(count)
+            if data is not None and call == f"file_{data}":
+                sizes = DBENCH_SIZES[data]
+                n *= sum(p * k for p, k, _ in sizes) / sum(k for _, k, _ in sizes)
+            name = REAL_PATHS[call]
+            shares[name] = shares.get(name, 0.0) + n
+    total = sum(shares.values())
+    return [(name, n / total) for name, n in shares.items()]
 
 
 def _miss_probability(clients: int) -> float:
@@ -67,11 +106,17 @@ def client_page(client: int, op: int) -> int:
     return client * CLIENT_PAGES + op % CLIENT_PAGES
 
 
-def dbench_call(call: str, kib: int, task: Task, page: int | None = None) -> list[Any]:
-    """One dbench operation's system call for ``task``: its recorded instance (``call``, a key of
-    kpaths.REAL_PATHS; a read's or write's copy is in it, moved to file page ``page`` when given), else the estimate:
-    ``vfs_op`` plus ``kib`` x ``copy_kb``."""
-    estimate = estimated("vfs_op") + ([kernel("copy_kb", kib)] if kib else [])
+def dbench_call(call: str, task: Task, page: int | None = None) -> list[Any]:
+    """One system call of a dbench operation for ``task``: its recorded instance (``call``, a key of
+    kpaths.REAL_PATHS; a read's or write's copy of 4 KiB is in it, moved to file page ``page`` when given), else the
+    estimate: the null call for lseek, ``fstat`` for fstat, ``vfs_op`` for the others, plus 4 x ``copy_kb`` for a
+    page read or written."""
+    if call == "lseek":
+        estimate = estimated("null")
+    elif call == "fstat":
+        estimate = estimated("fstat")
+    else:
+        estimate = estimated("vfs_op") + ([kernel("copy_kb", 4)] if page is not None else [])
     return recorded(call, estimate, task, page=page)
 
 
@@ -81,33 +126,44 @@ def build_dbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
     flush = WakeChannel("bdflush")
     holder: dict[Any, Task] = {}
     stats["bytes"] = 0
-    names = [m[0] for m in DBENCH_MIX]
-    weights = [m[1] for m in DBENCH_MIX]
+    weights = [count for _, count, _, _ in DBENCH_OPS]
+    extra_line = DBENCH_LINES_PER_OP - int(DBENCH_LINES_PER_OP)
     tasks: list[Task] = []
     for c in range(clients):
-        rng = random.Random(seed * 1000 + c)
+        # Every client runs the same script (dbench 1.x: each child_run reads the one client.txt, CLIENT1 renamed),
+        # here the same seeded draw of operations; its user work and kernel instances are its own.
+        rng = random.Random(seed * 1000)
         work = UserStream("dbench_client", seed * 1000 + c, CLIENT_WORK)  # workloads/user/dbench.c when on
 
         def client(c: int = c, rng: random.Random = rng, work: UserStream = work) -> Iterator[Any]:
             me = holder[c]
-            writes = copies = 0
+            written = copies = 0
             while True:
-                op = rng.choices(range(len(names)), weights)[0]
-                _, _, kib, is_write, call = DBENCH_MIX[op]
-                yield from work.work()
-                page = None
-                if kib:
-                    page, copies = client_page(c, copies), copies + 1
-                yield from dbench_call(call, kib, me, page)
-                if kib:
-                    if not is_write and rng.random() < p_miss:
-                        yield IO(cycles=disk.request(k.now, kib))
-                    stats["bytes"] += kib * 1024
-                if is_write:
-                    writes += 1
-                    if writes % 16 == 0:
-                        mark_waker(flush, me)
-                        yield Send(flush)
+                _, _, calls, data = rng.choices(DBENCH_OPS, weights)[0]
+                for _ in range(int(DBENCH_LINES_PER_OP) + (rng.random() < extra_line)):
+                    yield from work.work()  # the operation's lines of client.txt
+                pages = nbytes = 0
+                if data is not None:
+                    sizes = DBENCH_SIZES[data]
+                    pages, calls_of_size, bytes_of_size = rng.choices(sizes, [n for _, n, _ in sizes])[0]
+                    nbytes = bytes_of_size / calls_of_size
+                for call in calls:
+                    if data is not None and call == f"file_{data}":
+                        for _ in range(pages):
+                            page, copies = client_page(c, copies), copies + 1
+                            yield from dbench_call(call, me, page)
+                    else:
+                        yield from dbench_call(call, me)
+                if data == "read" and rng.random() < p_miss:
+                    yield IO(cycles=disk.request(k.now, 4 * pages))
+                stats["bytes"] += nbytes
+                if data == "write":
+                    # bdflush is asked to write back every 64 KiB of dirty pages (its request's size, below).
+                    for _ in range(pages):
+                        written += 1
+                        if written % 16 == 0:
+                            mark_waker(flush, me)
+                            yield Send(flush)
 
         holder[c] = Task(f"dbench_{c}", client, source=task_spec(2000 + c, 64))  # own process
         tasks.append(holder[c])
