@@ -47,7 +47,7 @@ def _aim9_job(key: str, ht: bool, scheduler: str, quick: bool) -> dict[str, Any]
 
 
 def _mt_job(workload: str, param: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float,
-            steady: bool = False) -> dict[str, Any]:
+            steady: bool = False, seed: int = 0) -> dict[str, Any]:
     try:
         if workload == "chat":
             # Client senders start staggered over the first half of the warm-up (chat.spawn). A steady point's
@@ -58,7 +58,7 @@ def _mt_job(workload: str, param: int, ht: bool, scheduler: str, warm_ms: float,
                 return chat.run(param, ht, scheduler, warm_ms, window_ms, stagger_ms=warm_ms / 2,
                                 max_ms=warm_ms + window_ms + chat.STEADY_MARGIN_MS, settle=True)
             return chat.run(param, ht, scheduler, warm_ms, window_ms, stagger_ms=warm_ms / 2)
-        return fileserver.run(workload, param, ht, scheduler, warm_ms, window_ms)
+        return fileserver.run(workload, param, ht, scheduler, warm_ms, window_ms, seed=seed)
     except (chat.NoCompletion, fileserver.NoCompletion) as e:
         # No measurement: the row shows no model value and the note says why (never a 0).
         return {"workload": workload, "param": param, "ht": ht, "scheduler": scheduler,
@@ -241,6 +241,38 @@ def _mt_windows(workload: str, quick: bool) -> tuple[float, float]:
     return {"chat": (4.0, 6.0), "tbench": (5.0, fileserver.STUDY_WINDOW_MS)}.get(workload, (5.0, 5.0))
 
 
+#: dbench's default points are each the mean over this many seeds (another draw of the clients' script and of the
+#: recorded instances per seed). chosen: a point's 5 ms window holds one client per logical CPU, and HT off and on
+#: see different stretches of the script, whose bytes per instruction differ; eight seeds at 20 clients spread the
+#: speed-up over +55..+107 % (2.4.19) and +59..+104 % (2.5.32) around means of +74 and +76 % (docs/study.md,
+#: "dbench's load"), so one seed reads a row within about 25 points and the mean of four within about 12, for four
+#: times dbench's simulation time (about 2 more minutes of the default study on 2 workers).
+DBENCH_SEEDS = 4
+
+
+def _mt_seeds(workload: str, quick: bool) -> int:
+    return DBENCH_SEEDS if workload == "dbench" and not quick else 1
+
+
+def _mean_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One point from its runs over seeds: every number (and every number of a dict of them, the CPI stack and the
+    occupancies) the mean over the runs, the rest from the first; ``throughput_by_seed`` keeps each run's. A run
+    without a measurement makes the point one (its note says why)."""
+    if len(runs) == 1:
+        return runs[0]
+    for r in runs:
+        if "no_completion" in r:
+            return r
+    out = dict(runs[0])
+    for key, value in runs[0].items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[key] = sum(r[key] for r in runs) / len(runs)
+        elif isinstance(value, dict) and all(isinstance(v, (int, float)) for v in value.values()):
+            out[key] = {k: sum(r[key][k] for r in runs) / len(runs) for k in value}
+    out["throughput_by_seed"] = [r["throughput"] for r in runs]
+    return out
+
+
 def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers: int, progress: bool,
                       steady: bool = False) -> Section:
     """``steady`` (chat only, study `--steady-chat`): windows of whole cycles of the model's run."""
@@ -251,10 +283,15 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
     warm, window = _mt_windows(workload, quick)
     pub = read_reference("ht_linux_multithreaded.csv")
     pub = pub[pub.workload == workload]
-    params = [dict(workload=workload, param=v, ht=ht, scheduler=s, warm_ms=warm, window_ms=window, steady=steady)
-              for s in KERNELS.values() for v in values for ht in (False, True)]
+    seeds = _mt_seeds(workload, quick)
+    params = [dict(workload=workload, param=v, ht=ht, scheduler=s, warm_ms=warm, window_ms=window, steady=steady,
+                   seed=seed)
+              for s in KERNELS.values() for v in values for ht in (False, True) for seed in range(seeds)]
     res = run_jobs(_mt_job, params, workers, progress, workload)
-    get = {(r["scheduler"], r["param"], r["ht"]): r for r in res}
+    by_point: dict[tuple[str, int, bool], list[dict[str, Any]]] = {}
+    for r in res:
+        by_point.setdefault((r["scheduler"], r["param"], r["ht"]), []).append(r)
+    get = {key: _mean_run(runs) for key, runs in by_point.items()}
     rows = []
     for kern, sched in KERNELS.items():
         for v in values:
@@ -304,6 +341,15 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
                f"{fileserver.MAX_WARM_MS:g} ms of warm-up and {fileserver.MAX_WINDOW_MS:g} ms of window)")
     else:
         how = f"a window of {window:g} simulated ms after {warm:g} ms of warm-up per point"
+        if seeds > 1:
+            def per_seed(sched: str) -> str:
+                off, on = (get[(sched, values[0], ht)]["throughput_by_seed"] for ht in (False, True))
+                return ", ".join(f"{speedup_pct(a, b):+.0f}" for a, b in zip(off, on))
+
+            spread = "; ".join(f"{kern} at {values[0]} {pname}: {per_seed(sched)}" for kern, sched in KERNELS.items())
+            how += (f", each point the mean throughput over {seeds} seeds (each another draw of the clients' script "
+                    f"and of the recorded instances; the window sees one client per logical CPU). Speed-ups per seed, "
+                    f"in %: {spread}")
     md = [markdown_table(df), "", f"Throughput in {unit}; geometric means over the {pname} values as the article "
           f"computes them (the speed-up of the geomean row is the ratio of the two geomeans; '-' where a point has "
           f"no measurement). Model: {how}.", ""]
