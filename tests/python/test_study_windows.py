@@ -74,10 +74,11 @@ def test_dbench_points_are_the_mean_over_seeds_quick_mode_one():
     assert ht_linux._mt_seeds("dbench", quick=False) == ht_linux.DBENCH_SEEDS > 1
     assert ht_linux._mt_seeds("dbench", quick=True) == 1
     assert ht_linux._mt_seeds("tbench", quick=False) == ht_linux._mt_seeds("chat", quick=False) == 1
-    runs = [{"throughput": 100.0, "cpi": 3.0, "ht": True, "stack": {"memory": 1.0}, "note": "a"},
-            {"throughput": 140.0, "cpi": 4.0, "ht": True, "stack": {"memory": 2.0}, "note": "b"}]
+    runs = [{"param": 20, "throughput": 100.0, "cpi": 3.0, "ht": True, "stack": {"memory": 1.0}, "note": "a"},
+            {"param": 20, "throughput": 140.0, "cpi": 4.0, "ht": True, "stack": {"memory": 2.0}, "note": "b"}]
     point = ht_linux._mean_run(runs)
     assert point["throughput"] == 120.0 and point["cpi"] == 3.5 and point["stack"] == {"memory": 1.5}
+    assert point["param"] == 20 and isinstance(point["param"], int)  # the point's own parameter, not a mean
     assert point["ht"] is True and point["note"] == "a"  # not numbers: the first run's
     assert point["throughput_by_seed"] == [100.0, 140.0]
     assert ht_linux._mean_run(runs[:1]) is runs[0]

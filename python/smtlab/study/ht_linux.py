@@ -255,9 +255,10 @@ def _mt_seeds(workload: str, quick: bool) -> int:
 
 
 def _mean_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """One point from its runs over seeds: every number (and every number of a dict of them, the CPI stack and the
-    occupancies) the mean over the runs, the rest from the first; ``throughput_by_seed`` keeps each run's. A run
-    without a measurement makes the point one (its note says why)."""
+    """One point from its runs over seeds: every number that differs between them (and every number of a dict of
+    them, the CPI stack and the occupancies) the mean over the runs, the rest from the first (the point's own
+    parameters stay as they are); ``throughput_by_seed`` keeps each run's. A run without a measurement makes the
+    point one (its note says why)."""
     if len(runs) == 1:
         return runs[0]
     for r in runs:
@@ -266,7 +267,8 @@ def _mean_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
     out = dict(runs[0])
     for key, value in runs[0].items():
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            out[key] = sum(r[key] for r in runs) / len(runs)
+            if any(r[key] != value for r in runs):
+                out[key] = sum(r[key] for r in runs) / len(runs)
         elif isinstance(value, dict) and all(isinstance(v, (int, float)) for v in value.values()):
             out[key] = {k: sum(r[key][k] for r in runs) / len(runs) for k in value}
     out["throughput_by_seed"] = [r["throughput"] for r in runs]
