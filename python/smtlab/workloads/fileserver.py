@@ -127,6 +127,7 @@ def build_dbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
     holder: dict[Any, Task] = {}
     stats["bytes"] = 0
     weights = [count for _, count, _, _ in DBENCH_OPS]
+    size_weights = {data: [calls for _, calls, _ in sizes] for data, sizes in DBENCH_SIZES.items()}
     extra_line = DBENCH_LINES_PER_OP - int(DBENCH_LINES_PER_OP)
     tasks: list[Task] = []
     for c in range(clients):
@@ -144,8 +145,7 @@ def build_dbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
                     yield from work.work()  # the operation's lines of client.txt
                 pages = nbytes = 0
                 if data is not None:
-                    sizes = DBENCH_SIZES[data]
-                    pages, calls_of_size, bytes_of_size = rng.choices(sizes, [n for _, n, _ in sizes])[0]
+                    pages, calls_of_size, bytes_of_size = rng.choices(DBENCH_SIZES[data], size_weights[data])[0]
                     nbytes = bytes_of_size / calls_of_size
                 for call in calls:
                     if data is not None and call == f"file_{data}":
