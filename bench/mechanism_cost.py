@@ -235,6 +235,19 @@ MECHANISMS: list[Mechanism] = [
         Switch("netburst", (), ("core.build_width=0",)),
     ),
     Mechanism(
+        "Instruction prefetch (NetBurst)",
+        "When a code line misses the trace cache (L1I), or fetch reaches a line read this way, the next line on the "
+        "thread's path is read into its streaming buffer at once (IA-32 optimization manual 248966-013 p.1-14: the "
+        "instruction fetcher reads along the path the BTB predicts; p.1-36, p.2-55: two 64-byte buffers per logical "
+        "processor)",
+        ("core.fetch_prefetch",),
+        ((IT + "build_mode_test.cpp", "BuildMode.PrefetchKeepsOneThreadsDecoderBusy"),
+         (IT + "build_mode_test.cpp", "BuildMode.WithPrefetchTwoBuildingThreadsGainNothing"),
+         (IT + "build_mode_test.cpp", "BuildMode.PrefetchFollowsThePathNotTheNextAddress")),
+        _eq("core.fetch_prefetch", True),
+        Switch("netburst", (), ("core.fetch_prefetch=false",)),
+    ),
+    Mechanism(
         "Microcode through the fetch slot (NetBurst)",
         "A microcoded instruction's ceil(uops / fetch_width) delivery cycles are fetch slots its thread wins by the "
         "fetch policy, alternating with a fetching sibling (IA-32 optimization manual p.1-38: every selection point "

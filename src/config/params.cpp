@@ -132,6 +132,11 @@ void visitParams(Config& c, V&& v) {
     "threads share, this many per cycle, until its fetch reaches a line that hits (Pentium 4: 1; 0 = off, a miss "
     "costs only its latency)",
     0, 16);
+  v("core.fetch_prefetch", k.fetch_prefetch,
+    "instruction prefetch into per-thread streaming buffers: when a thread's code line misses the L1I (trace cache), "
+    "or its fetch reaches a line read this way, the next line on its path is read from the L2 (or below) at once, so "
+    "its bytes can be waiting when the decoder gets there (Pentium 4: the fetcher fills two 64-byte buffers per "
+    "logical processor ahead of the decoder; false: each missing line is read when fetch reaches it)");
   v("core.microcode_shares_fetch", k.microcode_shares_fetch,
     "a microcoded instruction's uops reach the uop queue through its thread's fetch slot, ceil(uops / fetch_width) "
     "slots the fetch policy hands out among the threads like any other (Pentium 4: the microcode ROM is shared and "

@@ -260,6 +260,7 @@ void Core::squashFrom(std::uint32_t t, SeqNum from) {
   }
   th.lastFetchLine = ~Addr{0};
   th.building = false;  // the next line's access decides again
+  th.streamLine = ThreadContext::kNoStreamLine;  // the fetcher restarts at the redirect
   th.microcodeSlots = 0;  // a squashed microcoded instruction's sequence stops streaming
   loadStore_.squashFrom(t, from);
   cur.rewindTo(from);

@@ -33,6 +33,7 @@ FrontEnd::FrontEnd(CoreId core, const Config& config, MemorySystem& memory, std:
       lineShift_(static_cast<std::uint32_t>(std::countr_zero(config.mem.line_bytes))),
       l1iLatency_(config.mem.l1i.latency),
       buildWidth_(config.core.build_width),
+      fetchPrefetch_(config.core.fetch_prefetch),
       pipeCapacity_(std::max(1u, config.core.fetch_width) * std::max(1u, config.core.frontend_depth)),
       wrongPath_(config.core.wrong_path),
       memory_(memory),
@@ -145,8 +146,16 @@ std::uint32_t FrontEnd::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle
     if (in == nullptr) break;
     const Addr line = in->pc >> lineShift_;
     if (line != th.lastFetchLine) {
-      const MemResult r = memory_.fetch(core_, ThreadId{t}, th.asid, in->pc, now);
+      // A line the instruction fetcher read ahead (core.fetch_prefetch) comes from the streaming buffer: not in the
+      // trace cache, so it is built, but its bytes may be there already.
+      const bool streamed = line == th.streamLine;
+      const MemResult r = streamed ? memory_.fetchStreamed(core_, ThreadId{t}, th.asid, in->pc, th.streamReady,
+                                                           th.streamLevel)
+                                   : memory_.fetch(core_, ThreadId{t}, th.asid, in->pc, now);
       th.lastFetchLine = line;
+      th.streamLine = ThreadContext::kNoStreamLine;
+      th.stats.fetchStreamedLines += streamed;
+      if (fetchPrefetch_ && (streamed || r.ready > now + l1iLatency_)) prefetchNextLine(th, t, line, now);
       // An L1I hit is part of the front-end depth; anything slower holds this thread's fetch until the line arrives,
       // and then (build_width > 0) its instructions come from the decoder until a line hits again.
       if (r.ready > now + l1iLatency_) {
@@ -156,7 +165,9 @@ std::uint32_t FrontEnd::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle
         th.building = buildWidth_ > 0;
         return got;
       }
-      if (th.building) {
+      // A streamed line whose bytes are in the buffer: the decoder goes straight on with them (the buffer is filled
+      // only while the thread builds, and dropped on a mispredict or squash).
+      if (!streamed && th.building) {
         th.building = false;  // back on the trace cache: the rest of this cycle's decode slot goes unused
         return got;
       }
@@ -184,6 +195,7 @@ std::uint32_t FrontEnd::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle
         th.waitingBranchSeq = seq;
         th.waitingBranchFetchedAt = now;
         th.fetchBlock = FetchBlock::Mispredict;
+        th.streamLine = ThreadContext::kNoStreamLine;  // the fetcher follows the prediction: its buffer is wrong-path
         if (wrongPath_) th.wrongPath.startWalk(*in);
         break;
       }
@@ -210,6 +222,33 @@ std::uint32_t FrontEnd::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle
     }
   }
   return got;
+}
+
+void FrontEnd::prefetchNextLine(ThreadContext& th, std::uint32_t t, Addr line, Cycle now) {
+  // NetBurst's instruction fetcher reads code along the path the BTB predicts into each logical processor's two
+  // 64-byte streaming buffers, ahead of the one decoder (IA-32 optimization manual 248966-013: p.1-11, "prefetches
+  // IA-32 instructions that are likely to be executed"; p.1-14; p.1-36, the 2-entry buffers are per logical
+  // processor; p.2-55, 64-byte). One buffer holds the line being decoded, the other the next line on the path: here
+  // the first record after the fetch position that lies in another line (the trace's own path, which is the predicted
+  // one until a mispredict; a mispredicted branch drops the buffer when it is fetched). Chosen: at most 64 records
+  // ahead (a line holds at most 64 instructions; code that stays longer in one line loops there and is built once);
+  // past them or the trace's end, the next line in address order, where fetch goes unless a taken branch sends it
+  // elsewhere.
+  TraceCursor& cur = *th.cursor;
+  Addr next = line + 1;
+  for (std::uint64_t k = 1; k <= 64; ++k) {
+    const Instr* in = cur.ahead(k);
+    if (in == nullptr) break;
+    if ((in->pc >> lineShift_) != line) {
+      next = in->pc >> lineShift_;
+      break;
+    }
+  }
+  const MemResult r = memory_.prefetchCode(core_, ThreadId{t}, th.asid, next << lineShift_, now);
+  if (r.level == MemLevel::L1) return;  // the trace cache holds it: nothing to read
+  th.streamLine = next;
+  th.streamReady = r.ready;
+  th.streamLevel = r.level;
 }
 
 std::uint32_t FrontEnd::fetchWrongPath(std::uint32_t t, std::uint32_t budget, Cycle now) {

@@ -31,6 +31,7 @@ void ThreadContext::bind(std::shared_ptr<TraceCursor> trace, Asid space, Cycle n
   gatedUntil = now;
   lastFetchLine = ~Addr{0};
   building = false;
+  streamLine = kNoStreamLine;
   microcodeSlots = 0;
   unresolvedBranches = 0;
   stackDelta = false;  // a task switch loads the stack pointer explicitly

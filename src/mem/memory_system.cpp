@@ -234,28 +234,64 @@ struct MemorySystem::Impl {
     return result;
   }
 
-  MemResult fetchAccess(CoreId core, ThreadId thread, Asid asid, Addr pc, Cycle now) {
-    checkCore(core);
+  void checkThread(ThreadId thread) const {
     if (thread.value >= threads) [[unlikely]] {
       throw UsageError(fmt::format("memory system: thread {} out of range (cores have {} threads)", thread.value,
                                    threads));
     }
+  }
+
+  // The L1I's key for a thread's code line. Thread-tagged (mem.l1i_thread_tagged): the thread's id goes into the
+  // line's top lineShift bits, which a line address never uses (core.threads <= 8 and mem.line_bytes >= 8), so the set
+  // index is unchanged and a sibling's copy takes another way; the L2 is always asked for the real line.
+  LineAddr l1iKey(LineAddr line, ThreadId thread) const {
+    if (!l1iThreadTagged) return line;
+    return LineAddr::fromNumber(line.value ^ (std::uint64_t{thread.value} << (64 - lineShift)));
+  }
+
+  MemResult fetchAccess(CoreId core, ThreadId thread, Asid asid, Addr pc, Cycle now) {
+    checkCore(core);
+    checkThread(thread);
     const Addr phys = physicalAddress(asid, pc);
     const Tlb::Translation tr = translate(itlb[core.value * threads + thread.value], core.value, asid, pc, phys, now);
     const LineAddr line = LineAddr::of(phys, lineShift);
-    if (!l1iThreadTagged) {
-      const Outcome out = l1Access(l1i[core.value], core.value, line, tr.ready, false);
-      return MemResult{out.ready, out.level, tr.miss};
-    }
-    // The thread's id goes into the line's top lineShift bits, which a line address never uses (core.threads <= 8 and
-    // mem.line_bytes >= 8): the set index is unchanged and a sibling's copy takes another way. The L2 is asked for the
-    // real line. L1I lines are never dirty, so no tagged victim is ever written back.
-    const LineAddr tagged = LineAddr::fromNumber(line.value ^ (std::uint64_t{thread.value} << (64 - lineShift)));
     const std::uint32_t c = core.value;
+    // L1I lines are never dirty, so no victim is ever written back (a tagged one is no real line).
     const Outcome out = accessCache(
-        l1i[c], MemLevel::L1, tagged, tr.ready, false, [this, c, line](Cycle start) { return l2Access(c, line, start); },
-        [](LineAddr, Cycle) {});
+        l1i[c], MemLevel::L1, l1iKey(line, thread), tr.ready, false,
+        [this, c, line](Cycle start) { return l2Access(c, line, start); }, [](LineAddr, Cycle) {});
     return MemResult{out.ready, out.level, tr.miss};
+  }
+
+  MemResult prefetchCode(CoreId core, ThreadId thread, Asid asid, Addr pc, Cycle now) {
+    checkCore(core);
+    checkThread(thread);
+    const Addr phys = physicalAddress(asid, pc);
+    const Tlb::Translation tr = translate(itlb[core.value * threads + thread.value], core.value, asid, pc, phys, now);
+    const LineAddr line = LineAddr::of(phys, lineShift);
+    Cache& c = l1i[core.value];
+    // A line the L1I holds (built, or its fill under way) is not read: no statistics, no LRU update.
+    if (c.find(l1iKey(line, thread)) != Cache::kNotFound) {
+      return MemResult{tr.ready + c.latency(), MemLevel::L1, tr.miss};
+    }
+    // The request takes one of the L1I's miss slots (mem.l1i.mshrs) until its bytes are back, like a fetch miss.
+    const Cache::MshrGrant grant = c.acquireMshr(tr.ready);
+    const Outcome out = l2Access(core.value, line, grant.start);
+    c.holdMshr(grant.slot, out.ready);
+    return MemResult{out.ready, out.level, tr.miss};
+  }
+
+  MemResult fetchStreamed(CoreId core, ThreadId thread, Asid asid, Addr pc, Cycle ready, MemLevel level) {
+    checkCore(core);
+    checkThread(thread);
+    const LineAddr line = LineAddr::of(physicalAddress(asid, pc), lineShift);
+    Cache& c = l1i[core.value];
+    CacheStats& s = c.stats();
+    ++s.accesses;
+    ++s.misses;  // the trace cache did not hold it: its instructions are decoded (built), then it does
+    const LineAddr key = l1iKey(line, thread);
+    if (c.find(key) == Cache::kNotFound) c.fill(key, ready, level, false);
+    return MemResult{ready, level, false};
   }
 
   const std::uint32_t lineBytes;
@@ -314,6 +350,14 @@ MemResult MemorySystem::store(CoreId core, Asid asid, Addr addr, std::uint32_t s
 
 MemResult MemorySystem::fetch(CoreId core, ThreadId thread, Asid asid, Addr pc, Cycle now) {
   return impl_->fetchAccess(core, thread, asid, pc, now);
+}
+
+MemResult MemorySystem::prefetchCode(CoreId core, ThreadId thread, Asid asid, Addr pc, Cycle now) {
+  return impl_->prefetchCode(core, thread, asid, pc, now);
+}
+
+MemResult MemorySystem::fetchStreamed(CoreId core, ThreadId thread, Asid asid, Addr pc, Cycle ready, MemLevel level) {
+  return impl_->fetchStreamed(core, thread, asid, pc, ready, level);
 }
 
 std::uint32_t MemorySystem::flushTlb(CoreId core, ThreadId thread, Asid asid) {

@@ -77,6 +77,7 @@ json::object threadStatsJson(const ThreadStats& s, const Core& core, std::uint32
                                      {"dram", s.loadLevel[3]}};
   o["fetch_icache_stall_cycles"] = s.fetchIcacheStallCycles;
   o["fetch_built"] = s.fetchBuilt;
+  o["fetch_streamed_lines"] = s.fetchStreamedLines;
   o["fetch_build_wait_cycles"] = s.fetchBuildWaitCycles;
   o["fetch_gated_cycles"] = s.fetchGatedCycles;
   o["flushes"] = s.flushes;

@@ -22,6 +22,18 @@ void TraceCursor::reserve(std::size_t n) {
   mask_ = want - 1;
 }
 
+bool TraceCursor::readMore(std::uint64_t free) {
+  const std::uint64_t start = loadedEnd_.value & mask_;
+  const std::size_t room = static_cast<std::size_t>(std::min<std::uint64_t>({free, ring_.size() - start, batch_}));
+  const std::size_t got = source_->read(std::span<Instr>(ring_.data() + start, room));
+  if (got == 0) {
+    ended_ = true;
+    return false;
+  }
+  loadedEnd_ += got;
+  return true;
+}
+
 const Instr* TraceCursor::readBatch() {
   if (ended_) return nullptr;
   // Read the next batch into the free part of the ring (the part not holding unretired records).
@@ -30,15 +42,16 @@ const Instr* TraceCursor::readBatch() {
     throw Error("trace cursor for '" + source_->describe() +
                 "': rewind window is full (more instructions in flight than the cursor holds)");
   }
-  const std::uint64_t start = loadedEnd_.value & mask_;
-  const std::size_t room = static_cast<std::size_t>(std::min<std::uint64_t>({free, ring_.size() - start, batch_}));
-  const std::size_t got = source_->read(std::span<Instr>(ring_.data() + start, room));
-  if (got == 0) {
-    ended_ = true;
-    return nullptr;
-  }
-  loadedEnd_ += got;
+  if (!readMore(free)) return nullptr;
   return &ring_[fetchSeq_.value & mask_];
+}
+
+const Instr* TraceCursor::readAhead(SeqNum s) {
+  while (s >= loadedEnd_) {
+    const std::uint64_t free = ring_.size() - (loadedEnd_ - retireSeq_);
+    if (ended_ || free == 0 || !readMore(free)) return nullptr;
+  }
+  return &ring_[s.value & mask_];
 }
 
 void TraceCursor::rewindTo(SeqNum seq) {

@@ -173,6 +173,7 @@ struct CoreConfig {
   std::uint32_t fetch_width = 4;
   std::uint32_t fetch_threads = 1;  // threads that may fetch in one cycle
   std::uint32_t build_width = 0;    // trace-cache build mode: instructions the shared decoder delivers per cycle (0 off)
+  bool fetch_prefetch = false;      // after an L1I miss, the next code line on the thread's path is read ahead
   bool fetch_break_on_taken = true; // a taken branch ends the thread's fetch for the cycle
   // A microcoded instruction's uops come from the microcode sequencer through its thread's fetch slot: the
   // ceil(uops / fetch_width) cycles it streams are cycles the thread wins the fetch choice (false: its fetch is held for

@@ -104,6 +104,7 @@ struct ThreadStats {
   std::uint64_t marks = 0;
   std::uint64_t fetchIcacheStallCycles = 0;
   std::uint64_t fetchBuilt = 0;           // instructions fetched through the decoder in build mode (core.build_width)
+  std::uint64_t fetchStreamedLines = 0;   // code lines the instruction fetcher had read ahead (core.fetch_prefetch)
   std::uint64_t fetchBuildWaitCycles = 0; // cycles in build mode waiting while the sibling had the shared decoder
   std::uint64_t fetchGatedCycles = 0;  // STALL/FLUSH kept the thread from fetching
   std::uint64_t flushes = 0;           // FLUSH policy squashes

@@ -51,6 +51,9 @@ class FrontEnd final : public IBranchResolutionPort {
   void decode(Cycle now);
   // A microcoded instruction (right or wrong path) just fetched: the sequencer streams its uops for `cycles` cycles.
   void holdForMicrocode(ThreadContext& th, std::uint32_t cycles, Cycle now);
+  // core.fetch_prefetch: the instruction fetcher reads the next code line on thread t's path into its streaming
+  // buffer while the decoder builds `line`.
+  void prefetchNextLine(ThreadContext& th, std::uint32_t t, Addr line, Cycle now);
   bool squashResolvedWrongPaths(Cycle now);  // resolveWrongPaths, when a result may be due
 
   const CoreId core_;
@@ -62,6 +65,7 @@ class FrontEnd final : public IBranchResolutionPort {
   const std::uint32_t lineShift_;
   const std::uint32_t l1iLatency_;
   const std::uint32_t buildWidth_;  // core.build_width: 0 = no build mode
+  const bool fetchPrefetch_;        // core.fetch_prefetch
   const std::uint32_t pipeCapacity_;
   // No thread's WrongPathState::resolveAt is before this (a lower bound: a branch squashed with its thread's younger
   // instructions leaves it behind, which costs one needless look).

@@ -141,6 +141,12 @@ struct ThreadContext {
   Cycle waitingBranchRenamedAt{0};
   Addr lastFetchLine = ~Addr{0};
   bool building = false;             // trace-cache build mode: lastFetchLine missed, so fetch goes through the decoder
+  // core.fetch_prefetch: the code line the instruction fetcher read ahead into the thread's streaming buffer
+  // (kNoStreamLine: none), its bytes there from streamReady, read from streamLevel.
+  static constexpr Addr kNoStreamLine = ~Addr{0};
+  Addr streamLine = kNoStreamLine;
+  Cycle streamReady{0};
+  MemLevel streamLevel = MemLevel::L2;
   std::uint32_t microcodeSlots = 0;  // core.microcode_shares_fetch: fetch slots the microcode sequencer still needs
   Cycle gatedUntil{0};               // STALL / FLUSH: a load of this thread misses to memory until then
 

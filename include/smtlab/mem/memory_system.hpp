@@ -71,6 +71,15 @@ class MemorySystem {
   MemResult store(CoreId core, Asid asid, Addr addr, std::uint32_t size, Cycle now);
   // An instruction fetch of the line holding `pc`, through the thread's ITLB and the core's L1I.
   MemResult fetch(CoreId core, ThreadId thread, Asid asid, Addr pc, Cycle now);
+  // The instruction fetcher reading a code line ahead of the decoder into the thread's streaming buffer (NetBurst,
+  // core.fetch_prefetch): through the thread's ITLB; a line the L1I (trace cache) holds is not read (level L1
+  // returned); otherwise the line is read from the L2 or below, taking an L1I miss slot until it is back, but is not
+  // put in the L1I: the trace cache holds a line only once its instructions have been decoded. The returned ready
+  // cycle is when the bytes are in the buffer.
+  MemResult prefetchCode(CoreId core, ThreadId thread, Asid asid, Addr pc, Cycle now);
+  // The thread's fetch reaching a line prefetchCode read (bytes in the buffer from `ready`, read from `level`): an
+  // L1I access and miss with no request below; the line is put in the L1I as its instructions are built.
+  MemResult fetchStreamed(CoreId core, ThreadId thread, Asid asid, Addr pc, Cycle ready, MemLevel level);
 
   // An address-space switch on one hardware thread without tagged TLBs (issue 10 §5): drops the entries of `asid`
   // from that thread's ITLB, the core's DTLB (shared by its threads) and the core's page-walk cache. Returns the

@@ -26,6 +26,14 @@ class TraceCursor {
     if (fetchSeq_ < loadedEnd_) return &ring_[fetchSeq_.value & mask_];
     return readBatch();
   }
+  // The record k >= 1 places after the fetch position, reading more from the source while the ring has room (the
+  // instruction fetcher's look along the path, core.fetch_prefetch); nullptr past the end of the trace or the room.
+  // Reading early changes nothing: a source's records do not depend on when they are read.
+  const Instr* ahead(std::uint64_t k) {
+    const SeqNum s{fetchSeq_.value + k};
+    if (s < loadedEnd_) return &ring_[s.value & mask_];
+    return readAhead(s);
+  }
   // Moves the fetch position one record on (after peek() returned a record).
   void advanceFetch() { ++fetchSeq_; }
   // The record with sequence number seq, which must be in [retireSeq(), loadedEnd()).
@@ -63,6 +71,10 @@ class TraceCursor {
  private:
   // peek() past the loaded records: reads the next batch (nullptr at the end of the trace).
   const Instr* readBatch();
+  // ahead() past the loaded records.
+  const Instr* readAhead(SeqNum s);
+  // Reads the next batch into the free part of the ring; false at the end of the trace.
+  bool readMore(std::uint64_t free);
 
   std::unique_ptr<TraceSource> source_;
   std::vector<Instr> ring_;

@@ -250,6 +250,41 @@ TEST(MemorySystem, ThreadTaggedL1iGivesEachThreadItsOwnCopyOfALine) {
   EXPECT_EQ(mem.l2Stats(kCore0).misses, 1u);  // the L2 is asked for the real line, which it holds once
 }
 
+TEST(MemorySystem, PrefetchedCodeWaitsInTheStreamingBufferNotTheL1i) {
+  // core.fetch_prefetch's reads (prefetchCode): the line comes from the L2 (warmed here by a data load of the same
+  // physical line: walk + LLC + DRAM at cycle 0) at the L2's latency plus the ITLB walk, and is not put in the L1I:
+  // the trace cache holds a line only once it is built. Reaching it (fetchStreamed) counts an L1I access and miss
+  // with no request below, returns the buffer's ready cycle, and fills the L1I: the next fetch hits.
+  MemorySystem mem(smallConfig(), 1, 2);
+  mem.load(kCore0, kAsid0, 0x400000, 8, at(0));
+  const std::uint64_t l2Accesses = mem.l2Stats(kCore0).accesses;
+  const MemResult p = mem.prefetchCode(kCore0, ThreadId{0}, kAsid0, 0x400000, at(1000));
+  EXPECT_EQ(p.ready, at(1000 + kWalk + kL2));
+  EXPECT_EQ(p.level, MemLevel::L2);
+  EXPECT_EQ(mem.l2Stats(kCore0).accesses, l2Accesses + 1);
+  EXPECT_EQ(mem.l1iStats(kCore0).accesses, 0u);  // the L1I was looked into, not accessed
+  const MemResult s = mem.fetchStreamed(kCore0, ThreadId{0}, kAsid0, 0x400010, p.ready, p.level);
+  EXPECT_EQ(s.ready, p.ready);
+  EXPECT_EQ(mem.l1iStats(kCore0).accesses, 1u);
+  EXPECT_EQ(mem.l1iStats(kCore0).misses, 1u);
+  EXPECT_EQ(mem.l2Stats(kCore0).accesses, l2Accesses + 1);  // nothing more from the L2
+  EXPECT_EQ(mem.fetch(kCore0, ThreadId{0}, kAsid0, 0x400020, at(2000)).ready, at(2000 + kL1i));
+  // A line the L1I holds is not read again: level L1, no L2 access.
+  EXPECT_EQ(mem.prefetchCode(kCore0, ThreadId{0}, kAsid0, 0x400000, at(3000)).level, MemLevel::L1);
+  EXPECT_EQ(mem.l2Stats(kCore0).accesses, l2Accesses + 1);
+}
+
+TEST(MemorySystem, PrefetchedCodeIsNotAHitForAFetchThatDidNotReadItsBuffer) {
+  // A prefetched line the thread never took from its buffer (dropped on a redirect) is not in the L1I: a plain fetch
+  // of it misses the L1I and reads the L2 again (ITLB warm by then: the L2's latency alone).
+  MemorySystem mem(smallConfig(), 1, 2);
+  mem.load(kCore0, kAsid0, 0x400000, 8, at(0));
+  mem.prefetchCode(kCore0, ThreadId{0}, kAsid0, 0x400000, at(1000));
+  const MemResult f = mem.fetch(kCore0, ThreadId{0}, kAsid0, 0x400000, at(2000));
+  EXPECT_EQ(f.level, MemLevel::L2);
+  EXPECT_EQ(f.ready, at(2000 + kL2));
+}
+
 TEST(MemorySystem, ThreadTaggedCopiesShareTheSetsWays) {
   // The tag leaves the set index alone: the L1I has 8 sets of 2 ways, so lines 512 B apart share a set. Thread 0's
   // and thread 1's copies of line A fill both ways; thread 0 then fetches line B of the same set, which evicts the

@@ -38,6 +38,30 @@ TEST(TraceCursor, RewindThenRefetchGivesSameRecords) {
   EXPECT_THROW(c.rewindTo(SeqNum{13}), Error);  // younger than the fetch position
 }
 
+TEST(TraceCursor, AheadReadsMoreWhileTheRingHasRoomAndChangesNothing) {
+  // Ring of 16, batches of 4. ahead(k) is the record k past the fetch position, read from the source if needed.
+  const auto recs = numbered(40);
+  TraceCursor c(std::make_unique<VectorSource>(recs), 16, 4);
+  ASSERT_NE(c.peek(), nullptr);  // first batch: records 0..3
+  EXPECT_EQ(c.loadedEnd(), SeqNum{4});
+  ASSERT_NE(c.ahead(9), nullptr);
+  EXPECT_EQ(*c.ahead(9), recs[9]);
+  EXPECT_EQ(c.loadedEnd(), SeqNum{12});  // two more batches: records 4..11
+  // Nothing has retired: 16 records fit, the 17th (ahead(16) = record 16) has no room.
+  ASSERT_NE(c.ahead(15), nullptr);
+  EXPECT_EQ(*c.ahead(15), recs[15]);
+  EXPECT_EQ(c.ahead(16), nullptr);
+  // Fetching then sees the same records, in order, and the end of the trace after the last.
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    ASSERT_NE(c.peek(), nullptr) << i;
+    EXPECT_EQ(*c.peek(), recs[i]);
+    c.advanceFetch();
+    c.retireOne();
+  }
+  EXPECT_EQ(c.ahead(1), nullptr);
+  EXPECT_EQ(c.peek(), nullptr);
+}
+
 TEST(TraceCursor, RestartAfterEnd) {
   const auto recs = numbered(5);
   TraceCursor c(std::make_unique<VectorSource>(recs), 8, 2);
