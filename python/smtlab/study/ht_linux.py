@@ -152,8 +152,13 @@ def run_lmbench(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool
     if not pipe_neg:
         notes.append(f"LMbench pipe latency: model {pipe['model speed-up %']:+.1f}%, published "
                      f"{pipe['pub speed-up %']:+.1f}%: more than {chk.PIPE_TOLERANCE_PP:g} percentage points apart. "
-                     "The model's per-round-trip HT costs (two cross-CPU wake-ups with the IPI path, the partition "
-                     "drains of every change between one and two running threads) outweigh the overlap it gains.")
+                     "The model's per-round-trip HT costs (two cross-CPU wake-ups with the IPI path, each waiting "
+                     "the preset's os.wake_cycles for the halted CPU's HLT exit, a chosen constant with no published "
+                     "figure; the partition drains of every change between one and two running threads) outweigh "
+                     "the overlap it gains. HT off waits for a context switch instead, recorded kernel code that "
+                     "got faster with the instruction prefetcher while the constant stayed (docs/study.md, "
+                     "\"Instruction prefetch\"); and the model's round trip lacks the four int 0x80 / iret traps of "
+                     "2.4.19's system calls, which would dilute any fixed HT cost.")
     notes.append("LMbench absolute latencies come from the documented kernel-path instruction counts "
                  "(workloads/kpaths.py), not from fitting; compare the speed-up columns.")
     return Section("lmbench", "Table 1: LMbench latencies, Linux 2.4.19, HT off vs on (1 package)", df,
