@@ -249,36 +249,43 @@ struct MemorySystem::Impl {
     return LineAddr::fromNumber(line.value ^ (std::uint64_t{thread.value} << (64 - lineShift)));
   }
 
-  MemResult fetchAccess(CoreId core, ThreadId thread, Asid asid, Addr pc, Cycle now) {
+  // A code line of `thread`, translated through its ITLB at `now`: the real line (what the L2 is asked for), its
+  // L1I key, and the translation's ready cycle and miss.
+  struct CodeLine {
+    LineAddr line;
+    LineAddr key;
+    Tlb::Translation tr;
+  };
+  CodeLine codeLine(CoreId core, ThreadId thread, Asid asid, Addr pc, Cycle now) {
     checkCore(core);
     checkThread(thread);
     const Addr phys = physicalAddress(asid, pc);
     const Tlb::Translation tr = translate(itlb[core.value * threads + thread.value], core.value, asid, pc, phys, now);
     const LineAddr line = LineAddr::of(phys, lineShift);
+    return CodeLine{line, l1iKey(line, thread), tr};
+  }
+
+  MemResult fetchAccess(CoreId core, ThreadId thread, Asid asid, Addr pc, Cycle now) {
+    const CodeLine code = codeLine(core, thread, asid, pc, now);
     const std::uint32_t c = core.value;
+    const LineAddr line = code.line;
     // L1I lines are never dirty, so no victim is ever written back (a tagged one is no real line).
     const Outcome out = accessCache(
-        l1i[c], MemLevel::L1, l1iKey(line, thread), tr.ready, false,
+        l1i[c], MemLevel::L1, code.key, code.tr.ready, false,
         [this, c, line](Cycle start) { return l2Access(c, line, start); }, [](LineAddr, Cycle) {});
-    return MemResult{out.ready, out.level, tr.miss};
+    return MemResult{out.ready, out.level, code.tr.miss};
   }
 
   MemResult prefetchCode(CoreId core, ThreadId thread, Asid asid, Addr pc, Cycle now) {
-    checkCore(core);
-    checkThread(thread);
-    const Addr phys = physicalAddress(asid, pc);
-    const Tlb::Translation tr = translate(itlb[core.value * threads + thread.value], core.value, asid, pc, phys, now);
-    const LineAddr line = LineAddr::of(phys, lineShift);
+    const CodeLine code = codeLine(core, thread, asid, pc, now);
     Cache& c = l1i[core.value];
     // A line the L1I holds (built, or its fill under way) is not read: no statistics, no LRU update.
-    if (c.find(l1iKey(line, thread)) != Cache::kNotFound) {
-      return MemResult{tr.ready + c.latency(), MemLevel::L1, tr.miss};
-    }
+    if (c.find(code.key) != Cache::kNotFound) return MemResult{code.tr.ready + c.latency(), MemLevel::L1, code.tr.miss};
     // The request takes one of the L1I's miss slots (mem.l1i.mshrs) until its bytes are back, like a fetch miss.
-    const Cache::MshrGrant grant = c.acquireMshr(tr.ready);
-    const Outcome out = l2Access(core.value, line, grant.start);
+    const Cache::MshrGrant grant = c.acquireMshr(code.tr.ready);
+    const Outcome out = l2Access(core.value, code.line, grant.start);
     c.holdMshr(grant.slot, out.ready);
-    return MemResult{out.ready, out.level, tr.miss};
+    return MemResult{out.ready, out.level, code.tr.miss};
   }
 
   MemResult fetchStreamed(CoreId core, ThreadId thread, Asid asid, Addr pc, Cycle ready, MemLevel level) {
