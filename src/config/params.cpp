@@ -261,6 +261,16 @@ void visitParams(Config& c, V&& v) {
   v("mem.l1i_thread_tagged", m.l1i_thread_tagged,
     "L1I lines are tagged with the hardware thread (NetBurst's trace cache): a sibling never hits a line another "
     "thread brought in, even for shared code, and fills its own copy from the L2");
+  v("mem.l1d_write_through", m.l1d_write_through,
+    "the L1D is write-through and does not allocate on a store miss (NetBurst): every store goes on to the L2 "
+    "through the core's write-combining buffers, and a store that misses the L1D does not bring its line in");
+  v("mem.wc_buffers", m.wc_buffers,
+    "write-combining buffers per core, shared by its threads (with l1d_write_through): a store to a line no buffer "
+    "holds takes a free one, or waits until the least recently written one has been written into the L2",
+    1, 64);
+  v("mem.wc_write_cycles", m.wc_write_cycles,
+    "cycles a write-combining buffer takes to write its line into the L2 once the line is owned (one line at a time)",
+    0, 1000);
   v("mem.threads_share_address_space", m.threads_share_address_space,
     "all traces are threads of one process (one address-space id), so they share lines");
   // OS costs and page walks (issue 10 §4-5).

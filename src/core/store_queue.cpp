@@ -15,7 +15,8 @@ StoreQueue::StoreQueue(CoreId core, std::uint32_t threads, std::uint32_t sqEntri
       memory_(memory),
       contexts_(contexts),
       sq_(sq),
-      ring_(threads) {
+      ring_(threads),
+      writeThrough_(memory.l1dWriteThrough()) {
   // Every entry holds an SQ slot, so a thread never has more than the SQ's size.
   const std::uint32_t cap = std::bit_ceil(std::max<std::uint32_t>(sqEntries, 1));
   for (Ring& r : ring_) {
@@ -60,15 +61,18 @@ void StoreQueue::retire(std::uint32_t t, SeqNum seq, Cycle now) {
   if (r.retiredEnd == r.tail || r.slots[r.retiredEnd & r.mask].seq != seq) return;  // not listed: nothing to keep
   StoreEntry& e = r.slots[r.retiredEnd & r.mask];
   e.retired = true;
-  // The request for ownership: a miss owns its line when the fill returns (MemorySystem's store timing,
-  // write-allocate); misses of several buffered stores overlap in the L1D's MSHRs.
+  // Write-back L1D: the request for ownership; a miss owns its line when the fill returns (MemorySystem's store
+  // timing, write-allocate); misses of several buffered stores overlap in the L1D's MSHRs. Write-through L1D: the
+  // store may leave when it is in a write-combining buffer.
   Cycle owned = now;
   for (const MemRef& ref : e.refs) {
     if (!ref.valid()) continue;
     const MemResult res = memory_.store(core_, e.asid, ref.addr, ref.size, now);
-    Cycle done = res.level != MemLevel::L1 ? res.ready : now;
-    if (alias_ != nullptr && alias_->touch(e.asid, ref.addr) && res.level == MemLevel::L1) {
-      done = now + aliasPenalty_;  // 64K aliasing evicted the line: it comes back from the L2
+    Cycle done = res.level != MemLevel::L1 || writeThrough_ ? res.ready : now;
+    // 64K aliasing evicted the line: it comes back from the L2 (a write-through store does not wait for its line).
+    const bool aliased = alias_ != nullptr && alias_->touch(e.asid, ref.addr);
+    if (aliased && res.level == MemLevel::L1 && !writeThrough_) {
+      done = now + aliasPenalty_;
       ++contexts_[t].stats.alias64kConflicts;
     }
     if (done > owned) owned = done;

@@ -17,6 +17,7 @@
 #include "smtlab/mem/page_walker.hpp"
 #include "smtlab/mem/stream_prefetcher.hpp"
 #include "smtlab/mem/tlb.hpp"
+#include "smtlab/mem/write_combining.hpp"
 
 namespace smtlab {
 
@@ -75,7 +76,9 @@ struct MemorySystem::Impl {
         dtlb(makeTlbs(coreCount, config.dtlb, "mem.dtlb")),
         dram(config.dram, lineBytes),
         walker(config, coreCount),
-        walkStats(coreCount) {
+        walkStats(coreCount),
+        l1dWriteThrough(config.l1d_write_through) {
+    if (l1dWriteThrough) wc.assign(coreCount, WriteCombiningBuffers(config.wc_buffers, config.wc_write_cycles));
     if (config.stream_prefetch.streams > 0) {
       streamPrefetchers.assign(coreCount, StreamPrefetcher(config.stream_prefetch, lineShift, pageShift));
     }
@@ -143,10 +146,12 @@ struct MemorySystem::Impl {
     }
   }
 
-  Outcome l2Access(std::uint32_t core, LineAddr line, Cycle now) {
+  // write: a request for ownership from the write-combining buffers (the L2 allocates on a write miss and its line
+  // becomes dirty).
+  Outcome l2Access(std::uint32_t core, LineAddr line, Cycle now, bool write = false) {
     Cache& c = l2[core];
     const Outcome out = accessCache(
-        c, MemLevel::L2, line, now, false, [this, core, line](Cycle start) { return llcAccess(core, line, start); },
+        c, MemLevel::L2, line, now, write, [this, core, line](Cycle start) { return llcAccess(core, line, start); },
         [this, core](LineAddr victim, Cycle when) { writebackToLlc(core, victim, when); });
     if (nextLinePrefetch && out.primaryMiss) {
       const LineAddr next = line.next();
@@ -232,6 +237,46 @@ struct MemorySystem::Impl {
       result.tlbMiss = result.tlbMiss || tr2.miss;
     }
     return result;
+  }
+
+  // A store at retirement. Write-back L1D: dataAccess (the line is owned when the returned cycle comes). Write-through
+  // L1D (mem.l1d_write_through): the L1D's copy of the line, if it holds one, is updated (no fill on a miss, never
+  // dirty), and the store goes into a write-combining buffer, which asks the L2 for the line; the returned cycle is
+  // when the store is in a buffer, the level L1 if the L1D held the line, else L2.
+  MemResult storeAccess(CoreId core, Asid asid, Addr addr, std::uint32_t size, Cycle now) {
+    if (!l1dWriteThrough) return dataAccess(core, asid, addr, size, now, true);
+    checkCore(core);
+    Tlb& tlb = dtlb[core.value];
+    const Addr first = physicalAddress(asid, addr);
+    const Tlb::Translation tr = translate(tlb, core.value, asid, addr, first, now);
+    MemResult result = writeThrough(core.value, LineAddr::of(first, lineShift), tr.ready);
+    result.tlbMiss = tr.miss;
+    const Addr last = physicalAddress(asid, addr + (size > 0 ? size - 1 : 0));
+    if (LineAddr::of(last, lineShift) != LineAddr::of(first, lineShift)) [[unlikely]] {
+      Tlb::Translation tr2 = tr;
+      if ((last >> pageShift) != (first >> pageShift)) tr2 = translate(tlb, core.value, asid, addr + size - 1, last, now);
+      const MemResult second = writeThrough(core.value, LineAddr::of(last, lineShift), tr2.ready);
+      result.ready = std::max(result.ready, second.ready);
+      result.level = std::max(result.level, second.level);
+      result.tlbMiss = result.tlbMiss || tr2.miss;
+    }
+    return result;
+  }
+
+  MemResult writeThrough(std::uint32_t core, LineAddr line, Cycle now) {
+    Cache& l1 = l1d[core];
+    CacheStats& s = l1.stats();
+    ++s.accesses;
+    const std::uint32_t entry = l1.find(line);
+    MemLevel level = MemLevel::L1;
+    if (entry != Cache::kNotFound) {
+      l1.touch(entry);
+    } else {
+      ++s.misses;
+      level = MemLevel::L2;
+    }
+    const Cycle in = wc[core].write(line, now, [&](Cycle start) { return l2Access(core, line, start, true).ready; });
+    return MemResult{in, level, false};
   }
 
   void checkThread(ThreadId thread) const {
@@ -321,6 +366,8 @@ struct MemorySystem::Impl {
   PageWalker walker;
   std::vector<PageWalkStats> walkStats;  // per core
   std::vector<StreamPrefetcher> streamPrefetchers;  // per core; empty without mem.stream_prefetch
+  const bool l1dWriteThrough;  // mem.l1d_write_through
+  std::vector<WriteCombiningBuffers> wc;  // per core; empty with a write-back L1D
 };
 
 namespace {
@@ -352,7 +399,7 @@ MemResult MemorySystem::load(CoreId core, Asid asid, Addr addr, std::uint32_t si
 }
 
 MemResult MemorySystem::store(CoreId core, Asid asid, Addr addr, std::uint32_t size, Cycle now) {
-  return impl_->dataAccess(core, asid, addr, size, now, true);
+  return impl_->storeAccess(core, asid, addr, size, now);
 }
 
 MemResult MemorySystem::fetch(CoreId core, ThreadId thread, Asid asid, Addr pc, Cycle now) {
@@ -400,6 +447,7 @@ void MemorySystem::resetStats() {
   for (Tlb& t : impl_->itlb) t.resetStats();
   for (Tlb& t : impl_->dtlb) t.resetStats();
   impl_->dram.resetStats();
+  for (WriteCombiningBuffers& w : impl_->wc) w.resetStats();
 }
 
 const CacheStats& MemorySystem::l1iStats(CoreId core) const {
@@ -436,6 +484,13 @@ const PageWalkStats& MemorySystem::pageWalkStats(CoreId core) const {
   impl_->checkCore(core);
   return impl_->walkStats[core.value];
 }
+
+WriteCombiningStats MemorySystem::writeCombiningStats(CoreId core) const {
+  impl_->checkCore(core);
+  return impl_->wc.empty() ? WriteCombiningStats{} : impl_->wc[core.value].stats();
+}
+
+bool MemorySystem::l1dWriteThrough() const { return impl_->l1dWriteThrough; }
 
 const TlbStats& MemorySystem::itlbStats(CoreId core, ThreadId thread) const {
   impl_->checkCore(core);

@@ -154,6 +154,11 @@ json::object Machine::statsJson() {
     o["itlb"] = std::move(itlbs);
     const PageWalkStats& w = memory_->pageWalkStats(id);
     o["page_walk"] = json::object{{"walks", w.walks}, {"loads", w.loads}, {"pwc_hits", w.pwcHits}};
+    const WriteCombiningStats wcs = memory_->writeCombiningStats(id);
+    o["write_combining"] = json::object{{"writes", wcs.writes},
+                                        {"merges", wcs.merges},
+                                        {"flushes", wcs.flushes},
+                                        {"wait_cycles", wcs.waitCycles}};
     o["package"] = memory_->packageOf(id);
     cores.push_back(std::move(o));
   }

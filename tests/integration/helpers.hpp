@@ -147,6 +147,17 @@ inline std::vector<Instr> readTextFile(const std::string& name) {
 }
 
 // Instruction builders for traces made in a test.
+// One instruction at `pc` with at most one integer destination and source (-1: none); branches take the op's kind.
+inline Instr opAt(Addr pc, OpClass cls, int dst, int src) {
+  Instr in;
+  in.pc = pc;
+  in.op = cls;
+  in.branch = defaultBranchKind(cls);
+  in.dst[0] = dst < 0 ? kNoReg : intReg(dst);
+  in.src[0] = src < 0 ? kNoReg : intReg(src);
+  return in;
+}
+
 inline Instr op(OpClass opClass, Addr pc, std::vector<int> dst, std::vector<int> src) {
   Instr in;
   in.op = opClass;

@@ -10,16 +10,6 @@
 namespace smtlab::test {
 namespace {
 
-Instr op(Addr pc, OpClass cls, int dst, int src) {
-  Instr in;
-  in.pc = pc;
-  in.op = cls;
-  in.branch = defaultBranchKind(cls);
-  in.dst[0] = dst < 0 ? kNoReg : intReg(dst);
-  in.src[0] = src < 0 ? kNoReg : intReg(src);
-  return in;
-}
-
 // Block X at 0x401000: seven `int r2 <- r1` and a jump back to its start (so a walk through X loops in X). Then, at
 // 0x402000, the producer of r1 (`producer`), a chain of eight 3-cycle multiplies on r5, and a conditional branch on r5
 // that is not taken with target X: the cold predictor says weakly taken, so it mispredicts and the wrong path is X.
@@ -27,18 +17,18 @@ Instr op(Addr pc, OpClass cls, int dst, int src) {
 // (the wrong path lives until the branch's result, wrong_path_resolve_test.cpp). Then right-path work.
 std::vector<Instr> trace(OpClass producer) {
   std::vector<Instr> t;
-  for (int i = 0; i < 7; ++i) t.push_back(op(0x401000 + 4 * i, OpClass::Int, 2, 1));
-  Instr jmp = op(0x40101c, OpClass::Jump, -1, -1);
+  for (int i = 0; i < 7; ++i) t.push_back(opAt(0x401000 + 4 * i, OpClass::Int, 2, 1));
+  Instr jmp = opAt(0x40101c, OpClass::Jump, -1, -1);
   jmp.taken = true;
   jmp.target = 0x401000;
   t.push_back(jmp);
-  t.push_back(op(0x402000, producer, 1, 1));
-  for (int i = 0; i < 8; ++i) t.push_back(op(0x402004 + 4 * i, OpClass::IMul, 5, 5));
-  Instr br = op(0x402024, OpClass::Branch, -1, 5);
+  t.push_back(opAt(0x402000, producer, 1, 1));
+  for (int i = 0; i < 8; ++i) t.push_back(opAt(0x402004 + 4 * i, OpClass::IMul, 5, 5));
+  Instr br = opAt(0x402024, OpClass::Branch, -1, 5);
   br.taken = false;
   br.target = 0x401000;
   t.push_back(br);
-  for (int i = 0; i < 8; ++i) t.push_back(op(0x402028 + 4 * i, OpClass::Int, 3, 60));
+  for (int i = 0; i < 8; ++i) t.push_back(opAt(0x402028 + 4 * i, OpClass::Int, 3, 60));
   return t;
 }
 

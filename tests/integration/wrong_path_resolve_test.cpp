@@ -12,27 +12,17 @@
 namespace smtlab::test {
 namespace {
 
-Instr op(Addr pc, OpClass cls, int dst, int src) {
-  Instr in;
-  in.pc = pc;
-  in.op = cls;
-  in.branch = defaultBranchKind(cls);
-  in.dst[0] = dst < 0 ? kNoReg : intReg(dst);
-  in.src[0] = src < 0 ? kNoReg : intReg(src);
-  return in;
-}
-
 // `producer` writes r1; then a conditional branch on `branchSrc`, not taken, with a target never fetched: the cold
 // predictor says weakly taken, so it mispredicts, and its wrong path is synthetic (the thread's recent mix: integer
 // work without operands, chosen in wrong_path.cpp). Then right-path work on r60 (never written: ready at once).
 std::vector<Instr> trace(OpClass producer, int branchSrc) {
   std::vector<Instr> t;
-  t.push_back(op(0x402000, producer, 1, -1));
-  Instr br = op(0x402004, OpClass::Branch, -1, branchSrc);
+  t.push_back(opAt(0x402000, producer, 1, -1));
+  Instr br = opAt(0x402004, OpClass::Branch, -1, branchSrc);
   br.taken = false;
   br.target = 0x409000;
   t.push_back(br);
-  for (int i = 0; i < 8; ++i) t.push_back(op(0x402008 + 4 * i, OpClass::Int, 3, 60));
+  for (int i = 0; i < 8; ++i) t.push_back(opAt(0x402008 + 4 * i, OpClass::Int, 3, 60));
   return t;
 }
 

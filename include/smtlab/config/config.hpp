@@ -275,6 +275,12 @@ struct MemConfig {
   // L1I lines carry the hardware thread's id (NetBurst's trace cache): a line one thread brought in does not serve its
   // siblings, which bring in their own copy (same set, another way); the L2 below is shared as usual.
   bool l1i_thread_tagged = false;
+  // The L1D is write-through and does not allocate on a store miss (NetBurst): every store goes on to the L2 through
+  // wc_buffers write-combining buffers per core, shared by its threads (mem/write_combining.hpp); a buffer takes
+  // wc_write_cycles to write its line into the L2 once the line is owned. false: write-back, write-allocate L1D.
+  bool l1d_write_through = false;
+  std::uint32_t wc_buffers = 6;
+  std::uint32_t wc_write_cycles = 2;
   // Topology and OS costs (issue 10 §5): tagged TLBs keep their entries across address-space switches.
   bool tlb_tagged = false;  // true: Machine::flushTlb does nothing (PCID / ASID-tagged TLBs)
   // Page walks through the caches (issue 10 §4), mem/page_walker.hpp.

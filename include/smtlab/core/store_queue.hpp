@@ -87,6 +87,7 @@ class StoreQueue {
   std::span<ThreadContext> contexts_;
   SharedCapacity& sq_;
   std::vector<Ring> ring_;
+  const bool writeThrough_;  // mem.l1d_write_through: a store leaves when it is in a write-combining buffer
   std::uint32_t buffered_ = 0;      // retired entries over all threads
   std::uint32_t lastDrained_ = 0;   // round-robin start of the drain's thread order
 };

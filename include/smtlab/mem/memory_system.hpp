@@ -10,6 +10,7 @@
 
 #include "smtlab/common/types.hpp"
 #include "smtlab/config/config.hpp"
+#include "smtlab/mem/write_combining.hpp"
 
 namespace smtlab {
 
@@ -66,9 +67,13 @@ class MemorySystem {
 
   // A data load of `size` bytes at `addr` in address space `asid`, issued at `now` by a thread of `core`.
   MemResult load(CoreId core, Asid asid, Addr addr, std::uint32_t size, Cycle now);
-  // A store written to the cache at retirement (write-allocate, write-back). Its timing only affects the caches'
-  // state and bandwidth; the returned ready cycle tells when the line is owned.
+  // A store written to the cache at retirement. Write-back L1D: write-allocate; the returned ready cycle tells when
+  // the line is owned. Write-through L1D (mem.l1d_write_through): no allocation on a miss; the store goes into one
+  // of the core's write-combining buffers (write_combining.hpp), and the returned ready cycle is when it is in one
+  // (level L1 if the L1D held the line, else L2).
   MemResult store(CoreId core, Asid asid, Addr addr, std::uint32_t size, Cycle now);
+  // mem.l1d_write_through.
+  bool l1dWriteThrough() const;
   // An instruction fetch of the line holding `pc`, through the thread's ITLB and the core's L1I.
   MemResult fetch(CoreId core, ThreadId thread, Asid asid, Addr pc, Cycle now);
   // The instruction fetcher reading a code line ahead of the decoder into the thread's streaming buffer (NetBurst,
@@ -101,6 +106,8 @@ class MemorySystem {
   std::uint32_t packageOf(CoreId core) const;
   const CacheStats& llcStats(std::uint32_t package = 0) const;
   const PageWalkStats& pageWalkStats(CoreId core) const;
+  // Zero with a write-back L1D.
+  WriteCombiningStats writeCombiningStats(CoreId core) const;
   const TlbStats& itlbStats(CoreId core, ThreadId thread) const;
   const TlbStats& dtlbStats(CoreId core) const;
   const DramStats& dramStats() const;

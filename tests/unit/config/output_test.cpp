@@ -27,8 +27,9 @@ using test::TempDir;
 // Stream prefetcher (session 22): mem.stream_prefetch.streams, .trigger_bytes, .ahead_bytes = 3 more.
 // Session 23: core.microcode_shares_fetch, mem.l1i_thread_tagged = 2 more.
 // Session 30: core.fetch_prefetch = 1 more.
+// Session 31: mem.l1d_write_through, mem.wc_buffers, mem.wc_write_cycles = 3 more.
 // + sim.replay_deferred (NetBurst replay), core.build_width.
-constexpr std::size_t kKeys = 130 + 9 + 3 + 9 + 9 + 1 + 1 + 1 + 1 + 3 + 2 + 1;
+constexpr std::size_t kKeys = 130 + 9 + 3 + 9 + 9 + 1 + 1 + 1 + 1 + 3 + 2 + 1 + 3;
 
 std::size_t countJsonLeaves(const boost::json::value& v) {
   if (!v.is_object()) return 1;

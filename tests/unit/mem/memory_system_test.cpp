@@ -376,5 +376,70 @@ TEST(AddressSpace, KeepsPageOffsetsAndSeparatesAsids) {
   }
 }
 
+// Write-through L1D (mem.l1d_write_through, NetBurst): stores do not allocate in the L1D and reach the L2 through the
+// write-combining buffers.
+MemConfig writeThroughConfig() {
+  MemConfig c = smallConfig();
+  c.l1d_write_through = true;
+  c.wc_buffers = 6;
+  c.wc_write_cycles = 2;
+  return c;
+}
+
+TEST(MemorySystemWriteThrough, AStoreMissDoesNotBringItsLineIntoTheL1dButTheL2OwnsIt) {
+  for (const bool writeThrough : {false, true}) {
+    SCOPED_TRACE(writeThrough ? "write-through" : "write-back");
+    MemorySystem mem(writeThrough ? writeThroughConfig() : smallConfig(), 1, 2);
+    mem.load(kCore0, kAsid0, 0x1000, 8, at(0));  // warms the page's DTLB entry
+    const MemResult st = mem.store(kCore0, kAsid0, 0x1040, 8, at(1000));  // next line: cold
+    const MemResult ld = mem.load(kCore0, kAsid0, 0x1048, 8, at(2000));
+    EXPECT_EQ(st.level, writeThrough ? MemLevel::L2 : MemLevel::Dram);
+    if (writeThrough) {
+      // In a free write-combining buffer at once; its request for ownership brought the line into the L2 (by
+      // 1000 + LLC 40 + DRAM 200), not the L1D: the load misses the L1D and hits the L2.
+      EXPECT_EQ(st.ready, at(1000));
+      EXPECT_EQ(ld.level, MemLevel::L2);
+      EXPECT_EQ(ld.ready, at(2000 + kL2));
+      EXPECT_EQ(mem.writeCombiningStats(kCore0).writes, 1u);
+    } else {
+      // Write-allocate: the store's fill put the line in the L1D.
+      EXPECT_EQ(st.ready, at(1000 + kLlc + kDram));
+      EXPECT_EQ(ld.level, MemLevel::L1);
+      EXPECT_EQ(ld.ready, at(2000 + kL1));
+      EXPECT_EQ(mem.writeCombiningStats(kCore0).writes, 0u);
+    }
+    EXPECT_EQ(mem.l1dStats(kCore0).accesses, 3u);
+    EXPECT_EQ(mem.l1dStats(kCore0).misses, writeThrough ? 3u : 2u);
+    EXPECT_EQ(mem.l2Stats(kCore0).accesses, writeThrough ? 3u : 2u);  // the L2 saw the load after the store too
+  }
+}
+
+TEST(MemorySystemWriteThrough, AStoreHitUpdatesTheL1dCopyAndIsInABufferAtOnce) {
+  MemorySystem mem(writeThroughConfig(), 1, 2);
+  mem.load(kCore0, kAsid0, 0x1000, 8, at(0));
+  const MemResult st = mem.store(kCore0, kAsid0, 0x1008, 8, at(1000));
+  EXPECT_EQ(st.level, MemLevel::L1);
+  EXPECT_EQ(st.ready, at(1000));
+  const MemResult ld = mem.load(kCore0, kAsid0, 0x1010, 8, at(2000));
+  EXPECT_EQ(ld.level, MemLevel::L1);
+  EXPECT_EQ(ld.ready, at(2000 + kL1));
+}
+
+TEST(MemorySystemWriteThrough, TheCoresThreadsShareItsBuffersAndEachCoreHasItsOwn) {
+  // One buffer per core: two stores to different lines from the same core wait for each other (the first line is
+  // owned at 1000 + L2 12, written 1012 .. 1014); the same stores on two cores do not.
+  MemConfig c = writeThroughConfig();
+  c.wc_buffers = 1;
+  MemorySystem mem(c, 2, 2);
+  for (const CoreId core : {kCore0, kCore1}) mem.load(core, kAsid0, 0x1000, 8, at(0));  // lines in each L2
+  mem.load(kCore0, kAsid0, 0x1040, 8, at(0));
+  mem.load(kCore1, kAsid0, 0x1040, 8, at(0));
+  mem.store(kCore0, kAsid0, 0x1000, 8, at(1000));
+  EXPECT_EQ(mem.store(kCore0, kAsid0, 0x1040, 8, at(1000)).ready, at(1000 + kL2 + 2));
+  EXPECT_EQ(mem.store(kCore1, kAsid0, 0x1000, 8, at(1000)).ready, at(1000));
+  EXPECT_EQ(mem.writeCombiningStats(kCore0).flushes, 1u);
+  EXPECT_EQ(mem.writeCombiningStats(kCore1).flushes, 0u);
+}
+
 }  // namespace
 }  // namespace smtlab
