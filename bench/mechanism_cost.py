@@ -157,6 +157,22 @@ MECHANISMS: list[Mechanism] = [
         Switch("netburst", (), ("core.lsu.store_buffer=false",)),
     ),
     Mechanism(
+        "Write-through L1D and shared write-combining buffers (NetBurst)",
+        "A store does not allocate in the L1D; it goes into one of the core's wc_buffers line buffers, shared by its "
+        "threads, merging or waiting for the least recently written one to be written into the L2 (IA-32 "
+        "optimization manual 248966-013 table 1-1: L1D write through; Craver, Intel article 20465: a store missing "
+        "the L1D goes to the L2 only; Intel 2009: the buffers are shared by the logical processors)",
+        ("mem.l1d_write_through", "mem.wc_buffers", "mem.wc_write_cycles"),
+        (("tests/unit/mem/write_combining_test.cpp",
+          "WriteCombining.ANewLineWaitsForTheLeastRecentlyWrittenBufferToBeOwnedAndWritten"),
+         ("tests/unit/mem/memory_system_test.cpp",
+          "MemorySystemWriteThrough.AStoreMissDoesNotBringItsLineIntoTheL1dButTheL2OwnsIt"),
+         (IT + "write_combining_test.cpp",
+          "WriteCombiningCore.TwoThreadsOfFourLinesEachThrashTheSharedBuffersAndCutTheCoresStoreRate")),
+        _eq("mem.l1d_write_through", True),
+        Switch("netburst", (), ("mem.l1d_write_through=false",)),
+    ),
+    Mechanism(
         "Store-to-load forwarding",
         "A load covered by an older store takes its data at forward_latency without an L1D access; a partial "
         "overlap blocks it (Intel, A Detailed Look Inside the NetBurst Micro-Architecture, 2000, Store Forwarding, "
