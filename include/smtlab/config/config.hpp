@@ -277,7 +277,8 @@ struct MemConfig {
   bool l1i_thread_tagged = false;
   // The L1D is write-through and does not allocate on a store miss (NetBurst): every store goes on to the L2 through
   // wc_buffers write-combining buffers per core, shared by its threads (mem/write_combining.hpp); a buffer takes
-  // wc_write_cycles to write its line into the L2 once the line is owned. false: write-back, write-allocate L1D.
+  // wc_write_cycles to write its line into the L2 once the line is owned, one line at a time. false: write-back,
+  // write-allocate L1D.
   bool l1d_write_through = false;
   std::uint32_t wc_buffers = 6;
   std::uint32_t wc_write_cycles = 2;

@@ -3,7 +3,7 @@
 // line a buffer holds merges into it; a store to another line takes a free buffer, which asks the L2 for the line's
 // ownership (a request for ownership: the L2 allocates on a write miss) at once. When no buffer is free, the least
 // recently written one is written into the L2, which it can do only once its line is owned, and the store waits for
-// it; the L2 takes one buffer's line at a time. Sources: docs/model.md "Write-through L1D"; configs/netburst.toml.
+// it; the L2 takes one buffer's line at a time. Sources: docs/memory.md "Write-through L1D"; configs/netburst.toml.
 #pragma once
 
 #include <cstdint>
