@@ -18,12 +18,14 @@ reproducible from the kpath: cache (SMTLAB_KPATH_CACHE) and the arguments.
 Usage (imports the smtlab module: run from the tree with its venv):
 
     PYTHONPATH=python .venv/bin/python bench/kpath_ratio.py [--mix dbench,tbench] [-c netburst] [--cycles 4M]
-        [--set KEY=VALUE ...] [--stacks]
+        [--set KEY=VALUE ...] [--stacks] [--mem]
 
 `--mix` takes the built-in mixes (dbench: the recorded calls of fileserver.DBENCH_OPS in their shares; tbench: the
 16-byte request's send and recv and the 4 KiB reply's, in equal shares) or any kpath name (one path alone).
 `--set` overrides a config key over the preset for both runs, e.g. `--set mem.l1i.size_kb=64` to ask what a larger
-trace cache does to the ratio (docs/study.md has such a table).
+trace cache does to the ratio (docs/study.md has such a table). `--stacks` prints the CPI stacks of one thread
+alone and of thread 0 of the pair; `--mem` the core's store path (stores into NetBurst's write-combining buffers,
+the share merged, the cycles stores waited for a buffer) and its L1D and L2 misses, per 1,000 instructions.
 """
 from __future__ import annotations
 
@@ -61,8 +63,8 @@ def mix_paths(name: str) -> list[tuple[str, float]]:
 
 
 def run(mix: list[tuple[str, float]], threads: int, preset: str, overrides: dict, cycles: int, warmup: int,
-        seed: int) -> tuple[float, list[dict]]:
-    """IPC of the core over `cycles` after `warmup`, and each logical CPU's statistics."""
+        seed: int) -> tuple[float, list[dict], dict]:
+    """IPC of the core over `cycles` after `warmup`, each logical CPU's statistics and the core's."""
     cfg = smtlab.load_config(preset, {**overrides, "core.threads": threads})
     names = [n for n, _ in mix]
     weights = [w for _, w in mix]
@@ -93,7 +95,22 @@ def run(mix: list[tuple[str, float]], threads: int, preset: str, overrides: dict
         start = m.now
         until(warmup + cycles)
         stats = [m.cpu_stats(t) for t in range(threads)]
-        return sum(s["instructions"] for s in stats) / (m.now - start), stats
+        return sum(s["instructions"] for s in stats) / (m.now - start), stats, m.stats()["cores"][0]
+
+
+def memory_rows(core: dict) -> list[tuple[str, float]]:
+    """The core's store path per 1,000 instructions: stores into the write-combining buffers, how many merged into one
+    holding their line (%), the cycles stores waited for a buffer (docs/memory.md, "Write-through L1D"), and L1D (a
+    store missing it counts) and L2 misses."""
+    per_k = 1000.0 / max(1, core["instructions"])
+    wc = core["write_combining"]
+    return [
+        ("wc writes", wc["writes"] * per_k),  # stores (one split across two lines counts twice); 0: write-back L1D
+        ("wc merged %", 100.0 * wc["merges"] / wc["writes"] if wc["writes"] else 0.0),
+        ("wc wait cycles", wc["wait_cycles"] * per_k),
+        ("l1d misses", core["l1d"]["misses"] * per_k),
+        ("l2 misses", core["l2"]["misses"] * per_k),
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -106,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", dest="overrides", action="append", type=parse_override, default=[],
                         metavar="KEY=VALUE", help="config override for both runs (repeatable)")
     parser.add_argument("--stacks", action="store_true", help="also print the CPI stacks (alone, thread 0 of two)")
+    parser.add_argument("--mem", action="store_true",
+                        help="also print the core's store path and misses per 1,000 instructions (alone, two threads)")
     args = parser.parse_args(argv)
     overrides = dict(o.split("=", 1) for o in args.overrides)
     if "core.threads" in overrides:
@@ -116,8 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in [n for n in args.mix.split(",") if n]:
         mix = mix_paths(name)
         try:
-            one, s1 = run(mix, 1, args.config, overrides, args.cycles, args.warmup, args.seed)
-            two, s2 = run(mix, 2, args.config, overrides, args.cycles, args.warmup, args.seed)
+            one, s1, c1 = run(mix, 1, args.config, overrides, args.cycles, args.warmup, args.seed)
+            two, s2, c2 = run(mix, 2, args.config, overrides, args.cycles, args.warmup, args.seed)
         except smtlab.Error as e:
             print(f"kpath ratio: {name}: {e}", file=sys.stderr)
             return 1
@@ -128,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
                 if alone.get(cause, 0) >= 0.01 or paired.get(cause, 0) >= 0.01:
                     print(f"    {cause:<18} {alone.get(cause, 0):6.3f} {paired.get(cause, 0):6.3f}")
             print(f"    {'cpi':<18} {s1[0]['cpi']:6.3f} {s2[0]['cpi']:6.3f}")
+        if args.mem:
+            for (label, alone), (_, paired) in zip(memory_rows(c1), memory_rows(c2)):
+                print(f"    {label:<18} {alone:6.1f} {paired:6.1f}")
     return 0
 
 

@@ -201,3 +201,29 @@ def test_kpath_ratio_of_one_path_runs_both_machines_and_prints_the_ratio(real_pa
     assert one > 0 and two > 0 and abs(two / one - r) < 0.002
     assert ratio.main(args) == 0
     assert capsys.readouterr().out == first
+
+
+def test_kpath_ratio_mem_rows_follow_the_cores_write_combining_counters(real_paths, capsys):
+    # --mem prints the core's store path per 1,000 instructions. With netburst's write-through L1D every store goes
+    # into a write-combining buffer (writes > 0, merged share a percentage); with a write-back L1D there are none.
+    ratio = _load("kpath_ratio")
+
+    def mem_rows(extra: list[str]) -> dict[str, list[float]]:
+        assert ratio.main(["--mix", "file_write", "--cycles", "200k", "--warmup", "50k", "--mem", *extra]) == 0
+        rows = {}
+        for line in capsys.readouterr().out.splitlines():
+            if line.startswith("    "):
+                *label, alone, paired = line.split()
+                rows[" ".join(label)] = [float(alone), float(paired)]
+        return rows
+
+    through = mem_rows([])
+    assert set(through) == {"wc writes", "wc merged %", "wc wait cycles", "l1d misses", "l2 misses"}
+    assert all(v > 0 for v in through["wc writes"])
+    assert all(0 <= v <= 100 for v in through["wc merged %"])
+    back = mem_rows(["--set", "mem.l1d_write_through=false"])
+    assert back["wc writes"] == [0.0, 0.0] and back["wc wait cycles"] == [0.0, 0.0]
+    assert ratio.memory_rows({"instructions": 2000, "write_combining": {"writes": 10, "merges": 4, "flushes": 1,
+                                                                          "wait_cycles": 6},
+                              "l1d": {"misses": 8}, "l2": {"misses": 2}}) == [
+        ("wc writes", 5.0), ("wc merged %", 40.0), ("wc wait cycles", 3.0), ("l1d misses", 4.0), ("l2 misses", 1.0)]
