@@ -255,6 +255,20 @@ MECHANISMS: list[Mechanism] = [
         Switch("netburst", (), ("mem.l1i_thread_tagged=false",)),
     ),
     Mechanism(
+        "Pattern entries per logical processor (NetBurst)",
+        "The shared pattern table's entries carry the logical processor that trained them: a sibling's entry gives "
+        "the static prediction (backward taken, forward not taken) and becomes the thread's (Marr et al., ITJ 2002: "
+        "the global history array's entries are tagged with a logical processor ID; static rule: IA-32 optimization "
+        "manual; allocation chosen)",
+        ("core.branch.pht_thread_tagged",),
+        ((UC + "branch_predictor_test.cpp",
+          "BranchPredictorTagged.AlternatingThreadsOnAForwardTakenBranchMispredictEverySighting"),
+         (UC + "branch_predictor_test.cpp", "BranchPredictorTagged.ALoneThreadPredictsExactlyAsWithoutTags"),
+         (IT + "branch_tags_test.cpp", "BranchTags.TwoThreadsOnOneForwardBranchMispredictAtEverySightingButTheFirst")),
+        _eq("core.branch.pht_thread_tagged", True),
+        Switch("netburst", (), ("core.branch.pht_thread_tagged=false",)),
+    ),
+    Mechanism(
         "NetBurst replay",
         "A load's dependents issue for an L1 hit and re-issue every replay_period cycles on a miss, taking port slots "
         "again (Hinton et al. 2001; period chosen)",

@@ -209,6 +209,9 @@ void visitParams(Config& c, V&& v) {
   v("core.branch.history_bits", b.history_bits, "global history bits per thread (replicated), gshare index", 0, 30);
   v("core.branch.pht_entries", b.pht_entries, "pattern history table 2-bit counters, shared, power of two", 1,
     1 << 28);
+  v("core.branch.pht_thread_tagged", b.pht_thread_tagged,
+    "pattern history entries are tagged with their logical processor: a sibling's entry is a miss, predicted "
+    "statically (backward taken, forward not taken), and the entry becomes the thread's");
   v("core.branch.btb_entries", b.btb_entries, "branch target buffer entries, shared, power of two sets", 1, 1 << 24);
   v("core.branch.btb_assoc", b.btb_assoc, "branch target buffer ways", 1, 1 << 24);
   v("core.branch.btb_miss_penalty", b.btb_miss_penalty, "fetch bubble cycles when a taken branch misses the BTB", 0,

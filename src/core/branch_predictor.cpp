@@ -12,12 +12,14 @@ BranchPredictor::BranchPredictor(const BranchConfig& config)
       btbAssoc_(std::max(1u, config.btb_assoc)),
       rasEntries_(std::max(1u, config.ras_entries)),
       pht_(std::bit_ceil(config.pht_entries), 2) {  // weakly taken
+  if (config.pht_thread_tagged) phtOwner_.assign(pht_.size(), 0);
   btbSets_ = std::bit_ceil(std::max(1u, config.btb_entries / btbAssoc_));
   btb_.resize(static_cast<std::size_t>(btbSets_) * btbAssoc_);
 }
 
-ThreadBranchState BranchPredictor::makeThreadState() const {
+ThreadBranchState BranchPredictor::makeThreadState(std::uint32_t thread) const {
   ThreadBranchState s;
+  s.owner = static_cast<std::uint8_t>(thread + 1);
   s.returnStack.assign(rasEntries_, 0);
   return s;
 }
@@ -52,12 +54,24 @@ BranchOutcome BranchPredictor::predictAndTrain(const Instr& in, std::uint32_t as
   // branches are the same code in every address space (address_space.hpp), so they share one entry untagged.
   const Addr key = isKernelAddress(in.pc) ? in.pc : in.pc ^ (static_cast<Addr>(asidTag) << 48);
   BranchOutcome outcome = BranchOutcome::Correct;
+  th.lastTagMiss = false;
   switch (in.branch) {
     case BranchKind::None:
       return BranchOutcome::Correct;
     case BranchKind::Conditional: {
-      std::uint8_t& counter = pht_[((in.pc >> 2) ^ (th.history & historyMask_)) & phtMask_];
-      const bool predictTaken = counter >= 2;
+      const std::size_t index = ((in.pc >> 2) ^ (th.history & historyMask_)) & phtMask_;
+      std::uint8_t& counter = pht_[index];
+      bool predictTaken = counter >= 2;
+      if (!phtOwner_.empty() && phtOwner_[index] != th.owner) {
+        if (phtOwner_[index] != 0) {
+          // The sibling's entry: static prediction (a target below the branch is a loop's back edge), and the
+          // entry is taken over, weakly towards the outcome.
+          th.lastTagMiss = true;
+          predictTaken = in.target != 0 && in.target < in.pc;
+          counter = in.taken ? 1 : 2;  // trained below to 2 (weakly taken) or 1 (weakly not taken)
+        }
+        phtOwner_[index] = th.owner;
+      }
       if (in.taken && counter < 3) ++counter;
       if (!in.taken && counter > 0) --counter;
       th.history = (th.history << 1) | (in.taken ? 1 : 0);

@@ -52,8 +52,8 @@ Core::Core(CoreId id, const Config& config, MemorySystem& memory)
   const std::uint32_t robCap = std::bit_ceil(queue(QueueKind::Rob).total());
   const std::uint32_t frontCap =
       std::bit_ceil(queue(QueueKind::UopQueue).total() + frontEnd_.pipeCapacity() + config.core.fetch_width);
-  for (auto& th : threads_) {
-    th.allocate(robCap, frontCap, queue(QueueKind::Lq).total(), frontEnd_.predictor().makeThreadState());
+  for (std::uint32_t t = 0; t < threadCount_; ++t) {
+    threads_[t].allocate(robCap, frontCap, queue(QueueKind::Lq).total(), frontEnd_.predictor().makeThreadState(t));
   }
 }
 

@@ -188,6 +188,7 @@ std::uint32_t FrontEnd::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle
       ++th.stats.fetchedBranches;
       ++th.unresolvedBranches;
       const BranchOutcome outcome = predictor_.predictAndTrain(*in, th.asidTag, th.branch);
+      th.stats.fetchedPhtTagMisses += th.branch.lastTagMiss;
       if (outcome == BranchOutcome::Mispredict) {
         ++th.stats.fetchedMispredicts;
         fe.mispredicted = true;

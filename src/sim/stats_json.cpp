@@ -70,6 +70,7 @@ json::object threadStatsJson(const ThreadStats& s, const Core& core, std::uint32
   o["fetched_branches"] = s.fetchedBranches;
   o["fetched_mispredicts"] = s.fetchedMispredicts;
   o["fetched_btb_misses"] = s.fetchedBtbMisses;
+  o["fetched_pht_tag_misses"] = s.fetchedPhtTagMisses;
   o["loads"] = s.loads;
   o["stores"] = s.stores;
   o["marks"] = s.marks;

@@ -147,6 +147,8 @@ struct BranchConfig {
   std::uint32_t mispredict_penalty = 14;  // cycles from resolving a mispredicted branch to fetching the right path
   std::uint32_t history_bits = 12;        // global history length (per thread, replicated)
   std::uint32_t pht_entries = 4096;       // shared pattern history table (2-bit counters), gshare-indexed
+  bool pht_thread_tagged = false;         // PHT entries carry their logical processor's id (NetBurst's global
+                                          // history array): a sibling's entry is a miss, predicted statically
   std::uint32_t btb_entries = 4096;       // shared branch target buffer
   std::uint32_t btb_assoc = 4;
   std::uint32_t btb_miss_penalty = 3;     // fetch bubble when a taken branch misses the BTB (decode redirect)
