@@ -264,7 +264,7 @@ MECHANISMS: list[Mechanism] = [
         ((UC + "branch_predictor_test.cpp",
           "BranchPredictorTagged.AlternatingThreadsOnAForwardTakenBranchMispredictEverySighting"),
          (UC + "branch_predictor_test.cpp", "BranchPredictorTagged.ALoneThreadPredictsExactlyAsWithoutTags"),
-         (IT + "branch_tags_test.cpp", "BranchTags.TwoThreadsOnOneForwardBranchMispredictAtEverySightingButTheFirst")),
+         (IT + "branch_tags_test.cpp", "BranchTags.TwoThreadsOnOneForwardBranchMispredictAtEverySightingInSteadyState")),
         _eq("core.branch.pht_thread_tagged", True),
         Switch("netburst", (), ("core.branch.pht_thread_tagged=false",)),
     ),

@@ -53,16 +53,15 @@ std::vector<std::uint64_t> mispredicts(const Config& c, std::uint32_t iterations
   return out;
 }
 
-TEST(BranchTags, TwoThreadsOnOneForwardBranchMispredictAtEverySightingButTheFirst) {
+TEST(BranchTags, TwoThreadsOnOneForwardBranchMispredictAtEverySightingInSteadyState) {
   // Untagged, the counter starts weakly taken and the branch is always taken: no sighting is wrong, whoever trained
-  // the entry. Tagged: the first sighting finds the entry untrained (anyone's: predicted taken, right). Every later
-  // one that finds the sibling's entry is predicted statically, forward = not taken: wrong. A thread that guessed
-  // wrong waits for the branch to resolve (the front-end depth, issue and the mispredict penalty: tens of cycles)
-  // while its sibling, which fetches every other cycle, sights the branch within a few cycles and takes the entry
-  // back, and is then waiting in turn. So the sightings alternate and every one mispredicts. The first few
-  // iterations run on cold caches (the code's first lines come from memory), where a thread can sight the branch
-  // twice in a row; steady state is measured as the difference between runs of 2n and n iterations: every one of
-  // the n extra sightings per thread mispredicts.
+  // the entry. Tagged: a sighting that finds the sibling's entry is predicted statically, forward = not taken:
+  // wrong. A thread that guessed wrong waits for the branch to resolve (the front-end depth, issue and the
+  // mispredict penalty: tens of cycles) while its sibling, which fetches every other cycle, sights the branch
+  // within a few cycles and takes the entry back, and is then waiting in turn. So the sightings alternate and every
+  // one mispredicts. The first few iterations run on cold caches (the code's first lines come from memory), where a
+  // thread can sight the branch twice in a row; steady state is measured as the difference between runs of 2n and
+  // n iterations: every one of the n extra sightings per thread mispredicts.
   constexpr std::uint32_t n = 200;
   for (const std::uint64_t m : mispredicts(tagConfig(2, false), 2 * n)) EXPECT_EQ(m, 0u);
   const std::vector<std::uint64_t> shortRun = mispredicts(tagConfig(2, true), n);

@@ -135,7 +135,11 @@ def run_lmbench(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool
           f"{on['partition_drains'] / ops:.1f} partition drains (every change between one and two running threads "
           f"drains the pipeline for 100 cycles, the ST/MT mode switch) and two cross-CPU wake-ups, each paying the "
           f"reschedule IPI's interrupt path on the target CPU (kpaths `ipi`). The CPI stack moved by "
-          f"{_stack_delta(off, on)} (cycles per instruction, HT on minus off). Against that, the woken process's "
+          f"{_stack_delta(off, on)} (cycles per instruction, HT on minus off). Branch mispredicts went from "
+          f"{off['branch_mpki']:.1f} to {on['branch_mpki']:.1f} per 1,000 instructions: both CPUs run the same "
+          f"kernel paths, and a branch whose pattern entry the other logical CPU trained last is predicted "
+          f"statically ({on['pht_tag_mpki']:.1f} such sightings per 1,000 instructions; NetBurst's entries are "
+          f"tagged per logical processor, core.branch.pht_thread_tagged). Against that, the woken process's "
           f"context switch overlaps with the waker's last instructions; the net is "
           f"{speedup_pct(off['us'], on['us'], True):+.1f}% (published -1%).", "",
           f"Fork: reschedule_idle() places the child on the idle sibling, where it runs its copy-on-write faults and "
@@ -154,8 +158,9 @@ def run_lmbench(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool
                      f"{pipe['pub speed-up %']:+.1f}%: more than {chk.PIPE_TOLERANCE_PP:g} percentage points apart. "
                      "The model's per-round-trip HT costs (two cross-CPU wake-ups with the IPI path, each waiting "
                      "the preset's os.wake_cycles for the halted CPU's HLT exit, a chosen constant with no published "
-                     "figure; the partition drains of every change between one and two running threads) outweigh "
-                     "the overlap it gains. HT off waits for a context switch instead, recorded kernel code that "
+                     "figure; the partition drains of every change between one and two running threads; the "
+                     "branches each CPU predicts statically because the other trained their tagged pattern entries "
+                     "last) outweigh the overlap it gains. HT off waits for a context switch instead, recorded kernel code that "
                      "got faster with the instruction prefetcher while the constant stayed (docs/study.md, "
                      "\"Instruction prefetch\"); and the model's round trip lacks the four int 0x80 / iret traps of "
                      "2.4.19's system calls, which would dilute any fixed HT cost.")
@@ -377,7 +382,10 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
                   f"instructions per cycle of one thread. What the threads fought over (CPI-stack growth, HT on "
                   f"minus off, averaged over the points): {_stack_delta(_avg(offs), _avg(ons))}; the mean ROB "
                   f"occupancy per thread fell from {occ_off:.0f} to {occ_on:.0f} entries (63 each when both run). "
-                  f"Partition drains: {drains:.0f} per ms. HT-on CPI stack: {stack_line(_avg(ons)['stack'])}.")
+                  f"Partition drains: {drains:.0f} per ms. Branch mispredicts per 1,000 instructions: "
+                  f"{_mean(offs, 'branch_mpki'):.1f} alone, {_mean(ons, 'branch_mpki'):.1f} with HT on, where "
+                  f"{_mean(ons, 'pht_tag_mpki'):.1f} sightings found the sibling's pattern entry (NetBurst tags "
+                  f"them per logical processor). HT-on CPI stack: {stack_line(_avg(ons)['stack'])}.")
         md.append("")
     notes = [f"{workload}: no measurement: {r['no_completion']}" for r in missing]
     if workload == "tbench":
@@ -437,6 +445,10 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
     figs = [_plot_mt(workload, df, pname, unit, out_dir)]
     return Section(workload, f"Figure {_FIG[workload]} / Tables 4-7: {workload}, HT off vs on, 2.4.19 and 2.5.32",
                    df, "\n".join(md), [f for f in figs if f is not None], checks, notes)
+
+
+def _mean(runs: list[dict[str, Any]], key: str) -> float:
+    return sum(r[key] for r in runs) / len(runs)
 
 
 def _avg(runs: list[dict[str, Any]]) -> dict[str, Any]:

@@ -95,14 +95,16 @@ _STACK_GROUPS = {
 
 def counters(k: Kernel) -> dict[str, float]:
     """A flat snapshot of the machine's cumulative counters (instructions, cycles with work, CPI-stack cycles by
-    group, partition drains, L1D / L2 misses) and the kernel's busy / idle CPU cycles, for differences between two
+    group, partition drains, L1D / L2 misses, branch mispredicts and pattern-table tag misses) and the kernel's busy / idle CPU cycles, for differences between two
     points of a run (Machine.reset_stats would also reset the retire counts the kernel's accounting relies on)."""
     k.flush_accounting()
     st = k.machine.stats()
     out: dict[str, float] = {g: 0.0 for g in _STACK_GROUPS}
-    out.update(instructions=0, work_cycles=0, cycles=st["cycles"])
+    out.update(instructions=0, work_cycles=0, cycles=st["cycles"], mispredicts=0, pht_tag_misses=0)
     for c in st["logical_cpus"]:
         out["instructions"] += c["instructions"]
+        out["mispredicts"] += c["mispredicts"]
+        out["pht_tag_misses"] += c["fetched_pht_tag_misses"]
         out["work_cycles"] += c["cycles"]
         for g, names in _STACK_GROUPS.items():
             out[g] += sum(c["cpi_stack_cycles"].get(n, 0) for n in names)
@@ -121,7 +123,8 @@ def counters(k: Kernel) -> dict[str, float]:
 def machine_summary(k: Kernel, since: dict[str, float] | None = None) -> dict[str, Any]:
     """Statistics of the machine behind ``k`` from the snapshot ``since`` (default: the start) to now: instructions,
     cycles with work, CPI and its stack summed over logical CPUs (cycles per instruction by cause, grouped),
-    partition drains, L1D / L2 misses per kilo-instruction, the fraction of logical-CPU time that was busy, and the
+    partition drains, L1D / L2 misses, branch mispredicts and sightings of a sibling's pattern-table entry
+    (core.branch.pht_thread_tagged) per kilo-instruction, the fraction of logical-CPU time that was busy, and the
     mean ROB / IQ / load-queue occupancy per logical CPU over the whole run (means cannot be differenced)."""
     now = counters(k)
     base = since or {}
@@ -137,6 +140,8 @@ def machine_summary(k: Kernel, since: dict[str, float] | None = None) -> dict[st
         "partition_drains": int(d["partition_drains"]),
         "l1d_mpki": 1000.0 * d["l1d_misses"] / instr,
         "l2_mpki": 1000.0 * d["l2_misses"] / instr,
+        "branch_mpki": 1000.0 * d["mispredicts"] / instr,
+        "pht_tag_mpki": 1000.0 * d["pht_tag_misses"] / instr,
         "busy_fraction": busy / (busy + idle) if busy + idle else 0.0,
         "kernel_instructions": int(d["kernel_instructions"]),
         "occupancy": {q: (sum(v) / len(v) if v else 0.0) for q, v in occ.items()},  # type: ignore[union-attr]
