@@ -86,10 +86,16 @@ BranchConfig taggedConfig(bool tagged) {
   return c;
 }
 
+// One predictor and the states of logical processors 0 and 1.
+struct TwoThreads {
+  explicit TwoThreads(bool tagged) : bp(taggedConfig(tagged)), t0(bp.makeThreadState(0)), t1(bp.makeThreadState(1)) {}
+  BranchPredictor bp;
+  ThreadBranchState t0, t1;
+};
+
 TEST(BranchPredictorTagged, AlternatingThreadsOnAForwardTakenBranchMispredictEverySighting) {
-  BranchPredictor bp(taggedConfig(true));
-  ThreadBranchState t0 = bp.makeThreadState(0);
-  ThreadBranchState t1 = bp.makeThreadState(1);
+  TwoThreads p(true);
+  auto& [bp, t0, t1] = p;
   const Instr fwd = branch(0x400000, true, 0x400100);
   // Thread 0 alone: the untrained entry is anyone's (weakly taken: right direction, cold BTB), then its own.
   EXPECT_EQ(bp.predictAndTrain(fwd, 0, t0), BranchOutcome::BtbMiss);
@@ -107,9 +113,8 @@ TEST(BranchPredictorTagged, AlternatingThreadsOnAForwardTakenBranchMispredictEve
 }
 
 TEST(BranchPredictorTagged, WithoutTagsTheSameAlternationSharesTheEntry) {
-  BranchPredictor bp(taggedConfig(false));
-  ThreadBranchState t0 = bp.makeThreadState(0);
-  ThreadBranchState t1 = bp.makeThreadState(1);
+  TwoThreads p(false);
+  auto& [bp, t0, t1] = p;
   const Instr fwd = branch(0x400000, true, 0x400100);
   EXPECT_EQ(bp.predictAndTrain(fwd, 0, t0), BranchOutcome::BtbMiss);
   for (int i = 0; i < 10; ++i) {
@@ -118,9 +123,8 @@ TEST(BranchPredictorTagged, WithoutTagsTheSameAlternationSharesTheEntry) {
 }
 
 TEST(BranchPredictorTagged, ABackwardBranchIsPredictedTakenStaticallySoAlternationCostsNothing) {
-  BranchPredictor bp(taggedConfig(true));
-  ThreadBranchState t0 = bp.makeThreadState(0);
-  ThreadBranchState t1 = bp.makeThreadState(1);
+  TwoThreads p(true);
+  auto& [bp, t0, t1] = p;
   const Instr back = branch(0x400100, true, 0x400000);  // a loop's back edge
   EXPECT_EQ(bp.predictAndTrain(back, 0, t0), BranchOutcome::BtbMiss);  // cold BTB
   for (int i = 0; i < 10; ++i) {
@@ -132,9 +136,8 @@ TEST(BranchPredictorTagged, ABackwardBranchIsPredictedTakenStaticallySoAlternati
 }
 
 TEST(BranchPredictorTagged, ATakenOverEntryStartsWeaklyTowardsItsOutcome) {
-  BranchPredictor bp(taggedConfig(true));
-  ThreadBranchState t0 = bp.makeThreadState(0);
-  ThreadBranchState t1 = bp.makeThreadState(1);
+  TwoThreads p(true);
+  auto& [bp, t0, t1] = p;
   for (int i = 0; i < 3; ++i) bp.predictAndTrain(branch(0x400000, true, 0x400100), 0, t0);  // strongly taken
   // Thread 1 sees it not taken: static forward = not taken, right; the entry becomes thread 1's, weakly not taken.
   EXPECT_EQ(bp.predictAndTrain(branch(0x400000, false, 0x400100), 0, t1), BranchOutcome::Correct);
