@@ -160,10 +160,10 @@ def run_lmbench(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool
                      "the preset's os.wake_cycles for the halted CPU's HLT exit, a chosen constant with no published "
                      "figure; the partition drains of every change between one and two running threads; the "
                      "branches each CPU predicts statically because the other trained their tagged pattern entries "
-                     "last) outweigh the overlap it gains. HT off waits for a context switch instead, recorded kernel code that "
-                     "got faster with the instruction prefetcher while the constant stayed (docs/study.md, "
-                     "\"Instruction prefetch\"); and the model's round trip lacks the four int 0x80 / iret traps of "
-                     "2.4.19's system calls, which would dilute any fixed HT cost.")
+                     "last) outweigh the overlap it gains. HT off waits for a context switch instead, recorded "
+                     "kernel code that got faster with the instruction prefetcher while the constant stayed "
+                     "(docs/study.md, \"Instruction prefetch\"); and the model's round trip lacks the four int 0x80 "
+                     "/ iret traps of 2.4.19's system calls, which would dilute any fixed HT cost.")
     notes.append("LMbench absolute latencies come from the documented kernel-path instruction counts "
                  "(workloads/kpaths.py), not from fitting; compare the speed-up columns.")
     return Section("lmbench", "Table 1: LMbench latencies, Linux 2.4.19, HT off vs on (1 package)", df,

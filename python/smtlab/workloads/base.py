@@ -95,8 +95,9 @@ _STACK_GROUPS = {
 
 def counters(k: Kernel) -> dict[str, float]:
     """A flat snapshot of the machine's cumulative counters (instructions, cycles with work, CPI-stack cycles by
-    group, partition drains, L1D / L2 misses, branch mispredicts and pattern-table tag misses) and the kernel's busy / idle CPU cycles, for differences between two
-    points of a run (Machine.reset_stats would also reset the retire counts the kernel's accounting relies on)."""
+    group, partition drains, L1D / L2 misses, branch mispredicts and pattern-table tag misses) and the kernel's busy
+    / idle CPU cycles, for differences between two points of a run (Machine.reset_stats would also reset the retire
+    counts the kernel's accounting relies on)."""
     k.flush_accounting()
     st = k.machine.stats()
     out: dict[str, float] = {g: 0.0 for g in _STACK_GROUPS}
