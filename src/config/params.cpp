@@ -210,8 +210,13 @@ void visitParams(Config& c, V&& v) {
   v("core.branch.pht_entries", b.pht_entries, "pattern history table 2-bit counters, shared, power of two", 1,
     1 << 28);
   v("core.branch.pht_thread_tagged", b.pht_thread_tagged,
-    "pattern history entries are tagged with their logical processor: a sibling's entry is a miss, predicted "
-    "statically (backward taken, forward not taken), and the entry becomes the thread's");
+    "pattern history entries are tagged with their logical processor: a thread uses only its own entries; a branch "
+    "with none, in a set with no untrained way, is predicted statically (backward taken, forward not taken) and "
+    "replaces the set's least recently used way");
+  v("core.branch.pht_assoc", b.pht_assoc,
+    "ways of a thread-tagged pattern table (power of two): each set holds the entries of pht_assoc indices, so a "
+    "thread's entry and its sibling's for one index can coexist; a miss in a full set is predicted statically and "
+    "replaces the least recently used way (1: direct-mapped, the sibling's entry is taken over)", 1, 1 << 28);
   v("core.branch.btb_entries", b.btb_entries, "branch target buffer entries, shared, power of two sets", 1, 1 << 24);
   v("core.branch.btb_assoc", b.btb_assoc, "branch target buffer ways", 1, 1 << 24);
   v("core.branch.btb_miss_penalty", b.btb_miss_penalty, "fetch bubble cycles when a taken branch misses the BTB", 0,

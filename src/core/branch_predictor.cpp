@@ -11,8 +11,14 @@ BranchPredictor::BranchPredictor(const BranchConfig& config)
       phtMask_(std::bit_ceil(config.pht_entries) - 1),
       btbAssoc_(std::max(1u, config.btb_assoc)),
       rasEntries_(std::max(1u, config.ras_entries)),
-      pht_(std::bit_ceil(config.pht_entries), 2) {  // weakly taken
-  if (config.pht_thread_tagged) phtOwner_.assign(pht_.size(), 0);
+      phtWays_(config.pht_thread_tagged ? std::max(1u, config.pht_assoc) : 1) {
+  const std::size_t entries = std::bit_ceil(config.pht_entries);
+  if (config.pht_thread_tagged) {
+    tagged_.resize(entries);
+    phtSetBits_ = static_cast<std::uint32_t>(std::countr_zero(entries / phtWays_));
+  } else {
+    pht_.assign(entries, 2);  // weakly taken
+  }
   btbSets_ = std::bit_ceil(std::max(1u, config.btb_entries / btbAssoc_));
   btb_.resize(static_cast<std::size_t>(btbSets_) * btbAssoc_);
 }
@@ -49,6 +55,44 @@ void BranchPredictor::btbUpdate(Addr key, Addr target) {
   *victim = BtbEntry{key, target, ++lruClock_, true};
 }
 
+bool BranchPredictor::predictConditional(const Instr& in, ThreadBranchState& th, std::size_t index) {
+  TaggedEntry* set = &tagged_[(index & ((std::size_t{1} << phtSetBits_) - 1)) * phtWays_];
+  const auto tag = static_cast<std::uint32_t>(index >> phtSetBits_);
+  TaggedEntry* entry = nullptr;
+  TaggedEntry* untrained = nullptr;
+  TaggedEntry* victim = &set[0];
+  for (std::uint32_t w = 0; w < phtWays_; ++w) {
+    TaggedEntry& e = set[w];
+    if (e.owner == th.owner && e.tag == tag) {
+      entry = &e;
+      break;
+    }
+    if (e.owner == 0 && untrained == nullptr) untrained = &e;
+    if (e.lastUse < victim->lastUse) victim = &e;
+  }
+  bool predictTaken;
+  if (entry == nullptr && untrained != nullptr) {
+    entry = untrained;  // anyone's: its counter predicts, as in an untagged table
+  }
+  if (entry != nullptr) {
+    predictTaken = entry->counter >= 2;
+  } else {
+    // Every way holds another entry (the sibling's, or this thread's for other indices): no dynamic prediction.
+    // Static prediction (a target below the branch is a loop's back edge); the LRU way is replaced, weakly
+    // towards the outcome.
+    th.lastTagMiss = true;
+    predictTaken = in.target != 0 && in.target < in.pc;
+    entry = victim;
+    entry->counter = in.taken ? 1 : 2;  // trained below to 2 (weakly taken) or 1 (weakly not taken)
+  }
+  entry->owner = th.owner;
+  entry->tag = tag;
+  entry->lastUse = ++phtClock_;
+  if (in.taken && entry->counter < 3) ++entry->counter;
+  if (!in.taken && entry->counter > 0) --entry->counter;
+  return predictTaken;
+}
+
 BranchOutcome BranchPredictor::predictAndTrain(const Instr& in, std::uint32_t asidTag, ThreadBranchState& th) {
   // The BTB is shared but its entries are tagged with the address space, so processes do not alias. Kernel-half
   // branches are the same code in every address space (address_space.hpp), so they share one entry untagged.
@@ -60,20 +104,15 @@ BranchOutcome BranchPredictor::predictAndTrain(const Instr& in, std::uint32_t as
       return BranchOutcome::Correct;
     case BranchKind::Conditional: {
       const std::size_t index = ((in.pc >> 2) ^ (th.history & historyMask_)) & phtMask_;
-      std::uint8_t& counter = pht_[index];
-      bool predictTaken = counter >= 2;
-      if (!phtOwner_.empty() && phtOwner_[index] != th.owner) {
-        if (phtOwner_[index] != 0) {
-          // The sibling's entry: static prediction (a target below the branch is a loop's back edge), and the
-          // entry is taken over, weakly towards the outcome.
-          th.lastTagMiss = true;
-          predictTaken = in.target != 0 && in.target < in.pc;
-          counter = in.taken ? 1 : 2;  // trained below to 2 (weakly taken) or 1 (weakly not taken)
-        }
-        phtOwner_[index] = th.owner;
+      bool predictTaken;
+      if (tagged_.empty()) {
+        std::uint8_t& counter = pht_[index];
+        predictTaken = counter >= 2;
+        if (in.taken && counter < 3) ++counter;
+        if (!in.taken && counter > 0) --counter;
+      } else {
+        predictTaken = predictConditional(in, th, index);
       }
-      if (in.taken && counter < 3) ++counter;
-      if (!in.taken && counter > 0) --counter;
       th.history = (th.history << 1) | (in.taken ? 1 : 0);
       if (predictTaken != in.taken) return BranchOutcome::Mispredict;
       if (in.taken) {

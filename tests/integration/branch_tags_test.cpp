@@ -31,8 +31,9 @@ std::vector<Instr> forwardBranchLoop(std::uint32_t iterations) {
   return out;
 }
 
-Config tagConfig(std::uint32_t threads, bool tagged) {
+Config tagConfig(std::uint32_t threads, bool tagged, std::uint32_t ways = 1) {
   Config c = baseConfig(threads);
+  c.core.branch.pht_assoc = ways;
   c.core.wrong_path = false;  // fetch simply stops at a mispredict: the count below does not depend on the path
   c.core.branch.history_bits = 0;
   c.core.branch.pht_thread_tagged = tagged;
@@ -69,11 +70,20 @@ TEST(BranchTags, TwoThreadsOnOneForwardBranchMispredictAtEverySightingInSteadySt
   for (std::uint32_t t = 0; t < 2; ++t) EXPECT_EQ(longRun[t] - shortRun[t], n) << "thread " << t;
 }
 
+TEST(BranchTags, WithTwoWaysEachThreadKeepsItsOwnEntryAndNeverMispredicts) {
+  // core.branch.pht_assoc = 2: the branch's index has a set of two ways. The first thread to sight it takes one
+  // untrained way (weakly taken: right), the second takes the other, and from then on each finds its own entry,
+  // trained taken. No sighting is predicted statically, so there are no mispredicts at all, as without tags.
+  for (const std::uint64_t m : mispredicts(tagConfig(2, true, 2), 400)) EXPECT_EQ(m, 0u);
+}
+
 TEST(BranchTags, ALoneThreadRunsExactlyAsWithoutTags) {
   // Invariant: an entry no sibling has trained is the thread's own.
   constexpr std::uint32_t n = 200;
   EXPECT_EQ(mispredicts(tagConfig(1, true), n), mispredicts(tagConfig(1, false), n));
   EXPECT_EQ(endCycleAlone(tagConfig(1, true), forwardBranchLoop(n)),
+            endCycleAlone(tagConfig(1, false), forwardBranchLoop(n)));
+  EXPECT_EQ(endCycleAlone(tagConfig(1, true, 4), forwardBranchLoop(n)),
             endCycleAlone(tagConfig(1, false), forwardBranchLoop(n)));
 }
 

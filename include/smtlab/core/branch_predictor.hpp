@@ -4,11 +4,14 @@
 //
 // With core.branch.pht_thread_tagged (NetBurst: the global history array is shared, "with entries that are tagged
 // with a logical processor ID", Marr et al., ITJ 6(1) 2002) every pattern-table entry belongs to the logical
-// processor that last trained it. A thread that finds its sibling's entry has no dynamic prediction: the branch is
-// predicted statically, backward taken and forward not taken (the rule of the IA-32 optimization manual for a branch
-// the predictor does not know), and the entry becomes the thread's, weakly towards the outcome (chosen: the
-// hardware's allocation rule is not published). An entry no thread has trained is anyone's: a lone thread predicts
-// exactly as without tags.
+// processor that last trained it, and a thread uses only its own entries. The table has core.branch.pht_assoc ways:
+// an index selects a set, the index bits above the set are the entry's tag, so a lone thread never fills a set and
+// predicts exactly as with the untagged direct-mapped table, while two threads running the same code each keep their
+// own entry for an index as long as the set has room. A branch with no entry of its thread where every way holds a
+// trained entry has no dynamic prediction: it is predicted statically, backward taken and forward not taken (the
+// IA-32 optimization manual's rule for a branch with no valid entry), and replaces the least recently used way,
+// weakly towards the outcome (chosen: the hardware's allocation rule is not published). A way no thread has trained
+// is anyone's. With one way the sibling's entry at an index is taken over at every sighting.
 #pragma once
 
 #include <cstdint>
@@ -61,8 +64,20 @@ class BranchPredictor {
   std::uint32_t btbAssoc_ = 1;
   std::uint32_t rasEntries_ = 16;
   std::uint32_t lruClock_ = 0;
-  std::vector<std::uint8_t> pht_;
-  std::vector<std::uint8_t> phtOwner_;  // thread-tagged: the entry's logical processor + 1 (0: never trained)
+  // Thread-tagged pattern table: `phtWays_` entries per set, a set chosen by the index's low bits.
+  struct TaggedEntry {
+    std::uint64_t lastUse = 0;  // LRU stamp
+    std::uint32_t tag = 0;      // the index bits above the set
+    std::uint8_t owner = 0;     // the logical processor + 1 that trained it (0: never trained)
+    std::uint8_t counter = 2;   // 2-bit counter, weakly taken
+  };
+  bool predictConditional(const Instr& instr, ThreadBranchState& thread, std::size_t index);
+
+  std::uint32_t phtWays_ = 1;
+  std::uint32_t phtSetBits_ = 0;
+  std::uint64_t phtClock_ = 0;
+  std::vector<std::uint8_t> pht_;  // untagged: one 2-bit counter per index
+  std::vector<TaggedEntry> tagged_;
   std::vector<BtbEntry> btb_;
 };
 

@@ -96,6 +96,16 @@ TEST(ConfigValidate, BranchTablesArePowersOfTwo) {
   c.core.branch.btb_entries = 4096;
   c.core.branch.btb_assoc = 3;
   EXPECT_TRUE(mentions(errorFor(c), {"core.branch.btb_entries", "core.branch.btb_assoc"}));
+  c = Config{};
+  c.core.branch.pht_thread_tagged = true;
+  c.core.branch.pht_assoc = 3;
+  EXPECT_TRUE(mentions(errorFor(c), {"core.branch.pht_assoc = 3", "power of two"}));
+  c.core.branch.pht_assoc = 2 * c.core.branch.pht_entries;
+  EXPECT_TRUE(mentions(errorFor(c), {"core.branch.pht_assoc", "core.branch.pht_entries"}));
+  c.core.branch.pht_assoc = c.core.branch.pht_entries;  // fully associative: allowed
+  EXPECT_NO_THROW(validateConfig(c));
+  c.core.branch.pht_thread_tagged = false;  // ways without thread tags would change nothing
+  EXPECT_TRUE(mentions(errorFor(c), {"core.branch.pht_assoc", "core.branch.pht_thread_tagged"}));
 }
 
 TEST(ConfigValidate, TlbNeedsPowerOfTwoSets) {

@@ -79,16 +79,19 @@ TEST(BranchPredictor, IndirectJumpToANewTargetMispredicts) {
 // history_bits = 0 every sighting of one branch uses the same entry, whichever thread, so the sequences below follow
 // from the rule alone: a sibling's entry gives the static prediction (backward taken, forward not taken) and becomes
 // the thread's, its counter weakly towards the outcome.
-BranchConfig taggedConfig(bool tagged) {
+BranchConfig taggedConfig(bool tagged, std::uint32_t ways, std::uint32_t entries) {
   BranchConfig c;
   c.history_bits = 0;
   c.pht_thread_tagged = tagged;
+  c.pht_assoc = ways;
+  c.pht_entries = entries;
   return c;
 }
 
 // One predictor and the states of logical processors 0 and 1.
 struct TwoThreads {
-  explicit TwoThreads(bool tagged) : bp(taggedConfig(tagged)), t0(bp.makeThreadState(0)), t1(bp.makeThreadState(1)) {}
+  explicit TwoThreads(bool tagged, std::uint32_t ways = 1, std::uint32_t entries = 4096)
+      : bp(taggedConfig(tagged, ways, entries)), t0(bp.makeThreadState(0)), t1(bp.makeThreadState(1)) {}
   BranchPredictor bp;
   ThreadBranchState t0, t1;
 };
@@ -148,10 +151,51 @@ TEST(BranchPredictorTagged, ATakenOverEntryStartsWeaklyTowardsItsOutcome) {
   EXPECT_FALSE(t1.lastTagMiss);
 }
 
-TEST(BranchPredictorTagged, ALoneThreadPredictsExactlyAsWithoutTags) {
-  // Invariant: an entry no sibling has trained is the thread's, so tags change nothing for one thread.
+// core.branch.pht_assoc: with two ways the threads' entries for one index coexist in its set.
+TEST(BranchPredictorTagged, WithTwoWaysAlternatingThreadsEachKeepTheirOwnEntry) {
+  TwoThreads p(true, 2);
+  auto& [bp, t0, t1] = p;
+  const Instr fwd = branch(0x400000, true, 0x400100);
+  EXPECT_EQ(bp.predictAndTrain(fwd, 0, t0), BranchOutcome::BtbMiss);  // untrained way: weakly taken; cold BTB
+  // Thread 1 has no entry, but the set's second way is untrained (anyone's, weakly taken): right, and its own now.
+  EXPECT_EQ(bp.predictAndTrain(fwd, 0, t1), BranchOutcome::Correct);
+  EXPECT_FALSE(t1.lastTagMiss);
+  for (int i = 0; i < 10; ++i) {
+    ThreadBranchState& th = i % 2 == 0 ? t0 : t1;
+    EXPECT_EQ(bp.predictAndTrain(fwd, 0, th), BranchOutcome::Correct) << "sighting " << i;
+    EXPECT_FALSE(th.lastTagMiss);
+  }
+}
+
+TEST(BranchPredictorTagged, AFullSetPredictsStaticallyAndReplacesItsLeastRecentlyUsedWay) {
+  // 4 entries in 2 sets of 2 ways, history 0: index = (pc >> 2) & 3, set = index & 1, tag = index >> 1. The
+  // branches at 0x400000 (index 0) and 0x400008 (index 2) both live in set 0. All are forward and taken, so a
+  // static prediction (not taken) is a mispredict and a dynamic one (weakly taken or more) is right.
+  TwoThreads p(true, 2, 4);
+  auto& [bp, t0, t1] = p;
+  const Instr a = branch(0x400000, true, 0x400100), b = branch(0x400008, true, 0x400100);
+  bp.predictAndTrain(a, 0, t0);  // way 0: thread 0, index 0
+  bp.predictAndTrain(b, 0, t0);  // way 1: thread 0, index 2 (a lone thread fills a set only with its own indices)
+  EXPECT_FALSE(t0.lastTagMiss);
+  EXPECT_EQ(bp.predictAndTrain(a, 0, t1), BranchOutcome::Mispredict);  // set full: static; replaces (t0, a), the LRU
+  EXPECT_TRUE(t1.lastTagMiss);
+  EXPECT_EQ(bp.predictAndTrain(b, 0, t0), BranchOutcome::Correct);  // (t0, b) survived
+  EXPECT_FALSE(t0.lastTagMiss);
+  EXPECT_EQ(bp.predictAndTrain(a, 0, t0), BranchOutcome::Mispredict);  // (t0, a) is gone; LRU is now (t1, a)
+  EXPECT_TRUE(t0.lastTagMiss);
+  EXPECT_EQ(bp.predictAndTrain(b, 0, t0), BranchOutcome::Correct);  // both ways thread 0's again
+  EXPECT_EQ(bp.predictAndTrain(a, 0, t0), BranchOutcome::Correct);
+  EXPECT_EQ(bp.predictAndTrain(a, 0, t1), BranchOutcome::Mispredict);  // thread 1's entry was the one replaced
+}
+
+// Invariant: an entry no sibling has trained is the thread's, and a lone thread's indices never overfill a set (an
+// index's set and tag are its own bits), so tags change nothing for one thread, whatever the ways.
+class BranchPredictorLoneThread : public ::testing::TestWithParam<std::uint32_t> {};
+
+TEST_P(BranchPredictorLoneThread, PredictsExactlyAsWithoutTags) {
   BranchConfig tagged;
   tagged.pht_thread_tagged = true;
+  tagged.pht_assoc = GetParam();
   BranchPredictor a(tagged), b(BranchConfig{});
   ThreadBranchState ta = a.makeThreadState(0), tb = b.makeThreadState(0);
   std::uint32_t x = 12345;
@@ -168,6 +212,8 @@ TEST(BranchPredictorTagged, ALoneThreadPredictsExactlyAsWithoutTags) {
   }
   EXPECT_GT(mispredicts, 1000);  // a random stream: the comparison covers wrong guesses too
 }
+
+INSTANTIATE_TEST_SUITE_P(Ways, BranchPredictorLoneThread, ::testing::Values(1u, 2u, 4u, 4096u));
 
 }  // namespace
 }  // namespace smtlab
