@@ -85,7 +85,7 @@ def check_tree(configs: dict[str, dict], repo: Path = REPO) -> list[str]:
                 found = re.search(rf"^def {re.escape(name)}\(", text, re.M)
             else:
                 suite, _, test = name.partition(".")
-                found = re.search(rf"^TEST(_F)?\({re.escape(suite)},\s*{re.escape(test)}\)", text, re.M)
+                found = re.search(rf"^TEST(_F|_P)?\({re.escape(suite)},\s*{re.escape(test)}\)", text, re.M)
             if not found:
                 problems.append(f"{mech.name}: test {name} is not in {path}")
     return problems

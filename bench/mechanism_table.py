@@ -256,15 +256,18 @@ MECHANISMS: list[Mechanism] = [
     ),
     Mechanism(
         "Pattern entries per logical processor (NetBurst)",
-        "The shared pattern table's entries carry the logical processor that trained them: a sibling's entry gives "
-        "the static prediction (backward taken, forward not taken) and becomes the thread's (Marr et al., ITJ 2002: "
-        "the global history array's entries are tagged with a logical processor ID; static rule: IA-32 optimization "
-        "manual; allocation chosen)",
-        ("core.branch.pht_thread_tagged",),
+        "The shared pattern table's entries carry the logical processor that trained them and a thread uses only its "
+        "own; in a 4-way table both threads' entries for an index coexist, and a branch with none in a full set is "
+        "predicted statically (backward taken, forward not taken) and replaces the LRU way (Marr et al., ITJ 2002: "
+        "the global history array's entries are tagged with a logical processor ID; static rule: Intel's NetBurst "
+        "description; ways and replacement chosen)",
+        ("core.branch.pht_thread_tagged", "core.branch.pht_assoc"),
         ((UC + "branch_predictor_test.cpp",
           "BranchPredictorTagged.AlternatingThreadsOnAForwardTakenBranchMispredictEverySighting"),
-         (UC + "branch_predictor_test.cpp", "BranchPredictorTagged.ALoneThreadPredictsExactlyAsWithoutTags"),
-         (IT + "branch_tags_test.cpp", "BranchTags.TwoThreadsOnOneForwardBranchMispredictAtEverySightingInSteadyState")),
+         (UC + "branch_predictor_test.cpp",
+          "BranchPredictorTagged.AFullSetPredictsStaticallyAndReplacesItsLeastRecentlyUsedWay"),
+         (UC + "branch_predictor_test.cpp", "BranchPredictorLoneThread.PredictsExactlyAsWithoutTags"),
+         (IT + "branch_tags_test.cpp", "BranchTags.WithTwoWaysEachThreadKeepsItsOwnEntryAndNeverMispredicts")),
         _eq("core.branch.pht_thread_tagged", True),
         Switch("netburst", (), ("core.branch.pht_thread_tagged=false",)),
     ),

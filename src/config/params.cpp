@@ -216,7 +216,8 @@ void visitParams(Config& c, V&& v) {
   v("core.branch.pht_assoc", b.pht_assoc,
     "ways of a thread-tagged pattern table (power of two): each set holds the entries of pht_assoc indices, so a "
     "thread's entry and its sibling's for one index can coexist; a miss in a full set is predicted statically and "
-    "replaces the least recently used way (1: direct-mapped, the sibling's entry is taken over)", 1, 1 << 28);
+    "replaces the least recently used way (1: direct-mapped, the sibling's entry is taken over; untagged, every "
+    "index keeps its own entry whatever the ways)", 1, 1 << 28);
   v("core.branch.btb_entries", b.btb_entries, "branch target buffer entries, shared, power of two sets", 1, 1 << 24);
   v("core.branch.btb_assoc", b.btb_assoc, "branch target buffer ways", 1, 1 << 24);
   v("core.branch.btb_miss_penalty", b.btb_miss_penalty, "fetch bubble cycles when a taken branch misses the BTB", 0,

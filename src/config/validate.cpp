@@ -170,11 +170,6 @@ class Checker {
       fail(fmt::format("core.branch.pht_assoc = {} must be a power of two no larger than core.branch.pht_entries = {}",
                        b.pht_assoc, b.pht_entries));
     }
-    if (b.pht_assoc > 1 && !b.pht_thread_tagged) {
-      fail(fmt::format("core.branch.pht_assoc = {} needs core.branch.pht_thread_tagged = true: without thread tags "
-                       "an index has one entry, whatever the ways",
-                       b.pht_assoc));
-    }
     if (!isPow2(k.lsu.predictor_entries)) {
       fail(fmt::format("core.lsu.predictor_entries = {} must be a power of two", k.lsu.predictor_entries));
     }

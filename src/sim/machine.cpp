@@ -79,7 +79,10 @@ std::shared_ptr<TraceCursor> Machine::detach(LogicalCpu cpu) {
   checkCpu(cpu, "detach");
   const CpuInfo& info = cpus_[cpu.value];
   auto cursor = cores_[info.core.value]->detach(info.thread.value, now_);
-  if (cursor) cursor->attached = false;
+  if (cursor) {
+    cursor->attached = false;
+    cursor->releaseIfDrained();
+  }
   return cursor;
 }
 

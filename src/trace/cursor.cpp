@@ -8,9 +8,15 @@
 namespace smtlab {
 
 TraceCursor::TraceCursor(std::unique_ptr<TraceSource> source, std::size_t capacity, std::size_t batch)
-    : source_(std::move(source)), batch_(std::max<std::size_t>(1, batch)) {
+    : source_(std::move(source)), batch_(std::max<std::size_t>(1, batch)), capacity_(std::max(capacity, 2 * batch_)) {
   if (!source_) throw UsageError("TraceCursor: no trace source given");
-  reserve(std::max(capacity, 2 * batch_));
+  reserve(capacity_);
+}
+
+void TraceCursor::releaseIfDrained() {
+  if (retireSeq_ != loadedEnd_ || ring_.empty()) return;
+  std::vector<Instr>().swap(ring_);
+  mask_ = 0;
 }
 
 void TraceCursor::reserve(std::size_t n) {
@@ -36,6 +42,7 @@ bool TraceCursor::readMore(std::uint64_t free) {
 
 const Instr* TraceCursor::readBatch() {
   if (ended_) return nullptr;
+  ensureRing();
   // Read the next batch into the free part of the ring (the part not holding unretired records).
   const std::uint64_t free = ring_.size() - (loadedEnd_ - retireSeq_);
   if (free == 0) {
@@ -47,6 +54,7 @@ const Instr* TraceCursor::readBatch() {
 }
 
 const Instr* TraceCursor::readAhead(SeqNum s) {
+  if (!ended_) ensureRing();
   while (s >= loadedEnd_) {
     const std::uint64_t free = ring_.size() - (loadedEnd_ - retireSeq_);
     if (ended_ || free == 0 || !readMore(free)) return nullptr;

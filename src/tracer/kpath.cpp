@@ -491,7 +491,7 @@ std::unique_ptr<TraceSource> openKpathTrace(const std::string& spec) {
     // kRecentRecords records: a call on a file page of its own opens its source for one step, and reading the
     // instance again from the compressed trace took about 10 ms). Keyed by the manifest's time too: a re-recording
     // is new data.
-    constexpr std::size_t kRecentRecords = std::size_t{1} << 20;  // chosen: 128 MiB of records at most
+    constexpr std::size_t kRecentRecords = std::size_t{1} << 20;  // chosen: about 45 MiB of packed records
     static std::mutex instancesMutex;
     static std::map<std::string, std::weak_ptr<const KpathInstanceRecords>> instances;
     static std::deque<std::shared_ptr<const KpathInstanceRecords>> recent;

@@ -11,7 +11,7 @@
 namespace smtlab {
 
 KpathInstanceRecords::KpathInstanceRecords(std::vector<Instr> r)
-    : records(std::move(r)), stackBlocks(kernelStackBlocks(records)), pageCachePages(smtlab::pageCachePages(records)) {}
+    : records(r), stackBlocks(kernelStackBlocks(r)), pageCachePages(smtlab::pageCachePages(r)) {}
 
 KpathInstanceSource::KpathInstanceSource(std::shared_ptr<const KpathInstanceRecords> instance, std::uint64_t stackSlot,
                                          std::optional<std::uint64_t> page, std::string name)
@@ -23,9 +23,9 @@ KpathInstanceSource::KpathInstanceSource(std::shared_ptr<const KpathInstanceReco
 }
 
 std::size_t KpathInstanceSource::read(std::span<Instr> out) {
-  const std::vector<Instr>& records = instance_->records;
+  const PackedRecords& records = instance_->records;
   const std::size_t n = std::min(out.size(), records.size() - pos_);
-  std::copy_n(records.begin() + static_cast<std::ptrdiff_t>(pos_), n, out.begin());
+  records.copy(pos_, out.first(n));
   pos_ += n;
   if (stackShift_ != 0 && !instance_->stackBlocks.empty()) {
     for (std::size_t i = 0; i < n; ++i) moveKernelStackAccesses(out[i], instance_->stackBlocks, stackShift_);

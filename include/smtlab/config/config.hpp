@@ -150,6 +150,7 @@ struct BranchConfig {
   bool pht_thread_tagged = false;         // PHT entries carry their logical processor's id (NetBurst's global
                                           // history array): a sibling's entry is a miss, predicted statically
   std::uint32_t pht_assoc = 1;            // ways of a thread-tagged PHT: the threads' entries for one index coexist
+                                          // (untagged, every index has its own entry whatever the ways)
   std::uint32_t btb_entries = 4096;       // shared branch target buffer
   std::uint32_t btb_assoc = 4;
   std::uint32_t btb_miss_penalty = 3;     // fetch bubble when a taken branch misses the BTB (decode redirect)

@@ -30,7 +30,7 @@ struct ThreadBranchState {
   std::uint32_t rasTop = 0;       // number of pushes minus pops (wraps in the ring)
   std::uint32_t rasCount = 0;     // valid entries, at most the ring size
   std::uint8_t owner = 1;         // this logical processor's tag in a thread-tagged pattern table (index + 1)
-  bool lastTagMiss = false;       // the last conditional branch found its sibling's pattern-table entry
+  bool lastTagMiss = false;       // the last conditional branch had no entry of its own in a full set (static)
 };
 
 enum class BranchOutcome : std::uint8_t {

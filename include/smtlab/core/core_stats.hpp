@@ -99,7 +99,7 @@ struct ThreadStats {
   std::uint64_t fetchedBranches = 0;
   std::uint64_t fetchedMispredicts = 0;
   std::uint64_t fetchedBtbMisses = 0;
-  std::uint64_t fetchedPhtTagMisses = 0;  // conditional branches that found the sibling's pattern-table entry
+  std::uint64_t fetchedPhtTagMisses = 0;  // conditional branches predicted statically: no entry of theirs in a full set
   std::uint64_t loads = 0;
   std::uint64_t stores = 0;
   std::uint64_t marks = 0;

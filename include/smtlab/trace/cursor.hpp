@@ -50,6 +50,10 @@ class TraceCursor {
   void restart();
   // Grows the ring so that at least n records fit; keeps its contents.
   void reserve(std::size_t n);
+  // Gives the ring's memory back when it holds no unretired record (a detached source between two uses: the OS
+  // layer keeps thousands of them, one per task and kernel-path instance). The next read or reserve() makes a new
+  // ring of the constructor's capacity; nothing else changes.
+  void releaseIfDrained();
 
   SeqNum fetchSeq() const { return fetchSeq_; }
   SeqNum retireSeq() const { return retireSeq_; }
@@ -77,9 +81,15 @@ class TraceCursor {
   bool readMore(std::uint64_t free);
 
   std::unique_ptr<TraceSource> source_;
+  // Makes the ring again after releaseIfDrained().
+  void ensureRing() {
+    if (ring_.empty()) reserve(capacity_);
+  }
+
   std::vector<Instr> ring_;
   std::uint64_t mask_ = 0;
   std::size_t batch_;
+  std::size_t capacity_;  // the constructor's capacity, at least two batches
   // Sequence numbers: the next record to fetch, the oldest unretired one, one past the last one read.
   SeqNum fetchSeq_{0};
   SeqNum retireSeq_{0};

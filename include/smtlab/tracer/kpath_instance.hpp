@@ -11,12 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "smtlab/trace/packed_records.hpp"
 #include "smtlab/trace/source.hpp"
 
 namespace smtlab {
 
 struct KpathInstanceRecords {
-  std::vector<Instr> records;
+  PackedRecords records;             // packed: a long run holds most of a recording
   std::vector<Addr> stackBlocks;     // kernelStackBlocks(records)
   std::vector<Addr> pageCachePages;  // pageCachePages(records)
   explicit KpathInstanceRecords(std::vector<Instr> r);

@@ -137,9 +137,10 @@ def run_lmbench(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool
           f"reschedule IPI's interrupt path on the target CPU (kpaths `ipi`). The CPI stack moved by "
           f"{_stack_delta(off, on)} (cycles per instruction, HT on minus off). Branch mispredicts went from "
           f"{off['branch_mpki']:.1f} to {on['branch_mpki']:.1f} per 1,000 instructions: both CPUs run the same "
-          f"kernel paths, and a branch whose pattern entry the other logical CPU trained last is predicted "
-          f"statically ({on['pht_tag_mpki']:.1f} such sightings per 1,000 instructions; NetBurst's entries are "
-          f"tagged per logical processor, core.branch.pht_thread_tagged). Against that, the woken process's "
+          f"kernel paths, each needs its own pattern entries, and a branch with none in a set full of entries "
+          f"is predicted statically ({on['pht_tag_mpki']:.1f} such branches per 1,000 instructions; NetBurst's "
+          f"entries are tagged per logical processor, core.branch.pht_thread_tagged). Against that, the woken "
+          f"process's "
           f"context switch overlaps with the waker's last instructions; the net is "
           f"{speedup_pct(off['us'], on['us'], True):+.1f}% (published -1%).", "",
           f"Fork: reschedule_idle() places the child on the idle sibling, where it runs its copy-on-write faults and "
@@ -159,8 +160,8 @@ def run_lmbench(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool
                      "The model's per-round-trip HT costs (two cross-CPU wake-ups with the IPI path, each waiting "
                      "the preset's os.wake_cycles for the halted CPU's HLT exit, a chosen constant with no published "
                      "figure; the partition drains of every change between one and two running threads; the "
-                     "branches each CPU predicts statically because the other trained their tagged pattern entries "
-                     "last) outweigh the overlap it gains. HT off waits for a context switch instead, recorded "
+                     "branches each CPU predicts statically because the two CPUs' tagged pattern entries overflow "
+                     "their sets) outweigh the overlap it gains. HT off waits for a context switch instead, recorded "
                      "kernel code that got faster with the instruction prefetcher while the constant stayed "
                      "(docs/study.md, \"Instruction prefetch\"); and the model's round trip lacks the four int 0x80 "
                      "/ iret traps of 2.4.19's system calls, which would dilute any fixed HT cost.")
@@ -384,8 +385,8 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
                   f"occupancy per thread fell from {occ_off:.0f} to {occ_on:.0f} entries (63 each when both run). "
                   f"Partition drains: {drains:.0f} per ms. Branch mispredicts per 1,000 instructions: "
                   f"{_mean(offs, 'branch_mpki'):.1f} alone, {_mean(ons, 'branch_mpki'):.1f} with HT on, where "
-                  f"{_mean(ons, 'pht_tag_mpki'):.1f} sightings found the sibling's pattern entry (NetBurst tags "
-                  f"them per logical processor). HT-on CPI stack: {stack_line(_avg(ons)['stack'])}.")
+                  f"{_mean(ons, 'pht_tag_mpki'):.1f} had no pattern entry of their CPU in a full set and were "
+                  f"predicted statically (NetBurst tags the entries per logical processor). HT-on CPI stack: {stack_line(_avg(ons)['stack'])}.")
         md.append("")
     notes = [f"{workload}: no measurement: {r['no_completion']}" for r in missing]
     if workload == "tbench":

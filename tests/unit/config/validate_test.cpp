@@ -104,8 +104,6 @@ TEST(ConfigValidate, BranchTablesArePowersOfTwo) {
   EXPECT_TRUE(mentions(errorFor(c), {"core.branch.pht_assoc", "core.branch.pht_entries"}));
   c.core.branch.pht_assoc = c.core.branch.pht_entries;  // fully associative: allowed
   EXPECT_NO_THROW(validateConfig(c));
-  c.core.branch.pht_thread_tagged = false;  // ways without thread tags would change nothing
-  EXPECT_TRUE(mentions(errorFor(c), {"core.branch.pht_assoc", "core.branch.pht_thread_tagged"}));
 }
 
 TEST(ConfigValidate, TlbNeedsPowerOfTwoSets) {

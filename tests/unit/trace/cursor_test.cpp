@@ -62,6 +62,37 @@ TEST(TraceCursor, AheadReadsMoreWhileTheRingHasRoomAndChangesNothing) {
   EXPECT_EQ(c.peek(), nullptr);
 }
 
+TEST(TraceCursor, ReleasingADrainedRingLosesNothing) {
+  // Invariant: releaseIfDrained() gives the ring back only when no record is between the retire and load positions,
+  // and the cursor then reads on (or restarts) exactly as if it had kept it.
+  const auto recs = numbered(40);
+  TraceCursor c(std::make_unique<VectorSource>(recs), 16, 4);
+  for (int i = 0; i < 6; ++i) c.advanceFetch(), c.peek();
+  for (int i = 0; i < 3; ++i) c.retireOne();
+  c.rewindTo(c.retireSeq());
+  c.releaseIfDrained();  // records 3..7 are loaded, not retired: kept
+  for (int i = 3; i < 8; ++i) {
+    ASSERT_NE(c.peek(), nullptr);
+    EXPECT_EQ(*c.peek(), recs[i]);
+    c.advanceFetch();
+    c.retireOne();
+  }
+  c.releaseIfDrained();  // drained: the ring goes; the next read makes a new one
+  for (int i = 8; i < 40; ++i) {
+    ASSERT_NE(c.peek(), nullptr) << i;
+    EXPECT_EQ(*c.peek(), recs[i]);
+    c.advanceFetch();
+    c.retireOne();
+    if (i % 7 == 0) c.releaseIfDrained();
+  }
+  EXPECT_TRUE(c.finished());
+  c.releaseIfDrained();
+  c.restart();
+  ASSERT_NE(c.peek(), nullptr);
+  EXPECT_EQ(*c.peek(), recs[0]);
+  EXPECT_EQ(c.retired(), 40u);
+}
+
 TEST(TraceCursor, RestartAfterEnd) {
   const auto recs = numbered(5);
   TraceCursor c(std::make_unique<VectorSource>(recs), 8, 2);

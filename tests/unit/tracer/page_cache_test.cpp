@@ -74,7 +74,7 @@ TEST(PageCache, PageP_MovesTheJthPageToPagePPlusJKeepingTheOffset) {
   EXPECT_EQ(a[5].loads[0].addr, kStack);
   EXPECT_EQ(a[6].loads[0].addr, page10);  // every access to a found page moves, whoever makes it
   EXPECT_EQ(b, readThenWrite());
-  EXPECT_EQ(shared->records, readThenWrite());
+  EXPECT_EQ(shared->records.all(), readThenWrite());
   // The last pages: P plus the instance's 2 pages must stay within kMaxPageCachePage.
   EXPECT_NO_THROW(KpathInstanceSource(shared, 0, kMaxPageCachePage - 1, "last"));
   EXPECT_THROW(KpathInstanceSource(shared, 0, kMaxPageCachePage, "past"), TraceError);
