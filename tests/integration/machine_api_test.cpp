@@ -103,6 +103,30 @@ TEST(MachineApi, DetachAndAttachConserveInstructions) {
   EXPECT_GT(m.threadStats(LogicalCpu{1}).instructions, 0u);
 }
 
+TEST(MachineApi, ADetachedSourceWithNothingInFlightGivesItsRingBack) {
+  // The OS layer keeps a source per task and kernel-path instance; each ring is 128 KiB or more. Detaching one that
+  // has retired everything it read frees its ring; one with records in flight keeps them (they are fetched again).
+  Machine m(baseConfig(1));
+  m.setChecking(true);
+  auto endless = cursorFor("gen:mix,count=0,seed=3");
+  m.attach(LogicalCpu{0}, endless, Asid{1});
+  m.run(Cycle{m.now().value + 300});
+  endless = m.detach(LogicalCpu{0});
+  ASSERT_GT(endless->loadedEnd().value, endless->retireSeq().value);
+  EXPECT_GT(endless->ringSize(), 0u);
+
+  auto finite = cursorFor("gen:mix,count=2000,seed=4");
+  for (int run = 1; run <= 2; ++run) {
+    m.attach(LogicalCpu{0}, finite, Asid{2});
+    runToEnd(m);
+    finite = m.detach(LogicalCpu{0});
+    EXPECT_TRUE(finite->finished());
+    EXPECT_EQ(finite->ringSize(), 0u) << "run " << run;
+    EXPECT_EQ(finite->retired(), 2000u * run);
+    finite->restart();  // the next run reads into a new ring
+  }
+}
+
 TEST(MachineApi, MarksAreReportedWithTheirIdAtTheirRetireCycle) {
   // On the scalar machine (first fetch at 270, depth 3): mark 7 is fetched at 271, renamed 274, issued 275, done and
   // retired 276; mark 42 (fetched 273) retires at 278; the trace ends at 279. The trace runs on CPU 1 of a two-thread

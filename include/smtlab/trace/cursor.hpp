@@ -55,6 +55,8 @@ class TraceCursor {
   // ring of the constructor's capacity; nothing else changes.
   void releaseIfDrained();
 
+  // Records the ring holds room for (0 after releaseIfDrained(), until the next read).
+  std::size_t ringSize() const { return ring_.size(); }
   SeqNum fetchSeq() const { return fetchSeq_; }
   SeqNum retireSeq() const { return retireSeq_; }
   SeqNum loadedEnd() const { return loadedEnd_; }
