@@ -1,10 +1,17 @@
 #include "smtlab/trace/packed_records.hpp"
 
+#include <limits>
+
+#include "smtlab/common/error.hpp"
+
 namespace smtlab {
 
 PackedRecords::PackedRecords(std::span<const Instr> records) {
   fixed_.reserve(records.size());
   for (const Instr& in : records) {
+    if (addrs_.size() > std::numeric_limits<std::uint32_t>::max() - kMaxLoads - kMaxStores) {
+      throw Error("PackedRecords: more than 2^32 memory operands in one store");
+    }
     Fixed f{in.pc, in.target, in.markId, static_cast<std::uint32_t>(addrs_.size()), in.src, in.dst, in.op,
             in.branch, static_cast<std::uint8_t>((in.taken ? 1 : 0) | (in.microcoded ? 2 : 0)), in.uops, 0};
     auto keep = [&](const MemRef& m, int bit) {
