@@ -386,7 +386,8 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
                   f"Partition drains: {drains:.0f} per ms. Branch mispredicts per 1,000 instructions: "
                   f"{_mean(offs, 'branch_mpki'):.1f} alone, {_mean(ons, 'branch_mpki'):.1f} with HT on, where "
                   f"{_mean(ons, 'pht_tag_mpki'):.1f} had no pattern entry of their CPU in a full set and were "
-                  f"predicted statically (NetBurst tags the entries per logical processor). HT-on CPI stack: {stack_line(_avg(ons)['stack'])}.")
+                  f"predicted statically (NetBurst tags the entries per logical processor). HT-on CPI stack: "
+                  f"{stack_line(_avg(ons)['stack'])}.")
         md.append("")
     notes = [f"{workload}: no measurement: {r['no_completion']}" for r in missing]
     if workload == "tbench":

@@ -125,8 +125,9 @@ def machine_summary(k: Kernel, since: dict[str, float] | None = None) -> dict[st
     """Statistics of the machine behind ``k`` from the snapshot ``since`` (default: the start) to now: instructions,
     cycles with work, CPI and its stack summed over logical CPUs (cycles per instruction by cause, grouped),
     partition drains, L1D / L2 misses, branch mispredicts and branches predicted statically for want of a pattern
-    entry of their logical CPU in a full set (core.branch.pht_thread_tagged) per kilo-instruction, the fraction of logical-CPU time that was busy, and the
-    mean ROB / IQ / load-queue occupancy per logical CPU over the whole run (means cannot be differenced)."""
+    entry of their logical CPU in a full set (core.branch.pht_thread_tagged) per kilo-instruction, the fraction of
+    logical-CPU time that was busy, and the mean ROB / IQ / load-queue occupancy per logical CPU over the whole run
+    (means cannot be differenced)."""
     now = counters(k)
     base = since or {}
     d = {key: now[key] - base.get(key, 0.0) for key in now if key != "occupancy"}

@@ -262,7 +262,8 @@ TEST(UopFields, TraceInfoShowsUopsPerInstruction) {
   // 4 records: uops 1, 2, 4 and 57 (microcoded): 64 / 4 = 16.000 per instruction, 1 of 4 microcoded = 25.0%.
   test::writeFile(text.str(), "1000 int dst=r1 uops=1\n1004 int dst=r1 ld=10:8 uops=2\n"
                               "1008 int ld=10:8 st=10:8 uops=4\n100c idiv dst=r0 uops=57 ucode\n");
-  EXPECT_NE(smtlabOutput("trace info " + text.str()).find("uops:             16.000 per instruction, 25.0% microcoded\n"),
+  EXPECT_NE(smtlabOutput("trace info " + text.str())
+                .find("uops:             16.000 per instruction, 25.0% microcoded\n"),
             std::string::npos);
   // Two of them without a count: the mean is over the recorded ones, and the output says so.
   test::writeFile(text.str(), "1000 int dst=r1\n1004 int dst=r1 ld=10:8 uops=2\n1008 int\n100c int uops=4\n");
