@@ -37,8 +37,8 @@ mount -t proc proc /proc
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 for m in $(cat /modules/load-order.txt); do insmod "/modules/$m.ko" || echo "kpath: insmod $m failed"; done
-# The disk appears once virtio_blk has probed it.
-for i in 1 2 3 4 5 6 7 8 9 10; do [ -b /dev/vda ] && break; sleep 0.2; done
+# The disk appears once virtio_blk has probed it: up to 20 s (a TCG guest on a loaded host is slow).
+i=0; while [ ! -b /dev/vda ] && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
 mount -t ext4 /dev/vda /mnt || echo "kpath: cannot mount /dev/vda (ext4)"
 ip link set lo up
 echo "kpath: probe starting"

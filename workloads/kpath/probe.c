@@ -30,7 +30,7 @@
 #include "probe.h"
 
 void die(const char *what) {
-  fprintf(stderr, "kpath probe: %s: %s\n", what, strerror(errno));
+  fprintf(stderr, "kpath probe failed: %s: %s\n", what, errno != 0 ? strerror(errno) : "no error code");
   exit(1);
 }
 

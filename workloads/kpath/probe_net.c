@@ -1,11 +1,20 @@
 /* The network phase of the kpath probe (probe.c runs it): TCP on the guest's loopback device. One connection, made
  * before the first instance, serves every path: a send runs the receiver's side in the same call (the loopback
- * device hands the segment to tcp_v4_rcv in the sender's softirq), so the bytes a recv takes are already queued. */
+ * device hands the segment to tcp_v4_rcv in the sender's softirq), so the bytes a recv takes are normally already
+ * queued. Not always: when softirqs have run too long (on a loaded host a TCG guest's clock runs on while its vCPU
+ * waits), the kernel leaves the rest to ksoftirqd, and the segment reaches the socket later. A recv would then block
+ * (an instance with a sleep in it) or, without MSG_WAITALL, return part of the bytes and fail the probe (one of the
+ * suspects of a recording that failed in CI on a loaded host, session 34). So before each recorded recv the probe
+ * waits, unrecorded, until the bytes are there (wait_queued). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <errno.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sched.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -16,6 +25,23 @@ enum { SMALL = 16, REPLY = 4096, SELECT_FDS = 10, CHAT_MSG = 100 };
 
 static void send_all(int fd, const char *buf, size_t len, const char *what) {
   if (send(fd, buf, len, 0) != (ssize_t)len) die(what);
+}
+
+/* Unrecorded: waits until `len` bytes are in the socket's receive queue (SIOCINQ), yielding the CPU so that
+ * ksoftirqd can deliver them; dies, naming `what`, if they have not come within about five seconds. */
+static void wait_queued(int fd, size_t len, const char *what) {
+  for (int tries = 0; tries < 50000; ++tries) {
+    int queued = 0;
+    if (ioctl(fd, SIOCINQ, &queued) != 0) die("ioctl SIOCINQ");
+    if ((size_t)queued >= len) return;
+    if (tries < 100) {
+      sched_yield();
+    } else {
+      usleep(100);
+    }
+  }
+  errno = 0;
+  die(what);
 }
 
 static void recv_all(int fd, char *buf, size_t len, const char *what) {
@@ -66,6 +92,7 @@ static void select_tcp_path(int n, int client) {
     }                                                                                                      \
     for (int i = 0; i < n; ++i) {                                                                          \
       for (int k = 0; k < (B); ++k) send_all(client, buf + k * CHAT_MSG, CHAT_MSG, "chat message send");   \
+      wait_queued(conn, sizeof buf, "a chat batch never reached the server's socket");                     \
       BEGIN(KP_tcp_recv_b##B);                                                                             \
       const ssize_t got = recv(conn, buf, sizeof buf, 0);                                                  \
       END(KP_tcp_recv_b##B);                                                                               \
@@ -100,6 +127,7 @@ void tcp_paths(int n) {
     BEGIN(KP_tcp_send);
     send_all(client, small, sizeof small, "send");
     END(KP_tcp_send);
+    wait_queued(conn, sizeof small, "the 16-byte request never reached the server's socket");
     BEGIN(KP_tcp_recv);
     recv_all(conn, small, sizeof small, "recv");
     END(KP_tcp_recv);
@@ -110,6 +138,7 @@ void tcp_paths(int n) {
     BEGIN(KP_tcp_send_4k);
     send_all(conn, reply, sizeof reply, "send 4 KiB");
     END(KP_tcp_send_4k);
+    wait_queued(client, sizeof reply, "the 4 KiB reply never reached the client's socket");
     BEGIN(KP_tcp_recv_4k);
     recv_all(client, reply, sizeof reply, "recv 4 KiB");
     END(KP_tcp_recv_4k);

@@ -72,6 +72,13 @@ std::vector<std::vector<KpathInstance>> splitKpathRecording(const std::string& r
 // The "kpath: symbol NAME HEXADDR" lines of a guest's console.
 KernelSymbols parseKernelSymbols(const std::string& console);
 
+// What went wrong in a recording guest, from its console (the text of a boot whose probe did not complete): the
+// probe's own message (probe.c's die() prints "kpath probe failed: WHAT: ERRNO"), /init's complaints ("kpath:
+// insmod ...", "kpath: cannot ..."), a kernel panic, BUG or oops, up to four such lines joined by " | " after "the
+// guest said: "; else "its console ended with: " and its last line. Then where the probe was: "(the probe's last
+// phase: PHASE)" from its last "kpath probe: PHASE" line, or "(the probe had not started)".
+std::string guestComplaint(const std::string& console);
+
 struct KpathBuildOptions {
   int count = 30;             // instances of each path the probe runs (30: ~57 M instructions, ~480 MB raw;
                               // sh_c runs at most 8)

@@ -19,31 +19,37 @@ namespace smtlab {
 namespace {
 namespace fs = std::filesystem;
 
-class Bytes {
+class SystemBytes {
  public:
-  Bytes& raw(std::string_view s) { data_.append(s); return *this; }
-  Bytes& u8(std::uint8_t v) { data_.push_back(static_cast<char>(v)); return *this; }
-  Bytes& u32(std::uint32_t v) { for (int i = 0; i < 4; ++i) u8(static_cast<std::uint8_t>(v >> (8 * i))); return *this; }
-  Bytes& u64(std::uint64_t v) { for (int i = 0; i < 8; ++i) u8(static_cast<std::uint8_t>(v >> (8 * i))); return *this; }
-  Bytes& insn(std::initializer_list<std::uint8_t> bytes) {
+  SystemBytes& raw(std::string_view s) { data_.append(s); return *this; }
+  SystemBytes& u8(std::uint8_t v) { data_.push_back(static_cast<char>(v)); return *this; }
+  SystemBytes& u32(std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) u8(static_cast<std::uint8_t>(v >> (8 * i)));
+    return *this;
+  }
+  SystemBytes& u64(std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) u8(static_cast<std::uint8_t>(v >> (8 * i)));
+    return *this;
+  }
+  SystemBytes& insn(std::initializer_list<std::uint8_t> bytes) {
     u8(static_cast<std::uint8_t>(bytes.size()));
     for (std::uint8_t b : bytes) u8(b);
     return *this;
   }
   // The marker nop: nopl 0x534dXXXX(%rax).
-  Bytes& marker(std::uint16_t payload) {
+  SystemBytes& marker(std::uint16_t payload) {
     return insn({0x0f, 0x1f, 0x80, static_cast<std::uint8_t>(payload), static_cast<std::uint8_t>(payload >> 8), 0x4d,
                  0x53});
   }
   // Stream entries.
-  Bytes& block(std::uint32_t id, bool kernel) { return u32(id << 1 | (kernel ? 0x80000000u : 0)); }
-  Bytes& access(std::uint32_t index, bool store, std::uint64_t addr) {
+  SystemBytes& block(std::uint32_t id, bool kernel) { return u32(id << 1 | (kernel ? 0x80000000u : 0)); }
+  SystemBytes& access(std::uint32_t index, bool store, std::uint64_t addr) {
     return u32(1u | 3u << 1 | (store ? 8u : 0u) | index << 4).u64(addr);
   }
-  Bytes& mark(std::uint32_t payload, std::uint32_t blockId, std::uint32_t index) {
+  SystemBytes& mark(std::uint32_t payload, std::uint32_t blockId, std::uint32_t index) {
     return u32(0x80000003u).u32(payload).u32(blockId).u32(index);
   }
-  Bytes& cut(std::uint32_t k) { return u32(0x80000005u).u32(k); }
+  SystemBytes& cut(std::uint32_t k) { return u32(0x80000005u).u32(k); }
   void save(const std::string& path) const { std::ofstream(path, std::ios::binary) << data_; }
   std::string data_;
 };
@@ -56,7 +62,7 @@ class SystemTrace : public ::testing::Test {
     if (!x86DecoderAvailable()) GTEST_SKIP() << "built without capstone";
     dir_ = fs::temp_directory_path() / ("smtlab-systrace-test-" + std::to_string(::getpid()));
     fs::create_directories(dir_);
-    Bytes b;
+    SystemBytes b;
     b.raw({"SMTLBLK\1", 8});
     // 0 (user, 0x401000): begin marker of region 5; mov (%rbx),%rax at 0x401007; syscall at 0x40100a.
     b.u32(0).u64(kUser0).u32(3).marker(5).insn({0x48, 0x8b, 0x03}).insn({0x0f, 0x05});
@@ -79,16 +85,16 @@ class SystemTrace : public ::testing::Test {
   }
   std::string blocks() const { return (dir_ / "x.blocks").string(); }
   std::string stream() const { return (dir_ / "x.cpu0.raw").string(); }
-  std::vector<SystemRegion> split(const Bytes& b, SplitStats* stats = nullptr) {
+  std::vector<SystemRegion> split(const SystemBytes& b, SplitStats* stats = nullptr) {
     b.save(stream());
     std::vector<SystemRegion> out;
     const SplitStats s = splitSystemStream(*table_, stream(), [&](SystemRegion&& r) { out.push_back(std::move(r)); });
     if (stats) *stats = s;
     return out;
   }
-  static Bytes header() { return Bytes().raw({"SMTLSYS\1", 8}); }
+  static SystemBytes header() { return SystemBytes().raw({"SMTLSYS\1", 8}); }
   // A null system call: user load + syscall, kernel store + sysret, user nop, end.
-  static Bytes& syscallRegion(Bytes& b) {
+  static SystemBytes& syscallRegion(SystemBytes& b) {
     return b.mark(5, 0, 0).access(1, false, 0x7000).block(1, true).access(0, true, 0xffffc90000001000ull)
         .block(2, false).mark(0x8005, 2, 1);
   }
@@ -97,7 +103,7 @@ class SystemTrace : public ::testing::Test {
 };
 
 TEST_F(SystemTrace, RegionRunsFromBeginToEndMarkerAcrossTheSystemCall) {
-  Bytes b = header();
+  SystemBytes b = header();
   SplitStats stats;
   const auto regions = split(syscallRegion(b), &stats);
   ASSERT_EQ(regions.size(), 1u);
@@ -127,7 +133,7 @@ TEST_F(SystemTrace, RegionRunsFromBeginToEndMarkerAcrossTheSystemCall) {
 TEST_F(SystemTrace, FaultingInstructionIsEmittedOnceAfterTheHandler) {
   // Begin in block 4; the store (2nd instruction started) faults: cut 2; the handler runs (block 1); the store runs
   // again in block 5 and the end marker follows it.
-  Bytes b = header();
+  SystemBytes b = header();
   b.mark(7, 4, 0).cut(2).block(1, true).block(5, false).access(0, true, 0x8000).mark(0x8007, 5, 1);
   SplitStats stats;
   const auto regions = split(b, &stats);
@@ -142,7 +148,7 @@ TEST_F(SystemTrace, FaultingInstructionIsEmittedOnceAfterTheHandler) {
 }
 
 TEST_F(SystemTrace, BeginAndEndInOneBlock) {
-  Bytes b = header();
+  SystemBytes b = header();
   b.mark(7, 4, 0).access(1, true, 0x9000).mark(0x8007, 4, 2);
   const auto regions = split(b);
   ASSERT_EQ(regions.size(), 1u);
@@ -151,7 +157,7 @@ TEST_F(SystemTrace, BeginAndEndInOneBlock) {
 }
 
 TEST_F(SystemTrace, BrokenRegionsAreCountedNotEmitted) {
-  Bytes b = header();
+  SystemBytes b = header();
   b.mark(7, 4, 0);                 // begun, then a new begin on the same CPU: broken
   syscallRegion(b);                // complete
   b.mark(7, 4, 0).mark(0x8005, 4, 2);  // ends with another region's id: broken
@@ -182,7 +188,7 @@ TEST_F(SystemTrace, KernelExcursionsAreTheKernelRuns) {
 }
 
 TEST_F(SystemTrace, DamageIsOneClearError) {
-  auto expectError = [&](const Bytes& b, const std::string& part) {
+  auto expectError = [&](const SystemBytes& b, const std::string& part) {
     b.save(stream());
     try {
       splitSystemStream(*table_, stream(), [](SystemRegion&&) {});
@@ -192,7 +198,7 @@ TEST_F(SystemTrace, DamageIsOneClearError) {
       EXPECT_NE(std::string(e.what()).find("x.cpu0.raw"), std::string::npos) << e.what();
     }
   };
-  expectError(Bytes().raw({"SMTLRAW\1", 8}), "bad magic");
+  expectError(SystemBytes().raw({"SMTLRAW\1", 8}), "bad magic");
   expectError(header().mark(5, 0, 0).block(9, false), "byte 24: block 9 is not defined");
   expectError(header().mark(5, 0, 0).block(1, false), "wrong privilege flag");
   expectError(header().mark(5, 0, 0).u32(0x80000009u), "corrupt entry word");
@@ -203,7 +209,7 @@ TEST_F(SystemTrace, DamageIsOneClearError) {
 TEST_F(SystemTrace, InterruptDeliveryAccessesAreDroppedAndCounted) {
   // QEMU 7.2 reports the IDT read and frame pushes of an interrupt with the last instruction's callback: index 7
   // lies outside block 0 (3 instructions), and a kernel address cannot be touched by the user-mode load.
-  Bytes b = header();
+  SystemBytes b = header();
   b.mark(5, 0, 0).access(1, false, 0x7000).access(7, false, 0xfffffe0000000ec0ull)
       .access(1, true, 0xfffffe0000001000ull).block(1, true).access(0, true, 0xffffc90000001000ull)
       .block(2, false).mark(0x8005, 2, 1);
@@ -219,7 +225,7 @@ TEST_F(SystemTrace, InterruptDeliveryAccessesAreDroppedAndCounted) {
 TEST_F(SystemTrace, RepIterationsAreNotTransfers) {
   // Three iterations of rep stosb between the system call's kernel block and the return: the first two are followed
   // by the same pc (not a branch), the last by the sysret block (a transfer to a new place, kind `other`).
-  Bytes b = header();
+  SystemBytes b = header();
   b.mark(5, 0, 0).block(6, true).access(0, true, 0xffff888000001000ull).block(6, true)
       .access(0, true, 0xffff888000001001ull).block(6, true).access(0, true, 0xffff888000001002ull)
       .block(1, true).block(2, false).mark(0x8005, 2, 1);
@@ -236,7 +242,7 @@ TEST_F(SystemTrace, RepIterationsAreNotTransfers) {
 }
 
 TEST_F(SystemTrace, TruncatedStreamEndsAtItsLastCompleteEntry) {
-  Bytes b = header();
+  SystemBytes b = header();
   syscallRegion(b).mark(5, 0, 0).u8(1);
   SplitStats stats;
   EXPECT_EQ(split(b, &stats).size(), 1u);
@@ -246,7 +252,7 @@ TEST_F(SystemTrace, TruncatedStreamEndsAtItsLastCompleteEntry) {
 TEST_F(SystemTrace, RecordingSplitsIntoOneTraceFilePerPath) {
   // Region ids are kpath ids: getppid is id 0 in workloads/kpath/kpath_paths.h; the block file is shared.
   ASSERT_EQ(kpaths().at(0).name, "getppid");
-  Bytes b = header();
+  SystemBytes b = header();
   // Two instances of getppid (5 and 1 records), both from block 0/2-style code re-labelled with id 0.
   b.mark(0, 0, 0).access(1, false, 0x7000).block(1, true).block(2, false).mark(0x8000, 2, 1);
   b.mark(0, 4, 0).access(1, true, 0x9000).mark(0x8000, 4, 2);
