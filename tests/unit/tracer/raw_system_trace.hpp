@@ -37,6 +37,12 @@ class RawSystemTrace {
   RawSystemTrace& mark(std::uint32_t payload, std::uint32_t blockId, std::uint32_t index) {
     return u32(0x80000003u).u32(payload).u32(blockId).u32(index);
   }
+  // An 8-byte access by the block's instruction `index`.
+  RawSystemTrace& access(std::uint32_t index, bool store, std::uint64_t addr) {
+    return u32(1u | 3u << 1 | (store ? 8u : 0u) | index << 4).u64(addr);
+  }
+  // A cut: the previous block was left after its k-th instruction had started (0x80000005, then k).
+  RawSystemTrace& cut(std::uint32_t k) { return u32(0x80000005u).u32(k); }
   void save(const std::filesystem::path& path) const { std::ofstream(path, std::ios::binary) << data_; }
 
  private:

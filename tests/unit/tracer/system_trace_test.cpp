@@ -14,45 +14,13 @@
 #include "smtlab/trace/vector_source.hpp"
 #include "smtlab/tracer/kpath.hpp"
 #include "smtlab/tracer/system_trace.hpp"
+#include "raw_system_trace.hpp"
 
 namespace smtlab {
 namespace {
 namespace fs = std::filesystem;
 
-class SystemBytes {
- public:
-  SystemBytes& raw(std::string_view s) { data_.append(s); return *this; }
-  SystemBytes& u8(std::uint8_t v) { data_.push_back(static_cast<char>(v)); return *this; }
-  SystemBytes& u32(std::uint32_t v) {
-    for (int i = 0; i < 4; ++i) u8(static_cast<std::uint8_t>(v >> (8 * i)));
-    return *this;
-  }
-  SystemBytes& u64(std::uint64_t v) {
-    for (int i = 0; i < 8; ++i) u8(static_cast<std::uint8_t>(v >> (8 * i)));
-    return *this;
-  }
-  SystemBytes& insn(std::initializer_list<std::uint8_t> bytes) {
-    u8(static_cast<std::uint8_t>(bytes.size()));
-    for (std::uint8_t b : bytes) u8(b);
-    return *this;
-  }
-  // The marker nop: nopl 0x534dXXXX(%rax).
-  SystemBytes& marker(std::uint16_t payload) {
-    return insn({0x0f, 0x1f, 0x80, static_cast<std::uint8_t>(payload), static_cast<std::uint8_t>(payload >> 8), 0x4d,
-                 0x53});
-  }
-  // Stream entries.
-  SystemBytes& block(std::uint32_t id, bool kernel) { return u32(id << 1 | (kernel ? 0x80000000u : 0)); }
-  SystemBytes& access(std::uint32_t index, bool store, std::uint64_t addr) {
-    return u32(1u | 3u << 1 | (store ? 8u : 0u) | index << 4).u64(addr);
-  }
-  SystemBytes& mark(std::uint32_t payload, std::uint32_t blockId, std::uint32_t index) {
-    return u32(0x80000003u).u32(payload).u32(blockId).u32(index);
-  }
-  SystemBytes& cut(std::uint32_t k) { return u32(0x80000005u).u32(k); }
-  void save(const std::string& path) const { std::ofstream(path, std::ios::binary) << data_; }
-  std::string data_;
-};
+using SystemBytes = test::RawSystemTrace;
 
 constexpr Addr kUser0 = 0x401000, kKernel = 0xffffffff81000000ull, kUser2 = 0x40100c, kUser4 = 0x403000;
 
