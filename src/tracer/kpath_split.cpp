@@ -118,11 +118,6 @@ std::vector<std::vector<KpathInstance>> splitKpathRecording(const std::string& r
       for (SystemRegion& e : kernelExcursions(r)) {
         if (e.instrs.front().pc != entry) continue;  // another interrupt (a tick) in the same region
         const auto cut = std::find_if(e.instrs.begin(), e.instrs.end(), [&](const Instr& i) { return i.pc == stop; });
-        // Another interrupt entered before the stop (a timer tick while the CPU stayed in the kernel after the
-        // vector): the run is that interrupt's as much as this path's, and the model charges ticks itself. Not an
-        // instance. Recordings on a loaded host had them in 25 of 26 reschedule IPIs, recordings on an idle host in
-        // none of 89 (docs/tracing.md, "Two recordings").
-        if (std::any_of(e.instrs.begin() + 1, cut, [&](const Instr& i) { return vectors.isEntry(i.pc); })) continue;
         e.kernel.resize(static_cast<std::size_t>(cut - e.instrs.begin()));
         e.instrs.erase(cut, e.instrs.end());
         add(e);

@@ -73,28 +73,6 @@ TEST_F(KpathIpiSplit, OnlyTheRunFromTheVectorIsAnInstanceCutAtSchedule) {
   EXPECT_EQ(all.back().pc, kReschedVector + 2);
 }
 
-TEST_F(KpathIpiSplit, ARunInWhichATickEntersBeforeScheduleIsNoInstance) {
-  // The same blocks, another region: the vector, then (still in the kernel) the timer's entry, then __schedule. With
-  // the timer's vector known the run holds two interrupts and is dropped; the region around the marker stays whole.
-  Raw s;
-  s.raw({"SMTLSYS\1", 8});
-  s.mark(id_, 0, 0).block(5, false).block(1, true).block(3, true).block(2, true).block(5, false).block(4, false)
-      .mark(0x8000 | id_, 4, 0);
-  s.save(dir_ / "x.cpu0.raw");
-  const KernelSymbols symbols = {{"asm_sysvec_reschedule_ipi", kReschedVector}, {"__schedule", kReschedSchedule},
-                                 {"asm_sysvec_apic_timer_interrupt", kReschedTick}};
-  EXPECT_EQ(splitKpathRecording((dir_ / "x").string(), (dir_ / "cache").string(), nullptr, symbols).at(id_).size(),
-            0u);
-  // Without the timer's address the tick is not known as an interrupt: the run is an instance, cut at __schedule
-  // (block 1's three instructions and the tick's two).
-  fs::remove_all(dir_ / "cache");
-  fs::create_directories(dir_ / "cache");
-  const KernelSymbols without = {{"asm_sysvec_reschedule_ipi", kReschedVector}, {"__schedule", kReschedSchedule}};
-  const auto instances = splitKpathRecording((dir_ / "x").string(), (dir_ / "cache").string(), nullptr, without);
-  ASSERT_EQ(instances.at(id_).size(), 1u);
-  EXPECT_EQ(instances[id_][0].length, 5u);
-}
-
 TEST_F(KpathIpiSplit, WithoutTheSymbolsItIsOneClearError) {
   try {
     splitKpathRecording((dir_ / "x").string(), (dir_ / "cache").string(), nullptr, {{"__schedule", kReschedSchedule}});
