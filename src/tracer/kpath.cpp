@@ -30,6 +30,7 @@
 #include <fmt/format.h>
 
 #include "smtlab/common/error.hpp"
+#include "smtlab/common/output_file.hpp"
 #include "smtlab/trace/native_format.hpp"
 #include "smtlab/trace/vector_source.hpp"
 #include "smtlab/tracer/kernel_stack.hpp"
@@ -138,19 +139,14 @@ std::string lastLine(const std::string& text) {
   return nl == std::string::npos ? t : t.substr(nl + 1);
 }
 
-// Keeps a failed boot's console as DIR/failed-boot.log (written under a temporary name, then renamed) so that the
-// whole of it can be read after the boot's work directory is gone; returns a phrase naming it, or "" when it cannot.
+// Keeps a failed boot's console as DIR/failed-boot.log (writeFileAtomically: complete or not at all) so that the
+// whole of it can be read after the boot's work directory is gone; returns a phrase naming it, or "" when it cannot
+// (the boot's own failure is the error to report, not this).
 std::string keepFailedConsole(const fs::path& dir, const std::string& log) {
-  const fs::path kept = dir / "failed-boot.log", tmp = dir / fmt::format("failed-boot.log.tmp{}", ::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << log;
-    if (!out.flush()) return "";
-  }
-  std::error_code ec;
-  fs::rename(tmp, kept, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
+  const fs::path kept = dir / "failed-boot.log";
+  try {
+    writeFileAtomically(kept, log, "the failed boot's console");
+  } catch (const Error&) {
     return "";
   }
   return fmt::format("; the whole console is in {}", kept.string());
