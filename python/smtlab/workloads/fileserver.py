@@ -258,7 +258,9 @@ def run_dbench(clients: int, ht: bool, scheduler: str, warm_ops: int = DBENCH_WA
     their rates (those operations' bytes over the time from the client's completing operation ``warm_ops`` to its
     completing the last). Where one client per logical CPU runs (a time slice holds the window), that is the
     machine's throughput, HT off and on measure the same operations, and the speed-up is a ratio of times;
-    ``foreign_ops`` counts the operations other clients completed inside a measured client's window (0 then).
+    ``foreign_ops`` counts the operations other clients completed inside a measured client's window (0 when the
+    measured windows coincide; else the other logical CPU ran another client while one measured client had started
+    and the other not, or a measured client was off its CPU).
 
     The run advances in steps of 0.25 ms and stops at ``max_ms`` of simulated time; :class:`NoCompletion` if fewer
     than L clients completed the work by then. Statistics (``machine_summary``) run from the last step boundary at
@@ -305,7 +307,8 @@ def run_dbench(clients: int, ht: bool, scheduler: str, warm_ops: int = DBENCH_WA
            "warm_ms": start / k.cycles_per_us / 1000.0,
            "window_ms": max(b - a for a, b in windows.values()) / k.cycles_per_us / 1000.0,
            "window_bytes": [nbytes[c] for c in measured], "warm_ops": warm_ops, "window_ops": window_ops,
-           "span_throughput": span_bytes / ((end - start) / hz) / 1e6, "measured_clients": measured, "foreign_ops": foreign, "clients_done": 1.0, "warm_complete": True,
+           "span_throughput": span_bytes / ((end - start) / hz) / 1e6, "measured_clients": measured,
+           "foreign_ops": foreign, "clients_done": 1.0, "warm_complete": True,
            **machine_summary(k, since)}
     k.machine.close()
     return out
