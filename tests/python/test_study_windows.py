@@ -64,24 +64,3 @@ def test_study_job_reports_no_completion_as_missing(monkeypatch):
     monkeypatch.setattr(fileserver, "run", boom)
     r = ht_linux._mt_job("tbench", 90, False, "linux24", 1.0, 1.0)
     assert math.isnan(r["throughput"]) and "no request completed" in r["no_completion"]
-
-
-def test_dbench_points_are_the_mean_over_seeds_quick_mode_one():
-    from smtlab.study import ht_linux
-
-    # dbench's default points average DBENCH_SEEDS draws of the script (its window sees one client per logical CPU);
-    # quick mode and the other workloads run one.
-    assert ht_linux._mt_seeds("dbench", quick=False) == ht_linux.DBENCH_SEEDS > 1
-    assert ht_linux._mt_seeds("dbench", quick=True) == 1
-    assert ht_linux._mt_seeds("tbench", quick=False) == ht_linux._mt_seeds("chat", quick=False) == 1
-    runs = [{"param": 20, "throughput": 100.0, "cpi": 3.0, "ht": True, "stack": {"memory": 1.0}, "note": "a"},
-            {"param": 20, "throughput": 140.0, "cpi": 4.0, "ht": True, "stack": {"memory": 2.0}, "note": "b"}]
-    point = ht_linux._mean_run(runs)
-    assert point["throughput"] == 120.0 and point["cpi"] == 3.5 and point["stack"] == {"memory": 1.5}
-    assert point["param"] == 20 and isinstance(point["param"], int)  # the point's own parameter, not a mean
-    assert point["ht"] is True and point["note"] == "a"  # not numbers: the first run's
-    assert point["throughput_by_seed"] == [100.0, 140.0]
-    assert ht_linux._mean_run(runs[:1]) is runs[0]
-    # A run without a measurement makes the point one (its note says why), never a mean of what is left.
-    gone = {"throughput": float("nan"), "no_completion": "none"}
-    assert ht_linux._mean_run([runs[0], gone]) is gone

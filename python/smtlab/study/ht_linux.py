@@ -47,7 +47,7 @@ def _aim9_job(key: str, ht: bool, scheduler: str, quick: bool) -> dict[str, Any]
 
 
 def _mt_job(workload: str, param: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float,
-            steady: bool = False, seed: int = 0, quick: bool = False) -> dict[str, Any]:
+            steady: bool = False, seed: int = 0) -> dict[str, Any]:
     try:
         if workload == "chat":
             # Client senders start staggered over the first half of the warm-up (chat.spawn). A steady point's
@@ -58,9 +58,6 @@ def _mt_job(workload: str, param: int, ht: bool, scheduler: str, warm_ms: float,
                 return chat.run(param, ht, scheduler, warm_ms, window_ms, stagger_ms=warm_ms / 2,
                                 max_ms=warm_ms + window_ms + chat.STEADY_MARGIN_MS, settle=True)
             return chat.run(param, ht, scheduler, warm_ms, window_ms, stagger_ms=warm_ms / 2)
-        if workload == "dbench" and fileserver.fixed_work_applies(param):
-            warm_ops, window_ops = _dbench_ops(quick)
-            return fileserver.run_dbench(param, ht, scheduler, warm_ops, window_ops, seed=seed)
         return fileserver.run(workload, param, ht, scheduler, warm_ms, window_ms, seed=seed)
     except (chat.NoCompletion, fileserver.NoCompletion) as e:
         # No measurement: the row shows no model value and the note says why (never a 0).
@@ -252,50 +249,10 @@ def _mt_windows(workload: str, quick: bool) -> tuple[float, float]:
     # tbench's window holds whole periods of the run's swings under Linux25HT (fileserver.STUDY_WINDOW_MS).
     if quick:
         return (2.0, 2.0)
-    return {"chat": (4.0, 6.0), "tbench": (5.0, fileserver.STUDY_WINDOW_MS)}.get(workload, (5.0, 5.0))
-
-
-def _dbench_ops(quick: bool) -> tuple[int, int]:
-    """dbench's fixed-work window (fileserver.run_dbench): operations of the script before it and in it. Quick mode:
-    a third of the default's (about 1.5 simulated ms with HT off)."""
-    if quick:
-        return (fileserver.DBENCH_WARM_OPS // 3, fileserver.DBENCH_WINDOW_OPS // 3)
-    return (fileserver.DBENCH_WARM_OPS, fileserver.DBENCH_WINDOW_OPS)
-
-
-#: dbench's default points are each the mean over this many seeds (another draw of the clients' script and of the
-#: recorded instances per seed). chosen: until session 35 a point's 5 ms window showed HT off and on different
-#: stretches of the script, and eight seeds at 20 clients spread the speed-up over +55..+107 % (docs/study.md,
-#: "dbench's load"); the fixed-work window (fileserver.run_dbench) measures the same operations in both modes, and
-#: on three recordings four seeds at 20 clients spread it over +33..+62 % (2.4.19) and +57..+65 % (2.5.32), by the
-#: part of the script each seed's window holds (docs/study.md, "dbench's fixed-work window"). Four keep a row within
-#: a few points of its recording's for about 2 minutes of the default study on 2 workers.
-DBENCH_SEEDS = 4
-
-
-def _mt_seeds(workload: str, quick: bool) -> int:
-    return DBENCH_SEEDS if workload == "dbench" and not quick else 1
-
-
-def _mean_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """One point from its runs over seeds: every number that differs between them (and every number of a dict of
-    them, the CPI stack and the occupancies) the mean over the runs, the rest from the first (the point's own
-    parameters stay as they are); ``throughput_by_seed`` keeps each run's. A run without a measurement makes the
-    point one (its note says why)."""
-    if len(runs) == 1:
-        return runs[0]
-    for r in runs:
-        if "no_completion" in r:
-            return r
-    out = dict(runs[0])
-    for key, value in runs[0].items():
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            if any(r[key] != value for r in runs):
-                out[key] = sum(r[key] for r in runs) / len(runs)
-        elif isinstance(value, dict) and all(isinstance(v, (int, float)) for v in value.values()):
-            out[key] = {k: sum(r[key][k] for r in runs) / len(runs) for k in value}
-    out["throughput_by_seed"] = [r["throughput"] for r in runs]
-    return out
+    # dbench's window holds some 1,400 operations of a running client with HT off, and 2.5.32's turns of the clients
+    # (fileserver.DBENCH_WINDOW_MS).
+    return {"chat": (4.0, 6.0), "tbench": (5.0, fileserver.STUDY_WINDOW_MS),
+            "dbench": (5.0, fileserver.DBENCH_WINDOW_MS)}[workload]
 
 
 def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers: int, progress: bool,
@@ -308,15 +265,10 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
     warm, window = _mt_windows(workload, quick)
     pub = read_reference("ht_linux_multithreaded.csv")
     pub = pub[pub.workload == workload]
-    seeds = _mt_seeds(workload, quick)
-    params = [dict(workload=workload, param=v, ht=ht, scheduler=s, warm_ms=warm, window_ms=window, steady=steady,
-                   seed=seed, quick=quick)
-              for s in KERNELS.values() for v in values for ht in (False, True) for seed in range(seeds)]
+    params = [dict(workload=workload, param=v, ht=ht, scheduler=s, warm_ms=warm, window_ms=window, steady=steady)
+              for s in KERNELS.values() for v in values for ht in (False, True)]
     res = run_jobs(_mt_job, params, workers, progress, workload)
-    by_point: dict[tuple[str, int, bool], list[dict[str, Any]]] = {}
-    for r in res:
-        by_point.setdefault((r["scheduler"], r["param"], r["ht"]), []).append(r)
-    get = {key: _mean_run(runs) for key, runs in by_point.items()}
+    get = {(r["scheduler"], r["param"], r["ht"]): r for r in res}
     rows = []
     for kern, sched in KERNELS.items():
         for v in values:
@@ -365,34 +317,7 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
                f"client had read a reply, in the warm-up and again in the window; at most "
                f"{fileserver.MAX_WARM_MS:g} ms of warm-up and {fileserver.MAX_WINDOW_MS:g} ms of window)")
     else:
-        fixed = [r for r in measured if "window_ops" in r]
-        timed = sorted({r["param"] for r in measured if "window_ops" not in r})
-        parts = []
-        if fixed:
-            w_ops, m_ops = fixed[0]["warm_ops"], fixed[0]["window_ops"]
-            fwins = [r["window_ms"] for r in fixed]
-            runs = [r for r in res if "window_ops" in r]  # every seed's run, not the points' means
-            foreign = sum(r["foreign_ops"] for r in runs)
-            foreign_in = sum(1 for r in runs if r["foreign_ops"])
-            parts.append(f"where no read waits for the disk ({', '.join(str(v) for v in values if v not in timed)} "
-                         f"{pname}), a fixed-work window: the first clients to complete operation {w_ops + m_ops} of "
-                         f"the script, one per logical CPU, each measured over its operations {w_ops + 1}.."
-                         f"{w_ops + m_ops} (the same operations with HT off and on; {min(fwins):.1f}.."
-                         f"{max(fwins):.1f} simulated ms), the throughput the sum of their rates (other clients "
-                         f"completed {foreign} operations inside the measured windows of {foreign_in} of the "
-                         f"{len(runs)} runs)")
-        if timed:
-            parts.append(f"where reads wait for the disk and the clients interleave ({', '.join(map(str, timed))} "
-                         f"{pname}), a window of {window:g} simulated ms after {warm:g} ms of warm-up")
-        how = "; ".join(parts) or f"a window of {window:g} simulated ms after {warm:g} ms of warm-up per point"
-        if seeds > 1:
-            def per_seed(sched: str) -> str:
-                off, on = (get[(sched, values[0], ht)]["throughput_by_seed"] for ht in (False, True))
-                return ", ".join(f"{speedup_pct(a, b):+.0f}" for a, b in zip(off, on))
-
-            spread = "; ".join(f"{kern} at {values[0]} {pname}: {per_seed(sched)}" for kern, sched in KERNELS.items())
-            how += (f"; each point the mean throughput over {seeds} seeds (each another draw of the clients' script "
-                    f"and of the recorded instances). Speed-ups per seed, in %: {spread}")
+        how = f"a window of {window:g} simulated ms after {warm:g} ms of warm-up per point"
     md = [markdown_table(df), "", f"Throughput in {unit}; geometric means over the {pname} values as the article "
           f"computes them (the speed-up of the geomean row is the ratio of the two geomeans; '-' where a point has "
           f"no measurement). Model: {how}.", ""]

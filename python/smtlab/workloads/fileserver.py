@@ -150,7 +150,6 @@ def build_dbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
     flush = WakeChannel("bdflush")
     holder: dict[Any, Task] = {}
     stats["bytes"] = 0
-    stats["ops"] = [[] for _ in range(clients)]  # per client, (cycle completed, bytes) of each operation in order
     weights = [count for _, count, _, _ in DBENCH_OPS]
     size_weights = {data: [calls for _, calls, _ in sizes] for data, sizes in DBENCH_SIZES.items()}
     extra_line = DBENCH_LINES_PER_OP - int(DBENCH_LINES_PER_OP)
@@ -182,7 +181,6 @@ def build_dbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
                 if data == "read" and rng.random() < p_miss:
                     yield IO(cycles=disk.request(k.now, 4 * pages))
                 stats["bytes"] += nbytes
-                stats["ops"][c].append((k.now, nbytes))
                 if data == "write":
                     # bdflush is asked to write back every 64 KiB of dirty pages (its request's size, below).
                     for _ in range(pages):
@@ -223,95 +221,14 @@ def build_dbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
     return tasks
 
 
-#: dbench's fixed-work window (run_dbench): operations of the script every measured client completes before it (its
-#: warm-up) and inside it. Chosen: at 20-90 clients a 2.4.19 or 2.5.32 time slice (tens of ms) holds one client per
-#: logical CPU for the whole window, and with HT off one client completes about 180 operations in 5 ms, the window the
-#: study used until session 35 (docs/study.md, "dbench's fixed-work window").
-DBENCH_WARM_OPS = 150
-DBENCH_WINDOW_OPS = 150
-#: Bound of a fixed-work point's simulated time, in ms: the run stops here whether or not the window's work is done.
-DBENCH_MAX_MS = 60.0
-_DBENCH_STEP_MS = 0.25
-
-
-def fixed_work_applies(clients: int) -> bool:
-    """Whether dbench at ``clients`` is measured over a fixed-work window (run_dbench): when the page cache holds
-    every client's files, no read waits for the disk, and a time slice holds one client per logical CPU through the
-    window. Otherwise (about 98 clients and more: reads miss and wait, and the clients interleave, each running a few
-    dozen operations between waits) no client gets through a fixed-work window in tens of simulated ms, and a window
-    of fixed time (run) sees many clients at many places of the script, whose mixes average out."""
-    return _miss_probability(clients) == 0.0
-
-
-def run_dbench(clients: int, ht: bool, scheduler: str, warm_ops: int = DBENCH_WARM_OPS,
-               window_ops: int = DBENCH_WINDOW_OPS, seed: int = 0, max_ms: float = DBENCH_MAX_MS,
-               time_slice_ms: float | None = None) -> dict[str, Any]:
-    """dbench's MB/s over a fixed-work window, and the machine statistics around it.
-
-    Every client runs the same script (dbench 1.x: one client.txt), with the same recorded instances for its n-th
-    call of a path with HT off and on (kpaths: the draws follow the task's calls). A window of fixed simulated time
-    measures another stretch of the script with HT off (one client running) than with HT on (two, each behind), and
-    a stretch's MB/s depends on the operations it holds (a 64 KiB write moves 16 times the bytes of a 4 KiB one), so
-    HT off and on would compare different work. Here the work is fixed: the first L clients to complete operation
-    ``warm_ops`` + ``window_ops`` of the script (L: the logical CPUs, 1 with HT off and 2 with HT on) are measured,
-    each over its operations ``warm_ops`` + 1 .. ``warm_ops`` + ``window_ops``, and the throughput is the sum of
-    their rates (those operations' bytes over the time from the client's completing operation ``warm_ops`` to its
-    completing the last). Where one client per logical CPU runs (a time slice holds the window), that is the
-    machine's throughput, HT off and on measure the same operations, and the speed-up is a ratio of times;
-    ``foreign_ops`` counts the operations other clients completed inside a measured client's window (0 when the
-    measured windows coincide; else the other logical CPU ran another client while one measured client had started
-    and the other not, or a measured client was off its CPU).
-
-    The run advances in steps of 0.25 ms and stops at ``max_ms`` of simulated time; :class:`NoCompletion` if fewer
-    than L clients completed the work by then. Statistics (``machine_summary``) run from the last step boundary at
-    or before the first measured window's start to the end of the step that completed the last. ``warm_ms`` is
-    when the first measured window started, ``window_ms`` the longest measured window, ``window_bytes`` the bytes
-    of each measured client's window (equal: one script). ``span_throughput`` is a cross-check that counts idle time
-    and every client: the bytes of every operation completed from the first measured window's start to the last's
-    end, over that span (the measured clients are the first to get through, so a scheduler that moved them around
-    would show here as a lower figure)."""
-    if warm_ops < 1 or window_ops < 1:
-        raise ValueError(f"dbench's fixed-work window needs warm_ops and window_ops >= 1 (got {warm_ops}, "
-                         f"{window_ops})")
-    k = make_kernel(ht, scheduler, seed=seed, time_slice_ms=time_slice_ms)
-    stats: dict[str, Any] = {}
-    for t in build_dbench(k, clients, stats, seed):
-        k.spawn(t)
-    cpus = 2 if ht else 1
-    last = warm_ops + window_ops
-    ops = stats["ops"]
-    step, cap = k.ms_to_cycles(_DBENCH_STEP_MS), k.ms_to_cycles(max_ms)
-    snaps = [(k.now, counters(k))]
-    while sum(1 for o in ops if len(o) >= last) < cpus and k.now < cap:
-        k.run(until=min(k.now + step, cap))
-        snaps.append((k.now, counters(k)))
-    finished = sorted((o[last - 1][0], c) for c, o in enumerate(ops) if len(o) >= last)[:cpus]
-    if len(finished) < cpus:
-        k.machine.close()
-        raise NoCompletion(f"dbench {clients} clients, HT {'on' if ht else 'off'}, {scheduler}: fewer than {cpus} "
-                           f"client(s) completed operations {warm_ops + 1}..{last} of the script within {max_ms:g} "
-                           f"simulated ms (the fixed-work window)")
-    measured = [c for _, c in finished]
-    windows = {c: (ops[c][warm_ops - 1][0], ops[c][last - 1][0]) for c in measured}
-    nbytes = {c: sum(n for _, n in ops[c][warm_ops:last]) for c in measured}
-    hz = k.freq_ghz * 1e9
-    rate = sum(nbytes[c] / ((windows[c][1] - windows[c][0]) / hz) for c in measured)
-    foreign = sum(1 for c, o in enumerate(ops) if c not in measured
-                  for t, _ in o if any(a < t <= b for a, b in windows.values()))
-    start = min(a for a, _ in windows.values())
-    end = max(b for _, b in windows.values())
-    span_bytes = sum(n for o in ops for t, n in o if start < t <= end)
-    since = max((snap for at, snap in snaps if at <= start), key=lambda snap: snap["cycles"])
-    out = {"workload": "dbench", "param": clients, "ht": ht, "scheduler": scheduler,
-           "throughput": rate / 1e6, "host_seconds": k.host_seconds,
-           "warm_ms": start / k.cycles_per_us / 1000.0,
-           "window_ms": max(b - a for a, b in windows.values()) / k.cycles_per_us / 1000.0,
-           "window_bytes": [nbytes[c] for c in measured], "warm_ops": warm_ops, "window_ops": window_ops,
-           "span_throughput": span_bytes / ((end - start) / hz) / 1e6, "measured_clients": measured,
-           "foreign_ops": foreign, "clients_done": 1.0, "warm_complete": True,
-           **machine_summary(k, since)}
-    k.machine.close()
-    return out
+#: The default study's dbench window, in ms, after 5 ms of warm-up. Chosen from measurements (docs/study.md, "dbench's
+#: page-cache frames and its window"): one run's MB/s per 5 ms at 20 clients swings over 100-283 MB/s, with the
+#: operations each stretch holds (a 64 KiB write moves 16 times the bytes of a 4 KiB one) and, under 2.5.32, with the
+#: clients taking turns on the logical CPUs (four in 45 ms of one run with HT off); a 5 ms window showed HT off and on
+#: different stretches of the script, and even the mean of four seeds moved by up to 33 points with the recording.
+#: 40 ms holds some 1,400 operations of a client with HT off and several turns, like tbench's window
+#: (STUDY_WINDOW_MS), for about the simulated time of the four seeds' 5 + 5 ms it replaces.
+DBENCH_WINDOW_MS = 40.0
 
 
 #: Bytes of one tbench reply (the data of the request it answers), counted when the client has read it.
