@@ -9,19 +9,22 @@ differ most first. docs/tracing.md compares the probe with and without its wait 
     python3 bench/kpath_compare.py CACHE_A CACHE_B [CACHE_C ...] [--path PREFIX] [--top N] [--csv FILE]
 
 Each CACHE is a folder with the `kpaths.json` a recording writes (`$SMTLAB_KPATH_CACHE`, default build/kpath).
-Standard library only; reads the manifests, not the traces.
+Standard library only (and bench.py's atomic write); reads the manifests, not the traces.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
 import math
-import os
 import statistics
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench import write_atomically  # noqa: E402  (bench/bench.py, beside this script)
 
 
 class CompareError(Exception):
@@ -102,15 +105,14 @@ def main(argv: list[str] | None = None) -> int:
         cells = "".join(f"{f'{m:,.0f} ({p:,.0f})':>22}" for m, p in zip(r["medians"], r["p90"]))
         print(f"{r['path']:<22}{cells}{100 * r['spread']:>8.1f}%")
     if args.csv:
-        tmp = args.csv.with_name(args.csv.name + f".tmp{os.getpid()}")
-        with tmp.open("w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["path", *(f"{label} {what}" for label in labels for what in ("instances", "median", "p90")),
-                        "spread"])
-            for r in rows:
-                w.writerow([r["path"], *(x for k in range(len(labels))
-                                         for x in (r["instances"][k], r["medians"][k], r["p90"][k])), r["spread"]])
-        tmp.replace(args.csv)
+        out = io.StringIO(newline="")
+        w = csv.writer(out)
+        w.writerow(["path", *(f"{label} {what}" for label in labels for what in ("instances", "median", "p90")),
+                    "spread"])
+        for r in rows:
+            w.writerow([r["path"], *(x for k in range(len(labels))
+                                     for x in (r["instances"][k], r["medians"][k], r["p90"][k])), r["spread"]])
+        write_atomically(args.csv, out.getvalue())
     return 0
 
 
