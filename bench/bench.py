@@ -118,6 +118,15 @@ def speed(data: dict) -> dict:
 CALLGRIND_TOTAL = re.compile(r"(?:Collected|I\s+refs)\s*:\s*([\d,]+)")
 
 
+def compare(base: dict, new: dict) -> dict:
+    """How the best run of the program under test compares with the best run of the baseline on one row: the change
+    in speed (percent, positive = faster) and whether both simulated the same thing (same cycles and instructions, the
+    figures a change that only makes the simulator faster must keep)."""
+    change = (new["mips"] / base["mips"] - 1.0) * 100.0 if base["mips"] > 0 else float("inf")
+    same = base["cycles"] == new["cycles"] and base["instructions"] == new["instructions"]
+    return {"baseline_mips": base["mips"], "change_percent": change, "same_statistics": same}
+
+
 def callgrind_count(cmd: list[str]) -> int:
     """Host instructions executed by `cmd`, counted by valgrind's callgrind (independent of the machine's load)."""
     full = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd]
@@ -198,6 +207,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", dest="overrides", action="append", type=parse_override, default=[],
                         metavar="KEY=VALUE", help="override a config key over every preset, as `smtlab run --set` "
                                                   "(repeatable; e.g. --set core.wrong_path=true)")
+    parser.add_argument("--against", type=Path, metavar="BASELINE",
+                        help="another smtlab program (an older commit's build, say): each row runs the two in turn, "
+                             "R times each, and prints the baseline's speed, the change and whether both simulated "
+                             "the same cycles and instructions")
     parser.add_argument("--callgrind", action="store_true",
                         help="instead of timing, count host instructions per simulated instruction under valgrind "
                              "(two runs per row, of N/5 and N instructions per thread; use a small N such as 1M)")
@@ -209,6 +222,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
+    baseline = args.against
+    if baseline is not None:
+        if not (baseline.is_file() and os.access(baseline, os.X_OK)):
+            print(f"bench: --against {baseline} is not an executable", file=sys.stderr)
+            return 2
+        if args.callgrind:
+            parser.error("--against times both programs; for host instruction counts run --callgrind once per program")
     if args.callgrind and not shutil.which("valgrind"):
         print("bench: --callgrind needs valgrind (Debian: valgrind)", file=sys.stderr)
         return 2
@@ -224,13 +244,16 @@ def main(argv: list[str] | None = None) -> int:
     info = host_info()
     mode = "callgrind" if args.callgrind else f"best of {args.repeat}"
     sets = "".join(f" --set {o}" for o in args.overrides)
-    print(f"smtlab speed: {binary}{sets}, --max-instructions {args.max_instructions} per thread, {mode}; "
+    against = f" against {baseline} (runs alternate)" if baseline is not None else ""
+    print(f"smtlab speed: {binary}{against}{sets}, --max-instructions {args.max_instructions} per thread, {mode}; "
           f"load average {' '.join(map(str, info['load_average']))} on {info['cpus']} CPUs")
     if args.callgrind:
         header = f"{'config':<10} {'workload':<10} {'threads':>7} {'sim. instr':>13} {'host instr / sim. instr':>24}"
     else:
         header = (f"{'config':<10} {'workload':<10} {'threads':>7} {'instructions':>13} {'cycles':>13} "
                   f"{'IPC':>6} {'host s':>8} {'M instr/s':>10} {'M/CPU-s':>8}  target")
+        if baseline is not None:
+            header += f"  {'base M/s':>8} {'change':>7}  same statistics"
     print(header)
     print("-" * len(header))
     rows = []
@@ -255,9 +278,15 @@ def main(argv: list[str] | None = None) -> int:
                         print(f"{config:<10} {name:<10} {threads:>7} {counts[1][1]:>13,} {cost:>24.0f}", flush=True)
                         rows.append(row)
                         continue
-                    runs = [speed(run_json(binary, config, specs, args.max_instructions, json_path,
-                                           overrides=args.overrides))
-                            for _ in range(args.repeat)]
+                    # With a baseline the two programs take turns, so that a host that speeds up or slows down
+                    # during the bench (it does: README, "Speed") moves both alike.
+                    runs, base_runs = [], []
+                    for _ in range(args.repeat):
+                        if baseline is not None:
+                            base_runs.append(speed(run_json(baseline, config, specs, args.max_instructions, json_path,
+                                                            overrides=args.overrides)))
+                        runs.append(speed(run_json(binary, config, specs, args.max_instructions, json_path,
+                                                   overrides=args.overrides)))
                 except (BenchError, OSError, ValueError, KeyError) as err:
                     print(f"bench: {err}", file=sys.stderr)
                     return 1
@@ -268,9 +297,15 @@ def main(argv: list[str] | None = None) -> int:
                 verdict = "" if target is None else f">= {target:g} " + ("ok" if met else "BELOW")
                 ipc = best["instructions"] / best["cycles"] if best["cycles"] else 0.0
                 best_cpu = max((r["mips_cpu"] or 0.0) for r in runs)
-                print(f"{config:<10} {name:<10} {threads:>7} {best['instructions']:>13,} {best['cycles']:>13,} "
-                      f"{ipc:>6.3f} {best['host_seconds']:>8.3f} {best['mips']:>10.2f} {best_cpu:>8.2f}  {verdict}",
-                      flush=True)
+                line = (f"{config:<10} {name:<10} {threads:>7} {best['instructions']:>13,} {best['cycles']:>13,} "
+                        f"{ipc:>6.3f} {best['host_seconds']:>8.3f} {best['mips']:>10.2f} {best_cpu:>8.2f}  {verdict}")
+                if baseline is not None:
+                    versus = compare(max(base_runs, key=lambda r: r["mips"]), best)
+                    row.update(versus)
+                    row["baseline_all_mips"] = [round(r["mips"], 4) for r in base_runs]
+                    line = (f"{line:<104}  {versus['baseline_mips']:>8.2f} {versus['change_percent']:>+6.1f}%  "
+                            f"{'yes' if versus['same_statistics'] else 'NO'}")
+                print(line, flush=True)
                 row.update(best)
                 row.update({"all_mips": [round(r["mips"], 4) for r in runs], "best_mips_cpu": best_cpu,
                             "target_mips": target})
@@ -281,7 +316,8 @@ def main(argv: list[str] | None = None) -> int:
     if not rows:
         print("bench: no rows were run", file=sys.stderr)
         return 1
-    document = {"binary": str(binary), "mode": mode, "overrides": args.overrides, **info, "rows": rows}
+    document = {"binary": str(binary), "baseline": None if baseline is None else str(baseline), "mode": mode,
+                "overrides": args.overrides, **info, "rows": rows}
     write_atomically(Path(args.json), json.dumps(document, indent=1) + "\n")
     print(f"wrote {args.json}")
     if args.csv:

@@ -227,3 +227,62 @@ def test_kpath_ratio_mem_rows_follow_the_cores_write_combining_counters(real_pat
                                                                           "wait_cycles": 6},
                               "l1d": {"misses": 8}, "l2": {"misses": 2}}) == [
         ("wc writes", 5.0), ("wc merged %", 40.0), ("wc wait cycles", 3.0), ("l1d misses", 4.0), ("l2 misses", 1.0)]
+
+
+def _fake_run(tmp_path: Path, name: str, host_seconds: float, cycles: int, log: Path) -> Path:
+    # A stand-in for `smtlab run ... --json PATH`: writes a result with the given host time and cycles (1 M instructions
+    # on two logical CPUs) and logs its name, so that a test sees which program ran when.
+    exe = tmp_path / name
+    exe.write_text(f"""#!{sys.executable}
+import json, sys
+args = sys.argv[1:]
+with open(args[args.index("--json") + 1], "w") as out:
+    json.dump({{"host_seconds": {host_seconds}, "instructions": 1000000, "cycles": {cycles},
+               "logical_cpus": [{{}}, {{}}]}}, out)
+with open({str(log)!r}, "a") as out:
+    out.write({name!r} + "\\n")
+""")
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    return exe
+
+
+def test_against_a_baseline_the_runs_alternate_and_the_change_is_worked_out(tmp_path, capsys):
+    # New program: 1 M instructions in 0.5 s = 2.0 M/s; baseline: 0.8 s = 1.25 M/s. Change = 2.0 / 1.25 - 1 = +60 %.
+    # Both report 2 M cycles and 1 M instructions: the same statistics.
+    log = tmp_path / "order.log"
+    new = _fake_run(tmp_path, "new", 0.5, 2_000_000, log)
+    base = _fake_run(tmp_path, "base", 0.8, 2_000_000, log)
+    out = tmp_path / "r.json"
+    assert bench.main([str(new), "--against", str(base), "--no-programs", "--only", "mix", "-r", "2",
+                       "--json", str(out)]) == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["threads"] for r in rows] == [1, 2]
+    for r in rows:
+        assert r["mips"] == pytest.approx(2.0)
+        assert r["baseline_mips"] == pytest.approx(1.25)
+        assert r["change_percent"] == pytest.approx(60.0)
+        assert r["same_statistics"] is True
+    # Two rows, two repeats each, the baseline first in every pair.
+    assert log.read_text().split() == ["base", "new"] * 4
+    assert "+60.0%  yes" in capsys.readouterr().out
+
+
+def test_against_a_baseline_that_simulated_other_cycles_says_so(tmp_path, capsys):
+    log = tmp_path / "order.log"
+    new = _fake_run(tmp_path, "new", 1.0, 2_000_000, log)
+    base = _fake_run(tmp_path, "base", 1.0, 2_000_001, log)
+    out = tmp_path / "r.json"
+    assert bench.main([str(new), "--against", str(base), "--no-programs", "--only", "mix", "-r", "1",
+                       "--json", str(out)]) == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["same_statistics"] for r in rows] == [False, False]
+    assert [r["change_percent"] for r in rows] == [pytest.approx(0.0)] * 2
+    assert capsys.readouterr().out.count("+0.0%  NO") == 2
+
+
+def test_against_something_that_is_not_a_program_is_refused(tmp_path, capsys):
+    log = tmp_path / "order.log"
+    new = _fake_run(tmp_path, "new", 1.0, 1, log)
+    assert bench.main([str(new), "--against", str(tmp_path / "missing"), "--no-programs"]) == 2
+    assert "--against" in capsys.readouterr().err
+    assert not log.exists()
