@@ -227,8 +227,6 @@ def main(argv: list[str] | None = None) -> int:
         if not (baseline.is_file() and os.access(baseline, os.X_OK)):
             print(f"bench: --against {baseline} is not an executable", file=sys.stderr)
             return 2
-        if args.callgrind:
-            parser.error("--against times both programs; for host instruction counts run --callgrind once per program")
     if args.callgrind and not shutil.which("valgrind"):
         print("bench: --callgrind needs valgrind (Debian: valgrind)", file=sys.stderr)
         return 2
@@ -244,11 +242,13 @@ def main(argv: list[str] | None = None) -> int:
     info = host_info()
     mode = "callgrind" if args.callgrind else f"best of {args.repeat}"
     sets = "".join(f" --set {o}" for o in args.overrides)
-    against = f" against {baseline} (runs alternate)" if baseline is not None else ""
+    against = "" if baseline is None else f" against {baseline}" + ("" if args.callgrind else " (runs alternate)")
     print(f"smtlab speed: {binary}{against}{sets}, --max-instructions {args.max_instructions} per thread, {mode}; "
           f"load average {' '.join(map(str, info['load_average']))} on {info['cpus']} CPUs")
     if args.callgrind:
         header = f"{'config':<10} {'workload':<10} {'threads':>7} {'sim. instr':>13} {'host instr / sim. instr':>24}"
+        if baseline is not None:
+            header += f"  {'baseline':>8} {'change':>7}"
     else:
         header = (f"{'config':<10} {'workload':<10} {'threads':>7} {'instructions':>13} {'cycles':>13} "
                   f"{'IPC':>6} {'host s':>8} {'M instr/s':>10} {'M/CPU-s':>8}  target")
@@ -267,15 +267,28 @@ def main(argv: list[str] | None = None) -> int:
                        "overrides": " ".join(args.overrides), "max_instructions": args.max_instructions}
                 try:
                     if args.callgrind:
-                        counts = []
-                        for n in (max(args.max_instructions // 5, 1), args.max_instructions):
-                            cmd = run_command(binary, config, specs, n, json_path, overrides=args.overrides)
-                            host = callgrind_count(cmd)
-                            data = json.loads(json_path.read_text())
-                            counts.append((host, int(data.get("simulated_instructions", data["instructions"]))))
-                        cost = marginal_cost(counts[0], counts[1])
-                        row.update({"instructions": counts[1][1], "host_instructions_per_instruction": cost})
-                        print(f"{config:<10} {name:<10} {threads:>7} {counts[1][1]:>13,} {cost:>24.0f}", flush=True)
+                        def cost_of(program: Path) -> tuple[float, int, int]:
+                            counts, cycles = [], 0
+                            for n in (max(args.max_instructions // 5, 1), args.max_instructions):
+                                cmd = run_command(program, config, specs, n, json_path, overrides=args.overrides)
+                                host = callgrind_count(cmd)
+                                data = json.loads(json_path.read_text())
+                                counts.append((host, int(data.get("simulated_instructions", data["instructions"]))))
+                                cycles = int(data["cycles"])
+                            return marginal_cost(counts[0], counts[1]), counts[1][1], cycles
+
+                        cost, simulated, cycles = cost_of(binary)
+                        row.update({"instructions": simulated, "host_instructions_per_instruction": cost})
+                        line = f"{config:<10} {name:<10} {threads:>7} {simulated:>13,} {cost:>24.0f}"
+                        if baseline is not None:
+                            # Fewer host instructions is faster: the change is the baseline's cost over this one's.
+                            base_cost, base_simulated, base_cycles = cost_of(baseline)
+                            change = (base_cost / cost - 1.0) * 100.0 if cost > 0 else float("inf")
+                            row.update({"baseline_host_instructions_per_instruction": base_cost,
+                                        "change_percent": change,
+                                        "same_statistics": (base_simulated, base_cycles) == (simulated, cycles)})
+                            line += f"  {base_cost:>8.0f} {change:>+6.1f}%"
+                        print(line, flush=True)
                         rows.append(row)
                         continue
                     # With a baseline the two programs take turns, so that a host that speeds up or slows down

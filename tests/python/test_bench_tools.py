@@ -286,3 +286,41 @@ def test_against_something_that_is_not_a_program_is_refused(tmp_path, capsys):
     assert bench.main([str(new), "--against", str(tmp_path / "missing"), "--no-programs"]) == 2
     assert "--against" in capsys.readouterr().err
     assert not log.exists()
+
+
+def test_against_a_baseline_under_callgrind_the_change_is_the_ratio_of_marginal_costs(tmp_path, monkeypatch):
+    # Each fake run simulates exactly its --max-instructions (2 M cycles). Counted host instructions: 10 M of start-up
+    # plus 2000 per simulated instruction (new) or 2500 (baseline); the marginal costs are 2000 and 2500, start-up
+    # cancelling, and the new program is 2500 / 2000 - 1 = +25 % faster.
+    def fake(name: str) -> Path:
+        exe = tmp_path / name
+        exe.write_text(f"""#!{sys.executable}
+import json, sys
+args = sys.argv[1:]
+n = int(args[args.index("--max-instructions") + 1])
+with open(args[args.index("--json") + 1], "w") as out:
+    json.dump({{"host_seconds": 1.0, "instructions": n, "cycles": 2000000, "logical_cpus": [{{}}, {{}}]}}, out)
+""")
+        exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+        return exe
+
+    new, base = fake("new"), fake("base")
+
+    def counted(cmd: list[str]) -> int:
+        import subprocess
+        subprocess.run(cmd, check=True)
+        n = int(cmd[cmd.index("--max-instructions") + 1])
+        return 10_000_000 + (2000 if Path(cmd[0]).name == "new" else 2500) * n
+
+    monkeypatch.setattr(bench, "callgrind_count", counted)
+    monkeypatch.setattr(bench.shutil, "which", lambda _: "/usr/bin/valgrind")
+    out = tmp_path / "r.json"
+    assert bench.main([str(new), "--against", str(base), "--no-programs", "--only", "mix", "-n", "1M", "--callgrind",
+                       "--json", str(out)]) == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert len(rows) == 2
+    for r in rows:
+        assert r["host_instructions_per_instruction"] == pytest.approx(2000)
+        assert r["baseline_host_instructions_per_instruction"] == pytest.approx(2500)
+        assert r["change_percent"] == pytest.approx(25.0)
+        assert r["same_statistics"] is True
