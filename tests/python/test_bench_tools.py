@@ -246,16 +246,21 @@ with open({str(log)!r}, "a") as out:
     return exe
 
 
+def _run_against(tmp_path: Path, new: tuple[float, int], base: tuple[float, int], repeat: int):
+    """bench.py's mix rows of fake program `new` against fake `base`, each (host seconds, cycles): (rows, order log)."""
+    log = tmp_path / "order.log"
+    new_exe = _fake_run(tmp_path, "new", *new, log)
+    base_exe = _fake_run(tmp_path, "base", *base, log)
+    out = tmp_path / "r.json"
+    assert bench.main([str(new_exe), "--against", str(base_exe), "--no-programs", "--only", "mix", "-r", str(repeat),
+                       "--json", str(out)]) == 0
+    return json.loads(out.read_text())["rows"], log
+
+
 def test_against_a_baseline_the_runs_alternate_and_the_change_is_worked_out(tmp_path, capsys):
     # New program: 1 M instructions in 0.5 s = 2.0 M/s; baseline: 0.8 s = 1.25 M/s. Change = 2.0 / 1.25 - 1 = +60 %.
     # Both report 2 M cycles and 1 M instructions: the same statistics.
-    log = tmp_path / "order.log"
-    new = _fake_run(tmp_path, "new", 0.5, 2_000_000, log)
-    base = _fake_run(tmp_path, "base", 0.8, 2_000_000, log)
-    out = tmp_path / "r.json"
-    assert bench.main([str(new), "--against", str(base), "--no-programs", "--only", "mix", "-r", "2",
-                       "--json", str(out)]) == 0
-    rows = json.loads(out.read_text())["rows"]
+    rows, log = _run_against(tmp_path, new=(0.5, 2_000_000), base=(0.8, 2_000_000), repeat=2)
     assert [r["threads"] for r in rows] == [1, 2]
     for r in rows:
         assert r["mips"] == pytest.approx(2.0)
@@ -268,13 +273,7 @@ def test_against_a_baseline_the_runs_alternate_and_the_change_is_worked_out(tmp_
 
 
 def test_against_a_baseline_that_simulated_other_cycles_says_so(tmp_path, capsys):
-    log = tmp_path / "order.log"
-    new = _fake_run(tmp_path, "new", 1.0, 2_000_000, log)
-    base = _fake_run(tmp_path, "base", 1.0, 2_000_001, log)
-    out = tmp_path / "r.json"
-    assert bench.main([str(new), "--against", str(base), "--no-programs", "--only", "mix", "-r", "1",
-                       "--json", str(out)]) == 0
-    rows = json.loads(out.read_text())["rows"]
+    rows, _ = _run_against(tmp_path, new=(1.0, 2_000_000), base=(1.0, 2_000_001), repeat=1)
     assert [r["same_statistics"] for r in rows] == [False, False]
     assert [r["change_percent"] for r in rows] == [pytest.approx(0.0)] * 2
     assert capsys.readouterr().out.count("+0.0%  NO") == 2
