@@ -6,7 +6,8 @@ a memory-bound pointer chase and each real program of bench/programs.py (traced 
 reads `host_seconds`, `simulated_instructions` and `cycles` from the JSON, and prints a table; the rows are also
 written as JSON (and optionally CSV), each under a temporary name renamed when complete. `--callgrind` counts host
 instructions per simulated instruction under valgrind instead, a figure that does not depend on the machine's load.
-Standard library only, so it runs with any Python 3.9+. See bench/README.md.
+`--against BASELINE` runs another smtlab program on every row too (in turn with this one when timing) and prints the
+change. Standard library only, so it runs with any Python 3.9+. See bench/README.md.
 """
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ GENERATORS = [
 
 # Targets in millions of simulated instructions per host second (aggregate over the threads of a run), issue 10 §7.
 TARGET_MIPS = {1: 3.0, 2: 2.5}
+TIMING_WIDTH = 107  # a timing row up to its target verdict (the longest, ">= 2.5 BELOW"): --against's columns follow
 
 REPO = Path(__file__).resolve().parent.parent
 JSON_KEYS = ("host_seconds", "instructions", "cycles", "logical_cpus")
@@ -125,6 +127,20 @@ def compare(base: dict, new: dict) -> dict:
     change = (new["mips"] / base["mips"] - 1.0) * 100.0 if base["mips"] > 0 else float("inf")
     same = base["cycles"] == new["cycles"] and base["instructions"] == new["instructions"]
     return {"baseline_mips": base["mips"], "change_percent": change, "same_statistics": same}
+
+
+def callgrind_cost(program: Path, config: str, specs: list[str], max_instructions: int, json_path: Path,
+                   overrides: list[str]) -> tuple[float, int, int]:
+    """Host instructions per simulated instruction of one row under callgrind (the marginal cost between runs of N/5
+    and N instructions per thread), with the long run's simulated instructions and cycles."""
+    counts, cycles = [], 0
+    for n in (max(max_instructions // 5, 1), max_instructions):
+        cmd = run_command(program, config, specs, n, json_path, overrides=overrides)
+        host = callgrind_count(cmd)
+        data = json.loads(json_path.read_text())
+        counts.append((host, int(data.get("simulated_instructions", data["instructions"]))))
+        cycles = int(data["cycles"])
+    return marginal_cost(counts[0], counts[1]), counts[1][1], cycles
 
 
 def callgrind_count(cmd: list[str]) -> int:
@@ -252,6 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         header = (f"{'config':<10} {'workload':<10} {'threads':>7} {'instructions':>13} {'cycles':>13} "
                   f"{'IPC':>6} {'host s':>8} {'M instr/s':>10} {'M/CPU-s':>8}  target")
+        header = f"{header:<{TIMING_WIDTH}}" if baseline is not None else header
         if baseline is not None:
             header += f"  {'base M/s':>8} {'change':>7}  same statistics"
     print(header)
@@ -267,22 +284,14 @@ def main(argv: list[str] | None = None) -> int:
                        "overrides": " ".join(args.overrides), "max_instructions": args.max_instructions}
                 try:
                     if args.callgrind:
-                        def cost_of(program: Path) -> tuple[float, int, int]:
-                            counts, cycles = [], 0
-                            for n in (max(args.max_instructions // 5, 1), args.max_instructions):
-                                cmd = run_command(program, config, specs, n, json_path, overrides=args.overrides)
-                                host = callgrind_count(cmd)
-                                data = json.loads(json_path.read_text())
-                                counts.append((host, int(data.get("simulated_instructions", data["instructions"]))))
-                                cycles = int(data["cycles"])
-                            return marginal_cost(counts[0], counts[1]), counts[1][1], cycles
-
-                        cost, simulated, cycles = cost_of(binary)
+                        cost, simulated, cycles = callgrind_cost(binary, config, specs, args.max_instructions,
+                                                                 json_path, args.overrides)
                         row.update({"instructions": simulated, "host_instructions_per_instruction": cost})
                         line = f"{config:<10} {name:<10} {threads:>7} {simulated:>13,} {cost:>24.0f}"
                         if baseline is not None:
                             # Fewer host instructions is faster: the change is the baseline's cost over this one's.
-                            base_cost, base_simulated, base_cycles = cost_of(baseline)
+                            base_cost, base_simulated, base_cycles = callgrind_cost(
+                                baseline, config, specs, args.max_instructions, json_path, args.overrides)
                             change = (base_cost / cost - 1.0) * 100.0 if cost > 0 else float("inf")
                             row.update({"baseline_host_instructions_per_instruction": base_cost,
                                         "change_percent": change,
@@ -316,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
                     versus = compare(max(base_runs, key=lambda r: r["mips"]), best)
                     row.update(versus)
                     row["baseline_all_mips"] = [round(r["mips"], 4) for r in base_runs]
-                    line = (f"{line:<104}  {versus['baseline_mips']:>8.2f} {versus['change_percent']:>+6.1f}%  "
+                    line = (f"{line:<{TIMING_WIDTH}}  {versus['baseline_mips']:>8.2f} {versus['change_percent']:>+6.1f}%  "
                             f"{'yes' if versus['same_statistics'] else 'NO'}")
                 print(line, flush=True)
                 row.update(best)
