@@ -184,6 +184,20 @@ MECHANISMS: list[Mechanism] = [
         Switch("netburst", (), ("core.lsu.alias_64k=false",)),
     ),
     Mechanism(
+        "Memory-ordering clears between siblings",
+        "A store of one thread writing the L1D clears a sibling that read its line out of order (issued while an "
+        "older load of its own waited for data): the sibling restarts after its last retired instruction (Intel SDM "
+        "vol. 3A 8.2.2: logical processors order memory as separate processors; VTune: memory-ordering machine clear)",
+        ("core.lsu.sibling_order_clears",),
+        ((IT + "lsu_sibling_order_test.cpp", "SiblingOrder.AStoreToALineTheSiblingReadOutOfOrderClearsItOnce"),
+         (IT + "lsu_sibling_order_test.cpp", "SiblingOrder.OnlyTheSameLineInTheSameMemoryClears"),
+         (IT + "lsu_sibling_order_test.cpp", "SiblingOrder.TheOldestPendingLoadIsNeverCleared")),
+        _eq("core.lsu.sibling_order_clears", True),
+        Switch("netburst", ("core.lsu.sibling_order_clears=true",), ()),
+        note="off in every preset (the study's kernel recordings share one per-CPU area, docs/model.md); the cost "
+             "columns are the check at every store's write, one thread having no sibling to clear",
+    ),
+    Mechanism(
         "Stack engine",
         "push/pop/call/ret update the stack pointer at decode; an explicit read after them waits one cycle for a "
         "sync uop (Agner Fog; Intel optimization manual: stack pointer tracker); none on NetBurst",

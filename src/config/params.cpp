@@ -202,6 +202,10 @@ void visitParams(Config& c, V&& v) {
   v("core.lsu.alias_64k", lsu.alias_64k,
     "NetBurst 64K aliasing: the L1D holds one line per virtual address modulo 64 KiB; an access whose line differs "
     "from the last line used at that position (other address or address space) misses the L1D and costs an L2 hit");
+  v("core.lsu.sibling_order_clears", lsu.sibling_order_clears,
+    "memory-ordering machine clears between logical CPUs: when a store of one thread writes the L1D, a sibling thread "
+    "that has issued a load of the same (physical) line while an older load of its own is still in flight restarts "
+    "after its last retired instruction");
 
   BranchConfig& b = k.branch;
   v("core.branch.mispredict_penalty", b.mispredict_penalty,

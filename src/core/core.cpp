@@ -74,7 +74,7 @@ void Core::tick(Cycle now) {
   }
   const bool drained = loadStore_.drainStores(now);  // retired stores write the L1D (post-retire store buffer)
   const bool issued = scheduler_.issue(now);
-  if (!loadStore_.pendingFlushes().empty() || !loadStore_.orderViolations().empty()) applyPendingFlushes();
+  if (loadStore_.hasPendingSquashes()) applyPendingFlushes();
   bool late = frontEnd_.deliver(now);
   late |= rename_.tick(now, draining(now));
   scheduler_.accept(rename_.dispatched());
@@ -284,6 +284,16 @@ void Core::applyPendingFlushes() {
     }
   }
   loadStore_.clearOrderViolations();
+  // A sibling's store wrote a line this thread had read out of order: the memory-ordering machine clear restarts it
+  // after its last retired instruction (core.lsu.sibling_order_clears).
+  for (const auto& [t, seq] : loadStore_.siblingClears()) {
+    ThreadContext& th = threads_[t];
+    if (th.cursor != nullptr && seq < th.cursor->fetchSeq() && seq >= th.cursor->retireSeq()) {
+      ++th.stats.siblingOrderClears;
+      squashFrom(t, seq);
+    }
+  }
+  loadStore_.clearSiblingClears();
 }
 
 void Core::resetStats() {

@@ -4,6 +4,7 @@
 #include <bit>
 
 #include "smtlab/core/fetch_policy.hpp"
+#include "smtlab/mem/address_space.hpp"
 
 namespace smtlab {
 
@@ -42,8 +43,16 @@ LoadStoreUnit::LoadStoreUnit(CoreId core, const Config& config, MemorySystem& me
               queues[QueueKind::Sq], alias64k_.empty() ? nullptr : &alias64k_[0], config.mem.l2.latency),
       conflictBits_(memDependence_ == MemDependence::Predictor ? config.core.lsu.predictor_entries : 1, 0),
       speculative_(config.core.threads),
-      holdCounted_(config.core.threads) {
+      holdCounted_(config.core.threads),
+      snoopSiblings_(config.core.lsu.sibling_order_clears && config.core.threads > 1),
+      lineShift_(static_cast<std::uint32_t>(std::countr_zero(config.mem.line_bytes))) {
   pendingFlushes_.reserve(static_cast<std::size_t>(config.core.issue_width) * kMaxThreads);
+  if (snoopSiblings_) {
+    // The drain writes at most stores_per_cycle stores per cycle; a store's clears name each sibling at most once.
+    written_.reserve(config.core.lsu.stores_per_cycle);
+    siblingClears_.reserve(static_cast<std::size_t>(config.core.lsu.stores_per_cycle + 1) * kMaxThreads);
+    stores_.setWrittenLog(&written_);
+  }
   orderViolations_.reserve(static_cast<std::size_t>(config.core.issue_width) * kMaxThreads);
   // Every in-flight load operand can be a speculative one (the ROB bounds them); reserved once, no hot-path growth.
   speculativeCap_ = static_cast<std::size_t>(std::bit_ceil(std::max(1u, config.core.rob.entries))) * kMaxLoads;
@@ -258,6 +267,7 @@ void LoadStoreUnit::retireMemory(std::uint32_t t, const Uop& u, Cycle now) {
   } else if (u.hasStore) {
     if (tracking_) stores_.retireWritten(t, u.seq);  // written now: no longer in the queue
     const ThreadContext& th = threads_[t];
+    if (snoopSiblings_) snoopSiblings(t, th.asid, u.instr->stores, now);
     for (const MemRef& st : u.instr->stores) {
       if (!st.valid()) continue;
       memory_.store(core_, th.asid, st.addr, st.size, now);
@@ -266,6 +276,53 @@ void LoadStoreUnit::retireMemory(std::uint32_t t, const Uop& u, Cycle now) {
     queues_[QueueKind::Sq].release(t);
   }
   if (u.hasLoad) queues_[QueueKind::Lq].release(t);
+}
+
+void LoadStoreUnit::snoopWritten(Cycle now) {
+  for (const WrittenStore& w : written_) snoopSiblings(w.thread, w.asid, w.refs, now);
+  written_.clear();
+}
+
+void LoadStoreUnit::snoopSiblings(std::uint32_t t, Asid asid, const std::array<MemRef, kMaxStores>& st, Cycle now) {
+  // The lines the store writes, as the caches see them (physical: two processes' equal user addresses are two lines,
+  // a kernel address is one line in every address space; address_space.hpp). An access may span two lines.
+  std::array<std::uint64_t, 2 * kMaxStores> lines{};
+  std::size_t count = 0;
+  for (const MemRef& ref : st) {
+    if (!ref.valid()) continue;
+    lines[count++] = physicalAddress(asid, ref.addr) >> lineShift_;
+    lines[count++] = physicalAddress(asid, ref.addr + ref.size - 1) >> lineShift_;
+  }
+  if (count == 0) return;
+  auto written = [&](Asid other, const MemRef& ref) {
+    const std::uint64_t first = physicalAddress(other, ref.addr) >> lineShift_;
+    const std::uint64_t last = physicalAddress(other, ref.addr + ref.size - 1) >> lineShift_;
+    for (std::size_t i = 0; i < count; ++i) {
+      if (lines[i] == first || lines[i] == last) return true;
+    }
+    return false;
+  };
+  for (std::uint32_t s = 0; s < threads_.size(); ++s) {
+    const ThreadContext& th = threads_[s];
+    if (s == t || th.cursor == nullptr || th.state != ThreadState::Running) continue;
+    // Oldest first. A load that has issued reads out of order, and so may have read the line too early, only while an
+    // older load of its thread has not yet got its data (x86 orders a thread's loads); the oldest pending load is
+    // never cleared, which also keeps the thread making progress.
+    bool olderPending = false;
+    for (SeqNum seq = th.cursor->retireSeq(); seq < th.robTail; ++seq) {
+      const Uop& u = th.rob[seq.value & th.robMask];
+      if (!u.valid || !u.hasLoad) continue;
+      if (olderPending && !u.loadLeft) {
+        const Instr& in = *u.instr;
+        if (std::any_of(in.loads.begin(), in.loads.end(),
+                        [&](const MemRef& ld) { return ld.valid() && written(th.asid, ld); })) {
+          siblingClears_.emplace_back(s, th.cursor->retireSeq());
+          break;
+        }
+      }
+      olderPending = olderPending || u.loadLeft || u.loadDataAt > now;
+    }
+  }
 }
 
 void LoadStoreUnit::squashFrom(std::uint32_t t, SeqNum from) {

@@ -104,6 +104,10 @@ void StoreQueue::rebind(std::uint32_t t) {
 }
 
 void StoreQueue::popWritten(std::uint32_t t) {
+  if (written_ != nullptr) {
+    const StoreEntry& e = ring_[t].slots[ring_[t].head & ring_[t].mask];
+    written_->push_back({t, e.asid, e.refs});
+  }
   ++ring_[t].head;
   --buffered_;
   sq_.release(t);

@@ -103,6 +103,7 @@ json::object threadStatsJson(const ThreadStats& s, const Core& core, std::uint32
                           {"forward_stalls", s.forwardStalls},
                           {"store_address_waits", s.storeAddressWaits},
                           {"memory_order_flushes", s.memoryOrderFlushes},
+                          {"sibling_order_clears", s.siblingOrderClears},
                           {"alias_4k_stalls", s.alias4kStalls},
                           {"alias_64k_conflicts", s.alias64kConflicts}};
   return o;

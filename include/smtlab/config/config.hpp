@@ -169,6 +169,7 @@ struct LsuConfig {
   std::uint32_t predictor_entries = 1024;  // per-PC "has conflicted" bits, shared by the core's threads
   bool alias_4k = false;                // a load matching an older store in address bits 0..11 only waits for it
   bool alias_64k = false;               // NetBurst: one L1D line per address modulo 64 KiB
+  bool sibling_order_clears = false;    // a sibling's visible store clears a thread that read its line out of order
 };
 
 struct CoreConfig {

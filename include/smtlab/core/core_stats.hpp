@@ -126,6 +126,7 @@ struct ThreadStats {
   std::uint64_t forwardStalls = 0;         // held by an older store that overlaps but cannot forward
   std::uint64_t storeAddressWaits = 0;     // held for an older store's unknown address
   std::uint64_t memoryOrderFlushes = 0;    // read before a conflicting older store's address was known: flushed
+  std::uint64_t siblingOrderClears = 0;    // restarted because a sibling's store wrote a line it had read early
   std::uint64_t alias4kStalls = 0;         // held by an older store matching in address bits 0..11 only
   std::uint64_t alias64kConflicts = 0;     // L1D hits turned into misses by NetBurst's 64K aliasing (loads, stores)
   std::array<std::uint64_t, 4> loadLevel{};

@@ -41,7 +41,12 @@ class LoadStoreUnit final : public ILoadStorePort {
   void retireMemory(std::uint32_t thread, const Uop& uop, Cycle now) override;
 
   // Each cycle: buffered (retired) stores write the L1D. True if anything changed.
-  bool drainStores(Cycle now) { return tracking_ && stores_.drain(now); }
+  bool drainStores(Cycle now) {
+    if (!tracking_) return false;
+    const bool changed = stores_.drain(now);
+    if (!written_.empty()) snoopWritten(now);
+    return changed;
+  }
   // The next cycle after `now` at which the unit can change anything by itself (a store's drain).
   void earliestWake(Cycle now, Cycle& next) const {
     if (tracking_) stores_.earliestWake(now, next);
@@ -61,6 +66,14 @@ class LoadStoreUnit final : public ILoadStorePort {
   // (counted as memory-order flushes, not FLUSH-policy ones), then clears them.
   const std::vector<std::pair<std::uint32_t, SeqNum>>& orderViolations() const { return orderViolations_; }
   void clearOrderViolations() { orderViolations_.clear(); }
+  // (thread, seq) of memory-ordering machine clears (core.lsu.sibling_order_clears): a sibling's store wrote a line the
+  // thread had read out of order; the core restarts the thread from seq, its oldest unretired instruction then.
+  const std::vector<std::pair<std::uint32_t, SeqNum>>& siblingClears() const { return siblingClears_; }
+  void clearSiblingClears() { siblingClears_.clear(); }
+  // Any of the three lists above is not empty.
+  bool hasPendingSquashes() const {
+    return !pendingFlushes_.empty() || !orderViolations_.empty() || !siblingClears_.empty();
+  }
 
  private:
   // What a load's search of its older stores found.
@@ -92,6 +105,11 @@ class LoadStoreUnit final : public ILoadStorePort {
   bool predictsConflict(Addr pc) const { return conflictBits_[(pc ^ (pc >> 12)) & predictorMask_] != 0; }
   void countHold(std::uint32_t t, const Uop& load, Hold hold);
   void pruneSpeculative(std::uint32_t t);
+  // core.lsu.sibling_order_clears: store `st` of thread t (address space asid) writes the L1D at `now`; every other
+  // thread with an issued load of one of its lines while an older load of its own still waits for its data is cleared.
+  void snoopSiblings(std::uint32_t t, Asid asid, const std::array<MemRef, kMaxStores>& st, Cycle now);
+  // snoopSiblings for every store the drain wrote (written_), then forgets them.
+  void snoopWritten(Cycle now);
 
   const CoreId core_;
   const std::uint32_t loadAgu_;
@@ -125,6 +143,10 @@ class LoadStoreUnit final : public ILoadStorePort {
   Cycle lastCycle_ = Cycle::never();
   std::vector<std::pair<std::uint32_t, SeqNum>> pendingFlushes_;
   std::vector<std::pair<std::uint32_t, SeqNum>> orderViolations_;
+  const bool snoopSiblings_;                    // core.lsu.sibling_order_clears (and more than one thread)
+  const std::uint32_t lineShift_;
+  std::vector<WrittenStore> written_;           // the stores the last drain wrote, when snoopSiblings_
+  std::vector<std::pair<std::uint32_t, SeqNum>> siblingClears_;
 };
 
 }  // namespace smtlab

@@ -32,6 +32,13 @@ struct StoreEntry {
   bool retired = false;
 };
 
+// A retired store as it writes the L1D (becomes visible to the sibling threads): StoreQueue::setWrittenLog.
+struct WrittenStore {
+  std::uint32_t thread = 0;
+  Asid asid{0};
+  std::array<MemRef, kMaxStores> refs{};
+};
+
 class StoreQueue {
  public:
   // sqEntries: the SQ's total size (one thread may hold all of it under shared sharing). alias: NetBurst's 64K
@@ -55,6 +62,8 @@ class StoreQueue {
 
   // Writes buffered stores into the L1D. True if anything changed.
   bool drain(Cycle now);
+  // Every store drain() writes is also appended to `log` (nullptr: none is kept; the default).
+  void setWrittenLog(std::vector<WrittenStore>* log) { written_ = log; }
   // The next cycle after `now` at which draining can change anything.
   void earliestWake(Cycle now, Cycle& next) const;
 
@@ -90,6 +99,7 @@ class StoreQueue {
   const bool writeThrough_;  // mem.l1d_write_through: a store leaves when it is in a write-combining buffer
   std::uint32_t buffered_ = 0;      // retired entries over all threads
   std::uint32_t lastDrained_ = 0;   // round-robin start of the drain's thread order
+  std::vector<WrittenStore>* written_ = nullptr;
 };
 
 }  // namespace smtlab

@@ -30,7 +30,8 @@ using test::TempDir;
 // Session 31: mem.l1d_write_through, mem.wc_buffers, mem.wc_write_cycles = 3 more.
 // + sim.replay_deferred (NetBurst replay), core.build_width.
 // Session 32: core.branch.pht_thread_tagged = 1 more. Session 33: core.branch.pht_assoc = 1 more.
-constexpr std::size_t kKeys = 130 + 9 + 3 + 9 + 9 + 1 + 1 + 1 + 1 + 3 + 2 + 1 + 3 + 1 + 1;
+// Session 36: core.lsu.sibling_order_clears = 1 more.
+constexpr std::size_t kKeys = 130 + 9 + 3 + 9 + 9 + 1 + 1 + 1 + 1 + 3 + 2 + 1 + 3 + 1 + 1 + 1;
 
 std::size_t countJsonLeaves(const boost::json::value& v) {
   if (!v.is_object()) return 1;
