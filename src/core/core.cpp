@@ -275,24 +275,22 @@ void Core::applyPendingFlushes() {
     }
   }
   loadStore_.clearPendingFlushes();
-  // A load that read before a conflicting older store's address was known executes again, from the load on.
-  for (const auto& [t, seq] : loadStore_.orderViolations()) {
-    ThreadContext& th = threads_[t];
-    if (th.cursor != nullptr && seq < th.cursor->fetchSeq() && seq >= th.cursor->retireSeq()) {
-      ++th.stats.memoryOrderFlushes;
-      squashFrom(t, seq);
+  // Squashes from each listed (thread, seq) still in flight (an earlier squash of this call may have taken it).
+  auto squashEach = [&](const std::vector<std::pair<std::uint32_t, SeqNum>>& list, std::uint64_t ThreadStats::*count) {
+    for (const auto& [t, seq] : list) {
+      ThreadContext& th = threads_[t];
+      if (th.cursor != nullptr && seq < th.cursor->fetchSeq() && seq >= th.cursor->retireSeq()) {
+        ++(th.stats.*count);
+        squashFrom(t, seq);
+      }
     }
-  }
+  };
+  // A load that read before a conflicting older store's address was known executes again, from the load on.
+  squashEach(loadStore_.orderViolations(), &ThreadStats::memoryOrderFlushes);
   loadStore_.clearOrderViolations();
   // A sibling's store wrote a line this thread had read out of order: the memory-ordering machine clear restarts it
   // after its last retired instruction (core.lsu.sibling_order_clears).
-  for (const auto& [t, seq] : loadStore_.siblingClears()) {
-    ThreadContext& th = threads_[t];
-    if (th.cursor != nullptr && seq < th.cursor->fetchSeq() && seq >= th.cursor->retireSeq()) {
-      ++th.stats.siblingOrderClears;
-      squashFrom(t, seq);
-    }
-  }
+  squashEach(loadStore_.siblingClears(), &ThreadStats::siblingOrderClears);
   loadStore_.clearSiblingClears();
 }
 
