@@ -8,7 +8,8 @@
 // teaches a per-PC predictor. NetBurst's 64K aliasing makes an L1D hit a miss when the other line of the same
 // position modulo 64 KiB was used last (Alias64k). Load queue entries (taken at allocation) are freed at retire. It
 // tracks each thread's loads that missed the L1D (MISSCOUNT) and passes every load to the long-latency hook, with
-// which the STALL and FLUSH policies gate or flush their thread.
+// which the STALL and FLUSH policies gate or flush their thread. With core.lsu.sibling_order_clears a store that writes
+// the L1D clears a sibling thread that read one of its lines out of order (the memory-ordering machine clear).
 #pragma once
 
 #include <array>
