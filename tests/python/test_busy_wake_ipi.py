@@ -1,4 +1,5 @@
-"""The IPI of a cross-CPU wake-up: the recorded reschedule IPI of a busy CPU, or the estimate for a halted one.
+"""The IPI of a cross-CPU wake-up: the recorded reschedule IPI, drawn by the woken task on a busy CPU, the halted
+CPU's instance on a halted one.
 
 With real kernel paths on, ``kpaths.after_wake`` gives a task woken from another logical CPU the path of the IPI that
 CPU took. On paper, on one HT core (CPU 0 and CPU 1) under linux24 with OS costs:
@@ -9,7 +10,8 @@ CPU took. On paper, on one HT core (CPU 0 and CPU 1) under linux24 with OS costs
 - CPU 1 is halted and the kernel runs its wake path for the wake-up (2.4's reschedule IPI on a halted CPU): nothing
   more (the handler ran as kernel code, tests/python/test_os_wake_ipi.py);
 - a task spawned onto the halted CPU 1 (a forked child's first switch-in: the kernel runs no wake path for it)
-  gets the estimate (trap + the "ipi" path), as a halted 2.4/2.5 CPU's handler, not the busy CPU's recording.
+  gets the instance a halted 2.4/2.5 CPU's kernel runs (``kpath:resched_ipi,seed=0``: the handler runs on the idle
+  task, not on the child's stack), not its own draw; without recordings, the estimate (trap + the "ipi" path).
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ def test_a_wake_onto_a_halted_cpu_whose_kernel_ran_the_path_adds_nothing(real_pa
     assert instructions == WORK
 
 
-def test_a_spawn_onto_a_halted_cpu_gets_the_estimate(real_paths):
+def _spawn_scene():
     k = make_kernel(True, "linux24")
     ch = kpaths.WakeChannel("start")
     ch.waker_cpu = 0  # the parent's CPU: the child is placed on the other one (lmbench's fork rows)
@@ -84,6 +86,16 @@ def test_a_spawn_onto_a_halted_cpu_gets_the_estimate(real_paths):
 
     me.append(k.spawn(Task("child", child, source="gen:mix,count=0,seed=3", affinity=[1])))
     k.run()
-    ((est,),) = got
-    assert est.source is None and est.instructions == kpaths.TRAP_INSTRUCTIONS + kpaths.PATHS["ipi"].instructions
     k.machine.close()
+    ((step,),) = got
+    return step
+
+
+def test_a_spawn_onto_a_halted_cpu_gets_the_halted_cpus_recorded_ipi(real_paths):
+    step = _spawn_scene()
+    assert step.source == "kpath:resched_ipi,seed=0" and step.instructions is None
+
+
+def test_a_spawn_onto_a_halted_cpu_gets_the_estimate_without_recordings(estimates):
+    step = _spawn_scene()
+    assert step.source is None and step.instructions == kpaths.TRAP_INSTRUCTIONS + kpaths.PATHS["ipi"].instructions

@@ -2,9 +2,9 @@
 ``make_kernel`` gives the recorded path to a kernel that wakes a halted CPU through its wake list (idle_core_first,
 today's Linux, whose IPI was recorded), and a halted CPU woken from another CPU runs it whole; the 2.4.19 and 2.5.32
 kernels (linux24, linux25ht) send the reschedule IPI instead, whose handler only acknowledges the APIC: the halted
-CPU runs the estimate of that handler (kpaths.RESCHED_IPI_SPEC) and the woken task nothing more. The expected counts come from the recording's
-manifest (the instance seed 0 picks), from kpaths' estimate and from counting switch-ins and ticks, not from model
-output."""
+CPU runs Linux 6.1's recorded reschedule IPI (kpath:resched_ipi, instance seed 0) whole and the woken task nothing
+more. The expected counts come from the recording's manifest (the instance seed 0 picks) and from counting
+switch-ins and ticks, not from model output."""
 
 from __future__ import annotations
 
@@ -41,14 +41,19 @@ def _splitmix64(x: int) -> int:  # src/tracer/kpath.cpp: instance splitmix64(see
     return x ^ (x >> 31)
 
 
-def test_study_kernels_run_the_recorded_instance_whole(real_paths):
-    inst = _manifest()["paths"]["wake_ipi"]["instances"]
-    assert inst, "the recording holds no wake_ipi instance"
+def _seed0_length(path: str) -> int:
+    """The length of the instance seed 0 draws of ``path``, from the manifest; it must be kernel code only."""
+    inst = _manifest()["paths"][path]["instances"]
+    assert inst, f"the recording holds no {path} instance"
     _, length, kernel = inst[_splitmix64(0) % len(inst)]
     assert length == kernel > 0  # kernel mode only
+    return length
+
+
+def test_study_kernels_run_the_recorded_instance_whole(real_paths):
     k = make_kernel(True, "idle_core_first")
     assert k.wake_ipi is not None and k.wake_ipi.spec == kpaths.REAL_WAKE_SPEC
-    assert k.wake_ipi.instructions == length
+    assert k.wake_ipi.instructions == _seed0_length("wake_ipi")
     k.machine.close()
 
 
@@ -93,15 +98,16 @@ def test_a_halted_cpu_woken_from_its_sibling_runs_the_path(real_paths):
 
 
 @pytest.mark.parametrize("scheduler", ["linux24", "linux25ht"])
-def test_the_reference_kernels_run_the_reschedule_ipi_estimate(real_paths, scheduler):
+def test_the_reference_kernels_run_the_recorded_reschedule_ipi(real_paths, scheduler):
     # 2.4.19 and 2.5.32 enqueue from the waker and send RESCHEDULE_VECTOR (handler: ack_APIC_irq): CPU 1 runs the
-    # estimate of that handler (trap + the "ipi" path) after each HLT exit, then its switch path; its kernel
+    # recorded reschedule IPI (seed 0's instance, whole) after each HLT exit, then its switch path; its kernel
     # instructions are those, its switch-ins and its ticks, and the waiter runs nothing more (after_wake sees the
     # handler ran). The waiter is pinned to CPU 1, so the waker's CPU cannot take it.
     k = make_kernel(True, scheduler)
-    handler = kpaths.TRAP_INSTRUCTIONS + kpaths.PATHS["ipi"].instructions
-    assert k.wake_ipi is not None and k.wake_ipi.spec == kpaths.RESCHED_IPI_SPEC
-    assert k.wake_ipi.instructions == handler == 750
+    handler = _seed0_length("resched_ipi")
+    assert k.wake_ipi is not None and k.wake_ipi.spec == "kpath:resched_ipi,seed=0"
+    assert k.wake_ipi.instructions == handler
+    assert handler != kpaths.resched_ipi_instructions()  # the estimate's 750: the counts below tell them apart
     switch = k.switch_instructions
     timer = Source(REAL_TIMER_SPEC).length
     waiter = _ping(k)

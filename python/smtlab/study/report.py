@@ -48,8 +48,9 @@ def real_kernel_paths_note(real_kernel: bool) -> str:
     real = ", ".join([f"{m} ({k})" if m != k else m for m, k in REAL_PATHS.items() if m not in batches] +
                      [f"chat's batches of {TCP_BATCHES[0]}..{TCP_BATCHES[-1]} messages (tcp_send_bN, tcp_recv_bN)"])
     return (f"kernel paths: real Linux 6.1 paths (kpath:, recorded under qemu-system) for {real}, the context "
-            "switch (ctxsw), the timer interrupt (timer), the reschedule IPI of a busy CPU (resched_ipi) and, under "
-            "today's kernel (idle_core_first), the wake-up IPI of a halted CPU (wake_ipi); every other path "
+            "switch (ctxsw), the timer interrupt (timer), the reschedule IPI (resched_ipi; of a halted CPU too under "
+            "2.4.19 and 2.5.32) and, under today's kernel (idle_core_first), the wake-up IPI of a halted CPU "
+            "(wake_ipi); every other path "
             "(workloads/kpaths.py) uses its estimated instruction count")
 
 

@@ -59,9 +59,9 @@ def make_kernel(ht: bool, scheduler: str, *, cores: int = 1, seed: int = 0, pres
     (``Scheduler.remote_wakeup``: idle_core_first, today's Linux) that is the recorded call-function IPI
     (``kpath:wake_ipi``, kpaths.wake_path) when real kernel paths are on, else nothing (after_wake's estimate). The
     2.4.19 and 2.5.32 kernels (linux24, linux25ht) enqueue from the waker and send the reschedule IPI, whose handler
-    only acknowledges the APIC; the halted CPU runs the estimate of it (kpaths.RESCHED_IPI_SPEC, trap + 300
-    instructions) after its HLT exit and then picks a task, if the waker's CPU has not taken it meanwhile
-    (smtlab/os/halt.py)."""
+    only acknowledges the APIC; the halted CPU runs it after its HLT exit (the recorded ``kpath:resched_ipi`` when
+    real kernel paths are on, else the estimate, trap + 300 instructions: kpaths.resched_wake_path) and then picks a
+    task, if the waker's CPU has not taken it meanwhile (smtlab/os/halt.py)."""
     cfg = load_config(preset, {"core.threads": 2 if ht else 1, "system.packages": cores, **(overrides or {})})
     sched = make_scheduler(scheduler, **(scheduler_params or {}))
     hz = sched.own_hz if hz is None else hz
@@ -72,7 +72,7 @@ def make_kernel(ht: bool, scheduler: str, *, cores: int = 1, seed: int = 0, pres
         if sched.remote_wakeup:
             wake_spec = wake_path()
         else:
-            wake_spec, wake_instructions = kpaths.RESCHED_IPI_SPEC, kpaths.resched_ipi_instructions()
+            wake_spec, wake_instructions = kpaths.resched_wake_path()
     return Kernel(cfg, sched, hz=hz, time_slice_ms=time_slice_ms, kernel_path=kernel_path,
                   switch_instructions=switch_instructions, seed=seed, log=log, charge_os_costs=charge_os_costs,
                   timer_path=timer_path() if charge_os_costs else None,

@@ -293,9 +293,8 @@ REAL_WAKE_SPEC = "kpath:wake_ipi,seed=0"
 #: The reschedule IPI of the 2.4.19 and 2.5.32 kernels as the halted CPU runs it, between its HLT exit and its pick
 #: (Kernel(wake_path=...) for schedulers without Scheduler.remote_wakeup; smtlab/os/halt.py): interrupt entry and
 #: exit around smp_reschedule_interrupt, which only acknowledges the local APIC, and the idle loop's way to
-#: schedule(). No recording stands for it (6.1's handler does the enqueue too); it is the estimate that after_wake
-#: gives a woken task (trap + the "ipi" path, :func:`resched_ipi_instructions`), as kernel code in a stream of its
-#: own with the path's footprint.
+#: schedule(). Without recordings it is this estimate (trap + the "ipi" path, :func:`resched_ipi_instructions`), as
+#: kernel code in a stream of its own with the path's footprint; with them, :data:`REAL_HALTED_RESCHED_SPEC`.
 RESCHED_IPI_SPEC = task_spec(89, footprint_kb=16)
 
 
@@ -339,9 +338,10 @@ def table_markdown() -> str:
 
 # A wake-up that crosses logical CPUs (the woken task lands on another CPU than its waker's) costs the target CPU a
 # reschedule inter-processor interrupt: interrupt entry and exit (the same microcoded privilege change as a trap)
-# and the handler, about 300 instructions (ack the local APIC, set need_resched). One logical CPU never pays it, so
-# it is an HT-on cost by construction of the hardware, not a fitted penalty. The APIC delivery latency and the exit
-# from HLT are not modelled.
+# and the handler, about 300 instructions (ack the local APIC, set need_resched). This is its estimate, used without
+# recordings (with them: busy_wake_spec, halted_resched_spec). One logical CPU never pays it, so it is an HT-on cost
+# by construction of the hardware, not a fitted penalty. The APIC delivery and the exit from HLT of a halted target
+# are the kernel's os.wake_cycles (smtlab/os/halt.py).
 _TABLE_IPI = ("ipi", 300, 16, "reschedule IPI handler: ack the local APIC, set need_resched")
 PATHS[_TABLE_IPI[0]] = KernelPath(*_TABLE_IPI)
 
@@ -367,6 +367,32 @@ def mark_waker(channel: Any, me: Any) -> None:
 #: enqueue was done by the waker in both, which is why this recording (unlike kpath:wake_ipi) stands for the IPI of
 #: every scheduler when its target is busy.
 REAL_RESCHED_IPI = "resched_ipi"
+
+
+#: The same IPI on a halted CPU with real kernel paths on: Linux 6.1's recorded reschedule IPI
+#: (:data:`REAL_RESCHED_IPI`: interrupt entry, the handler, the exit up to __schedule; 148 instructions in 29 of
+#: recording A's 30 instances), the code 2.4.19's halted CPU runs too (entry, ack_APIC_irq, exit, the idle loop's call
+#: of schedule()), where the estimate spent 450 instructions of kernel mix on the trap, whose real cost is the
+#: microcode's latency on the woken CPU, not instructions that compete with its sibling. It runs on the halted CPU's
+#: idle task, so not on a task's stack or draw: every logical CPU runs the same instance (seed 0), whole, as
+#: :data:`REAL_WAKE_SPEC`. Not in it: schedule() finding nothing when the waker's CPU took the task first (halt.py;
+#: about 100 instructions in 2.4.19).
+REAL_HALTED_RESCHED_SPEC = f"kpath:{REAL_RESCHED_IPI},seed=0"
+
+
+def halted_resched_spec() -> str | None:
+    """:data:`REAL_HALTED_RESCHED_SPEC` when real kernel paths are on and the recording holds instances of it, else
+    None."""
+    if real_paths_on() and _has_instances(REAL_RESCHED_IPI):
+        return REAL_HALTED_RESCHED_SPEC
+    return None
+
+
+def resched_wake_path() -> tuple[str, int | None]:
+    """(wake_path, wake_instructions) of a halted CPU under the 2.4.19 and 2.5.32 kernels (make_kernel): the recorded
+    reschedule IPI, whole (:func:`halted_resched_spec`), else the estimate."""
+    spec = halted_resched_spec()
+    return (spec, None) if spec is not None else (RESCHED_IPI_SPEC, resched_ipi_instructions())
 
 
 def busy_wake_spec(task: Any) -> str | None:
@@ -395,7 +421,8 @@ def after_wake(channel: Any, me: Any) -> list[Compute]:
     logical CPU than the one ``me`` was woken on, unless ``me``'s kernel ran the recorded wake-up IPI on that CPU
     for this switch-in (a halted target, Kernel(wake_path=...)): its handler is counted there. The path is the
     recorded IPI of a busy CPU (:func:`busy_wake_spec`) when real kernel paths are on and ``me`` came onto its CPU
-    from another task (Kernel.came_from_halt), else the estimate (trap + the "ipi" path)."""
+    from another task (Kernel.came_from_halt), the recorded IPI of a halted CPU (:data:`REAL_HALTED_RESCHED_SPEC`)
+    when they are on and it came from HLT, else the estimate (trap + the "ipi" path)."""
     waker = getattr(channel, "waker_cpu", None)
     if waker is not None and me.cpu is not None and waker != me.cpu:
         kernel = getattr(me, "kernel", None)
@@ -403,8 +430,10 @@ def after_wake(channel: Any, me: Any) -> list[Compute]:
         if wake is not None and wake.ran_for(me):
             return []
         # Into a running task: the recorded IPI of a busy CPU. Onto a halted CPU whose kernel ran no path for it
-        # (a forked child's first switch-in, or no OS costs): the estimate, as the 2.4/2.5 kernels' halted CPUs run.
-        spec = busy_wake_spec(me) if kernel is not None and not kernel.came_from_halt(me) else None
+        # (a forked child's first switch-in, or no OS costs): what the 2.4/2.5 kernels' halted CPUs run.
+        spec = None
+        if kernel is not None:
+            spec = halted_resched_spec() if kernel.came_from_halt(me) else busy_wake_spec(me)
         if spec is not None:
             return [Compute(source=spec)]
         return [Compute(TRAP_INSTRUCTIONS + PATHS["ipi"].instructions)]
