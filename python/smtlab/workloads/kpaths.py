@@ -371,12 +371,13 @@ REAL_RESCHED_IPI = "resched_ipi"
 
 #: The same IPI on a halted CPU with real kernel paths on: Linux 6.1's recorded reschedule IPI
 #: (:data:`REAL_RESCHED_IPI`: interrupt entry, the handler, the exit up to __schedule; 148 instructions in 29 of
-#: recording A's 30 instances), the code 2.4.19's halted CPU runs too (entry, ack_APIC_irq, exit, the idle loop's call
-#: of schedule()), where the estimate spent 450 instructions of kernel mix on the trap, whose real cost is the
-#: microcode's latency on the woken CPU, not instructions that compete with its sibling. It runs on the halted CPU's
-#: idle task, so not on a task's stack or draw: every logical CPU runs the same instance (seed 0), whole, as
-#: :data:`REAL_WAKE_SPEC`. Not in it: schedule() finding nothing when the waker's CPU took the task first (halt.py;
-#: about 100 instructions in 2.4.19).
+#: recording A's 30 instances). 2.4.19's halted CPU runs code of the same kind and about the same length, by 2.4.20's
+#: source: SAVE_ALL, smp_reschedule_interrupt (the APIC EOI write), ret_from_intr and RESTORE_ALL with iret, about 37
+#: instructions; then the idle loop's schedule(), which finds nothing when the waker's CPU took the task first (lock,
+#: skip the running task, unlock: about 75), and the way back to hlt (about 25): some 140 in all. The estimate spent 450
+#: instructions of kernel mix on the trap alone, whose real cost is the microcode's latency on the woken CPU, not
+#: instructions that compete with its sibling. It runs on the halted CPU's idle task, so not on a task's stack or draw:
+#: every logical CPU runs the same instance (seed 0), whole, as :data:`REAL_WAKE_SPEC`.
 REAL_HALTED_RESCHED_SPEC = f"kpath:{REAL_RESCHED_IPI},seed=0"
 
 
