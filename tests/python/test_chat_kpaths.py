@@ -81,13 +81,14 @@ def test_batches_run_their_recording(real_paths):
     assert len(seeds) == 4
 
 
-def test_batches_beyond_the_recordings_keep_the_per_message_estimate(real_paths):
-    # Rare (docs/study.md): the recorded 1-message call and tcp_msg for each other message, as before.
+def test_batches_beyond_the_recordings_take_the_largest_and_the_per_message_estimate(real_paths):
+    # docs/study.md: the recording of the largest batch (20) and tcp_msg for each message beyond it.
     me = chat.Task("client_recv_0_0", [])
     for path in ("tcp_send", "tcp_recv"):
-        steps = chat._batch_call(path, 21, me)
-        assert _kpath_of(steps[0])[0] == path
-        assert len(steps) == 2 and steps[1].source is None and steps[1].instructions == 20 * TCP_MSG
+        for n in (21, 37):
+            steps = chat._batch_call(path, n, me)
+            assert _kpath_of(steps[0])[0] == f"{path}_b20", (path, n)
+            assert len(steps) == 2 and steps[1].source is None and steps[1].instructions == (n - 20) * TCP_MSG
 
 
 def test_server_echo_of_n_messages_is_one_recorded_send(real_paths, no_user_streams):

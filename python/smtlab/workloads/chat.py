@@ -56,13 +56,16 @@ def _batch_call(path: str, n: int, me: Task) -> list[Compute]:
     """One send / recv system call moving ``n`` queued messages. With real kernel paths on: a batch of 1 is the
     recorded 16-byte call (kpaths.syscall); a batch of 2..20 the recording of that batch (kpaths.TCP_BATCHES: the
     echo written as one send of n x 100 bytes, or the recv of the n x 100 bytes that n sends queued; an instance drawn
-    per call as for every recorded path); a larger batch (rare, docs/study.md) the recorded 1-message call plus the
-    per-message estimate ``tcp_msg`` for the other ``n - 1``, as before the batch recordings. Without recordings: the
-    call's estimate and ``n - 1`` times ``tcp_msg``."""
+    per call as for every recorded path); a larger batch (docs/study.md) the recording of the largest batch,
+    ``TCP_BATCHES[-1]`` messages, plus the per-message estimate ``tcp_msg`` for each message beyond it. Without
+    recordings: the call's estimate and ``n - 1`` times ``tcp_msg``."""
     if real_paths_on():
         if n in TCP_BATCHES:
             return recorded(f"{path}_b{n}", [], task=me)
-        return syscall(path, task=me) + ([Compute((n - 1) * PATHS["tcp_msg"].instructions)] if n > 1 else [])
+        if n > TCP_BATCHES[-1]:
+            largest = TCP_BATCHES[-1]
+            return recorded(f"{path}_b{largest}", [], task=me) + [Compute((n - largest) * PATHS["tcp_msg"].instructions)]
+        return syscall(path, task=me)
     return [Compute(TRAP_INSTRUCTIONS + PATHS[path].instructions + (n - 1) * PATHS["tcp_msg"].instructions)]
 
 
