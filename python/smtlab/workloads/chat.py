@@ -64,7 +64,8 @@ def _batch_call(path: str, n: int, me: Task) -> list[Compute]:
             return recorded(f"{path}_b{n}", [], task=me)
         if n > TCP_BATCHES[-1]:
             largest = TCP_BATCHES[-1]
-            return recorded(f"{path}_b{largest}", [], task=me) + [Compute((n - largest) * PATHS["tcp_msg"].instructions)]
+            extra = (n - largest) * PATHS["tcp_msg"].instructions
+            return recorded(f"{path}_b{largest}", [], task=me) + [Compute(extra)]
         return syscall(path, task=me)
     return [Compute(TRAP_INSTRUCTIONS + PATHS[path].instructions + (n - 1) * PATHS["tcp_msg"].instructions)]
 
