@@ -75,3 +75,15 @@ def estimates(monkeypatch):
     from smtlab.workloads import kpaths
 
     monkeypatch.setenv(kpaths.REAL_PATHS_ENV, "0")
+
+
+@pytest.fixture
+def streams_on(monkeypatch):
+    """The recorded user programs on, as the study switches them on (workloads/user traced on first use: a few seconds
+    each)."""
+    from smtlab.workloads import user_streams as us
+
+    monkeypatch.delenv(us.USER_STREAMS_ENV, raising=False)
+    assert us.enable_user_streams() is None
+    yield
+    monkeypatch.delenv(us.USER_STREAMS_ENV, raising=False)

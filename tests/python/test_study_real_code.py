@@ -21,15 +21,6 @@ import pytest
 
 from smtlab.os import Compute, steps
 from smtlab.workloads import chat, fileserver, kpaths
-from smtlab.workloads import user_streams as us
-
-
-@pytest.fixture
-def streams_on(monkeypatch):
-    monkeypatch.delenv(us.USER_STREAMS_ENV, raising=False)
-    assert us.enable_user_streams() is None
-    yield
-    monkeypatch.delenv(us.USER_STREAMS_ENV, raising=False)
 
 
 def _estimated_steps(monkeypatch, run, big_batches: list[int] | None = None) -> collections.Counter:

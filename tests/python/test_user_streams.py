@@ -21,14 +21,6 @@ ITERATIONS = 400  # the count every kernel:user_* entry passes (src/tracer/kerne
 USERS = 20  # chat.c's room size
 
 
-@pytest.fixture
-def streams_on(monkeypatch):
-    monkeypatch.delenv(us.USER_STREAMS_ENV, raising=False)
-    assert us.enable_user_streams() is None
-    yield
-    monkeypatch.delenv(us.USER_STREAMS_ENV, raising=False)
-
-
 def _load_file_lines() -> list[str]:
     """The load file of loadfile.h, line by line, as the C string literal spells it."""
     text = (USER_DIR / "loadfile.h").read_text()
