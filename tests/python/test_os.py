@@ -58,6 +58,8 @@ def test_instructions_conserved_across_thousands_of_switches(cfg_1x2, kernel_pat
     machine_total = k.machine.stats()["instructions"]
     kernel_total = sum(c.kernel_instructions for c in k.cpus)
     assert machine_total == sum(lengths) + kernel_total
+    # Every instruction is credited once, and every source here (tasks and kernel path) is a generated stream.
+    assert k.code_instructions == k.generated_instructions == machine_total
     if kernel_path:
         assert kernel_total == 150 * switches
     else:
@@ -80,6 +82,8 @@ def test_compute_steps_split_over_sources_and_marks(cfg_1x2):
     assert src.retired == 81  # 51 through the mark, then the remaining 30
     assert k.record(t).sources["gen:alu,count=0"].retired == 17  # the same spec continues the same source
     assert t.stats.instructions == 98
+    # Of the 98, the 17 of the gen: steps came from a generated stream, the text trace's 81 did not.
+    assert (k.code_instructions, k.generated_instructions) == (98, 17)
 
 
 # --- placement: HT-aware vs HT-unaware ------------------------------------------------------------------------------

@@ -187,7 +187,8 @@ def test_kernel_is_one_class_whose_methods_live_by_idea():
     homes = {timer: ("_push_timer", "_on_timer", "_tick", "_timer_interrupt", "_end_irq_kpath", "_irq_done",
                      "_check_deadlock"),
              steps: ("_advance", "_start_compute", "_resolve_source", "_step_done"),
-             accounting: ("_bank", "_set_task_state", "_set_record_state", "_set_cpu_state", "flush_accounting"),
+             accounting: ("_bank", "_credit_code", "_detach_kernel_code", "_set_task_state", "_set_record_state",
+                          "_set_cpu_state", "flush_accounting"),
              results: ("task_records", "cpu_records", "timeline_records", "decision_records", "task_frame",
                        "cpu_frame", "timeline_frame", "decision_frame", "overhead")}
     for home, names in homes.items():

@@ -23,10 +23,12 @@ from smtlab.os import Compute, steps
 from smtlab.workloads import chat, fileserver, kpaths
 
 
-def _estimated_steps(monkeypatch, run, big_batches: list[int] | None = None) -> collections.Counter:
+def _estimated_steps(monkeypatch, run, big_batches: list[int] | None = None,
+                     results: list[dict[str, Any]] | None = None) -> collections.Counter:
     """Runs ``run()`` and returns, per task name without its number, the instructions of every Compute step without
     a source that a task started, except the extra messages of chat's batches beyond the recorded sizes, whose
-    sizes go to ``big_batches``."""
+    sizes go to ``big_batches``; ``run()``'s result goes to ``results``."""
+    results = [] if results is None else results
     seen: collections.Counter = collections.Counter()
     extras: dict[int, Compute] = {}  # id -> step, kept alive so that an id is not reused
     check, batch_call = steps.check_step, chat._batch_call
@@ -50,25 +52,28 @@ def _estimated_steps(monkeypatch, run, big_batches: list[int] | None = None) -> 
 
     monkeypatch.setattr(steps, "check_step", counting)
     monkeypatch.setattr(chat, "_batch_call", batch)
-    run()
+    results.append(run())
     return seen
 
 
-def _chat():
+def _chat() -> dict[str, Any]:
     # One room (20 users) for 1 + 3 ms with HT on: long enough that every role of the room runs (asserted), short
     # enough for a unit test (about 5 s).
     r = chat.run(1, True, "linux24", 1.0, 3.0)
     assert chat.whole_pipeline_ran(r), r["dispatches_by_role"]
+    return r
 
 
-def _tbench():
+def _tbench() -> dict[str, Any]:
     r = fileserver.run("tbench", 3, True, "linux25ht", 1.0, 2.0)
     assert r["throughput"] > 0
+    return r
 
 
-def _dbench():
+def _dbench() -> dict[str, Any]:
     r = fileserver.run("dbench", 3, True, "linux24", 1.0, 2.0)
     assert r["throughput"] > 0
+    return r
 
 
 RUNS = {"chat": _chat, "tbench": _tbench, "dbench": _dbench}
@@ -77,8 +82,13 @@ RUNS = {"chat": _chat, "tbench": _tbench, "dbench": _dbench}
 @pytest.mark.parametrize("workload", sorted(RUNS))
 def test_the_multithreaded_workloads_run_no_estimate(real_paths, streams_on, monkeypatch, workload):
     big: list[int] = []
-    seen = _estimated_steps(monkeypatch, RUNS[workload], big)
+    results: list[dict[str, Any]] = []
+    seen = _estimated_steps(monkeypatch, RUNS[workload], big, results)
     assert not seen, f"{workload} ran estimated instructions with recordings on: {dict(seen)}"
+    # The window's statistics say the same (base.machine_summary: the study's "Generated streams" line), except
+    # for the batches' estimate, which only chat has.
+    (r,) = results
+    assert r["code_instructions"] > 0 and (r["generated_instructions"] > 0) == (workload == "chat" and bool(big))
     # One room's start-up holds batches of more than 20 (each server sender collects the 19 other users' messages,
     # up to 4 in flight each): the exception is exercised, not only allowed.
     assert (len(big) > 0) == (workload == "chat") and all(n > max(kpaths.TCP_BATCHES) for n in big), big
@@ -88,5 +98,7 @@ def test_the_hook_sees_the_estimates_without_real_kernel_paths(streams_on, monke
     # tbench's calls with real paths off: each send and receive is the trap plus its estimated path (kpaths.syscall),
     # so every task has estimated steps.
     monkeypatch.setenv(kpaths.REAL_PATHS_ENV, "0")
-    seen = _estimated_steps(monkeypatch, _tbench)
+    results: list[dict[str, Any]] = []
+    seen = _estimated_steps(monkeypatch, _tbench, results=results)
     assert seen["tbench"] > 0 and seen["tbench_srv"] > 0, dict(seen)  # clients tbench_N, servers tbench_srv_N
+    assert 0 < results[0]["generated_instructions"] <= results[0]["code_instructions"]

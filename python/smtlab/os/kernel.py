@@ -195,6 +195,10 @@ class Kernel:
         self.host_run_seconds = 0.0  # host time inside Machine.run
         self.host_seconds = 0.0  # host time inside Kernel.run
         self.machine_runs = 0
+        # Instructions retired from attached sources, credited when they come off or are banked (accounting.py), and
+        # those of them from generated streams (gen: specs).
+        self.code_instructions = 0
+        self.generated_instructions = 0
         self.cpu_snapshot: list[dict[str, Any]] = []
         self._timers: list[tuple[int, int, int, Any]] = []
         self._timer_seq = 0
@@ -535,15 +539,6 @@ class Kernel:
         else:
             self._dispatch(cpu)
 
-    def _detach_kernel_code(self, cpu: CpuState) -> None:
-        """Takes kernel code (a switch or interrupt path) off the CPU; its instructions count as kernel work."""
-        m = self.machine
-        r = m.retired(cpu.id)
-        cpu.kernel_instructions += r - cpu.attach_retired
-        cpu.attach_retired = r
-        m.detach(cpu.id)
-        cpu.source = None
-
     def _dispatch(self, cpu: CpuState) -> None:
         """The switch is over: the incoming task starts (or resumes) on the CPU."""
         if cpu.kpath_active:
@@ -583,6 +578,8 @@ class Kernel:
 
     # --- accounting (accounting.py: kernel methods written there) ---------------------------------------------------
     _bank = accounting.bank
+    _credit_code = accounting.credit_code
+    _detach_kernel_code = accounting.detach_kernel_code
     _set_task_state = accounting.set_task_state
     _set_record_state = accounting.set_record_state
     _set_cpu_state = accounting.set_cpu_state

@@ -109,13 +109,8 @@ class WakeIpi:
     def on_event(self, cpu: CpuState, kind: Any) -> None:
         """An event of a CPU that runs the path: at its retire limit the path comes off (its instructions are kernel
         work) and the switch continues (``resume``)."""
-        m = self.kernel.machine
         if kind == _RETIRE_LIMIT:
-            r = m.retired(cpu.id)
-            cpu.kernel_instructions += r - cpu.attach_retired
-            cpu.attach_retired = r
-            m.detach(cpu.id)
-            cpu.source = None
+            self.kernel._detach_kernel_code(cpu)
             self.active[cpu.id] = False
             self.resume(cpu)
         elif kind == _SOURCE_ENDED:

@@ -111,3 +111,17 @@ def stack_line(stack: dict[str, float]) -> str:
     """The largest CPI-stack parts as text."""
     parts = sorted(((v, k) for k, v in stack.items() if v >= 0.01), reverse=True)
     return ", ".join(f"{k} {v:.2f}" for v, k in parts[:5])
+
+
+def generated_line(results: Iterable[dict[str, Any]], what: str) -> str:
+    """How much of the instructions that ``results`` (workload results with machine_summary's keys) measured came
+    from generated streams (``gen:`` sources, the estimates that stand for work without a recording), and what those
+    are in this section (``what``)."""
+    rs = list(results)
+    gen = sum(r.get("generated_instructions", 0) for r in rs)
+    total = sum(r.get("code_instructions", 0) for r in rs)
+    if total <= 0:
+        return "Generated streams: no instructions were measured."
+    return (f"Generated streams: {100.0 * gen / total:.1f} % of the {total:,} instructions measured here "
+            f"({gen:,}) ran `gen:` sources, estimates that stand for {what}; the rest ran recorded code (kpath:, "
+            "kernel: traces).")

@@ -12,7 +12,7 @@ import pandas as pd
 from ..workloads import aim9, chat, compile_jobs, fileserver, kpaths, lmbench, two_package
 from ..workloads.base import KERNELS
 from . import checks as chk
-from .common import geomean, markdown_table, read_reference, run_jobs, speedup_pct, stack_line
+from .common import generated_line, geomean, markdown_table, read_reference, run_jobs, speedup_pct, stack_line
 from ..fileio import atomic_path
 from .section import Section
 
@@ -166,7 +166,8 @@ def run_lmbench(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool
           f"Fork: reschedule_idle() places the child on the idle sibling, where it runs its copy-on-write faults and "
           f"exit while the parent finishes fork and enters wait; the drains ({pon['partition_drains']} over the "
           f"measured forks) and IPIs are a small part of a ~{poff['us']:.0f} us operation, partly overlapped: the "
-          f"model's fork rows are {_fork_rows(proc, 'model')} % against the published {_fork_rows(proc, 'pub')} %."]
+          f"model's fork rows are {_fork_rows(proc, 'model')} % against the published {_fork_rows(proc, 'pub')} %.",
+          "", generated_line(res, "each test's user loop and any call without a recording")]
     notes = []
     if not fork_neg:
         notes.append("LMbench fork rows: the model does not reproduce the published 2-6% slowdown. Its only HT costs "
@@ -230,7 +231,9 @@ def run_aim9(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool) -
           f"speed-up is within +-{FLAT_PCT:g} %, else changes; 'model matches': flat for a flat row, or for a "
           f"changing row the same sign at {chk.CHANGING_FACTOR[0]:g}..{chk.CHANGING_FACTOR[1]:g} x the published "
           "size (0 % is a miss).", "",
-          _single_thread_paragraph([by[t.key] for t in aim9.TESTS]), ""]
+          _single_thread_paragraph([by[t.key] for t in aim9.TESTS]), "",
+          generated_line(res, "the user code around the system calls and any call without a recording"),
+          ""]
     notes = []
     for r in changing:
         if not r["model matches"]:
@@ -364,6 +367,8 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
                   f"predicted statically (NetBurst tags the entries per logical processor). HT-on CPI stack: "
                   f"{stack_line(_avg(ons)['stack'])}.")
         md.append("")
+    md += [generated_line(measured, "work without a recording (chat's batches beyond 20 messages: the per-message "
+                          "estimate; every user or kernel path that fell back to its estimate)"), ""]
     notes = [f"{workload}: no measurement: {r['no_completion']}" for r in missing]
     if workload == "tbench":
         short = [r for r in measured if r["clients_done"] < 1.0]

@@ -116,6 +116,8 @@ def counters(k: Kernel) -> dict[str, float]:
     out["busy"] = sum(c.busy_cycles + c.switch_cycles for c in k.cpus)
     out["idle"] = sum(c.idle_cycles for c in k.cpus)
     out["kernel_instructions"] = sum(c.kernel_instructions for c in k.cpus)
+    out["code_instructions"] = k.code_instructions
+    out["generated_instructions"] = k.generated_instructions
     out["occupancy"] = {q: [c["occupancy"][q]["mean"] for c in st["logical_cpus"] if c["cycles"] > 0]
                         for q in ("rob", "iq", "lq", "uop_queue")}  # type: ignore[assignment]
     return out
@@ -126,8 +128,11 @@ def machine_summary(k: Kernel, since: dict[str, float] | None = None) -> dict[st
     cycles with work, CPI and its stack summed over logical CPUs (cycles per instruction by cause, grouped),
     partition drains, L1D / L2 misses, branch mispredicts and branches predicted statically for want of a pattern
     entry of their logical CPU in a full set (core.branch.pht_thread_tagged) per kilo-instruction, the fraction of
-    logical-CPU time that was busy, and the mean ROB / IQ / load-queue occupancy per logical CPU over the whole run
-    (means cannot be differenced)."""
+    logical-CPU time that was busy, the mean ROB / IQ / load-queue occupancy per logical CPU over the whole run
+    (means cannot be differenced), and the instructions that came from generated streams (``gen:`` sources: the
+    estimates that stand for work without a recording) with their share of the instructions credited in the
+    interval (Kernel.generated_instructions; a source's instructions are credited when it comes off its CPU or its
+    task's are banked)."""
     now = counters(k)
     base = since or {}
     d = {key: now[key] - base.get(key, 0.0) for key in now if key != "occupancy"}
@@ -146,5 +151,8 @@ def machine_summary(k: Kernel, since: dict[str, float] | None = None) -> dict[st
         "pht_tag_mpki": 1000.0 * d["pht_tag_misses"] / instr,
         "busy_fraction": busy / (busy + idle) if busy + idle else 0.0,
         "kernel_instructions": int(d["kernel_instructions"]),
+        "code_instructions": int(d["code_instructions"]),
+        "generated_instructions": int(d["generated_instructions"]),
+        "generated_share": d["generated_instructions"] / d["code_instructions"] if d["code_instructions"] else 0.0,
         "occupancy": {q: (sum(v) / len(v) if v else 0.0) for q, v in occ.items()},  # type: ignore[union-attr]
     }
