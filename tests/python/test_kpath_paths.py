@@ -64,11 +64,16 @@ def test_workload_calls_run_recorded_paths(real_paths):
     assert [_kpath_of(s) for s in faults] == ["page_fault"] * 3 and len({s.source for s in faults}) == 3
     # The sleeping call's entry is in its recorded instance: nothing before the Block.
     assert kpaths.sleep_entry() == []
-    # A wake-up from another logical CPU: the recorded reschedule IPI of a busy CPU, each task its own instance on its
-    # own kernel stack (which CPU case gets which: tests/python/test_busy_wake_ipi.py); none from the same CPU.
-    spec = kpaths.busy_wake_spec(t)
-    assert spec == f"kpath:resched_ipi,seed={t.pid},stack={t.pid}" and spec != kpaths.busy_wake_spec(
-        SimpleNamespace(pid=t.pid + 1))
+    # A wake-up from another logical CPU: the recorded reschedule IPI of a busy CPU, each task its own instances on
+    # its own kernel stack, its k-th such wake-up drawn as its k-th call of a path (real_spec: pid + 1,000,003 x k
+    # modulo DRAW_CYCLE), so that a task's IPIs sample the instances (which CPU case gets which:
+    # tests/python/test_busy_wake_ipi.py); none from the same CPU.
+    u = k.spawn(Task("u", []))
+    specs = [kpaths.busy_wake_spec(t) for _ in range(kpaths.DRAW_CYCLE + 1)]
+    assert specs[:2] == [f"kpath:resched_ipi,seed={t.pid},stack={t.pid}",
+                         f"kpath:resched_ipi,seed={t.pid + 1_000_003},stack={t.pid}"]
+    assert len(set(specs)) == kpaths.DRAW_CYCLE and specs[-1] == specs[0]
+    assert kpaths.busy_wake_spec(u) == f"kpath:resched_ipi,seed={u.pid},stack={u.pid}"
     ch, woken = kpaths.WakeChannel("c"), SimpleNamespace(pid=t.pid, cpu=0)
     ch.waker_cpu = 0
     assert kpaths.after_wake(ch, woken) == []

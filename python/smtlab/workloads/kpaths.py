@@ -397,12 +397,15 @@ def resched_wake_path() -> tuple[str, int | None]:
 
 
 def busy_wake_spec(task: Any) -> str | None:
-    """The recorded reschedule IPI of a busy CPU for ``task`` (the instance drawn by its pid, on its kernel stack, like
-    :func:`real_spec`) when real kernel paths are on and the recording has instances, else None."""
+    """The recorded reschedule IPI of a busy CPU for ``task``'s next wake-up into a running CPU (the instance its pid
+    and its count of such wake-ups draw, on its kernel stack, as :func:`real_spec` draws a call's: its IPIs sample the
+    recording's instances instead of repeating one) when real kernel paths are on and the recording has instances,
+    else None."""
     if not real_paths_on() or not _has_instances(REAL_RESCHED_IPI):
         return None
     pid = getattr(task, "pid", None) or 0
-    return f"kpath:{REAL_RESCHED_IPI},seed={pid},stack={pid}"
+    draw = _next_draws(task, REAL_RESCHED_IPI, 1) % DRAW_CYCLE
+    return f"kpath:{REAL_RESCHED_IPI},seed={pid + 1_000_003 * draw},stack={pid}"
 
 
 _INSTANCES: dict[str, bool] = {}
