@@ -367,8 +367,10 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
                   f"predicted statically (NetBurst tags the entries per logical processor). HT-on CPI stack: "
                   f"{stack_line(_avg(ons)['stack'])}.")
         md.append("")
-    md += [generated_line(measured, "work without a recording (chat's batches beyond 20 messages: the per-message "
-                          "estimate; every user or kernel path that fell back to its estimate)"), ""]
+    fallback = "any user or kernel path that fell back to its estimate"
+    if workload == "chat":
+        fallback = f"the messages of a batch beyond the {max(kpaths.TCP_BATCHES)} recorded (tcp_msg each) and {fallback}"
+    md += [generated_line(measured, fallback), ""]
     notes = [f"{workload}: no measurement: {r['no_completion']}" for r in missing]
     if workload == "tbench":
         short = [r for r in measured if r["clients_done"] < 1.0]
