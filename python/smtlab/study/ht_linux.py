@@ -369,7 +369,8 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
         md.append("")
     fallback = "any user or kernel path that fell back to its estimate"
     if workload == "chat":
-        fallback = f"the messages of a batch beyond the {max(kpaths.TCP_BATCHES)} recorded (tcp_msg each) and {fallback}"
+        largest = max(kpaths.TCP_BATCHES)
+        fallback = f"the messages of a batch beyond the {largest} recorded (tcp_msg each) and {fallback}"
     md += [generated_line(measured, fallback), ""]
     notes = [f"{workload}: no measurement: {r['no_completion']}" for r in missing]
     if workload == "tbench":
