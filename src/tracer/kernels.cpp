@@ -83,6 +83,8 @@ std::vector<KernelInfo> makeTable() {
       {"user_dbench_client", "dbench.c", nullptr, "dbench client: parse one load-file line, set up the operation"},
       {"user_tbench_client", "tbench.c", "client", "tbench client: check the reply, build the next request"},
       {"user_tbench_server", "tbench.c", "server", "tbench server: decode one request, build the reply"},
+      {"user_lmbench_loop", "loops.c", "lmbench", "LMbench's timing loop around one call: its control"},
+      {"user_aim9_loop", "loops.c", "aim9", "AIM9's file-system test loop around its calls: its control"},
   };
   for (const User& u : users) {
     std::vector<std::string> args;

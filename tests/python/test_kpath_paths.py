@@ -53,10 +53,12 @@ def test_every_real_path_names_a_recorded_path():
 
 
 def test_workload_calls_run_recorded_paths(real_paths):
-    # LMbench: open/close, select, signal overhead each one recorded instance after the user loop.
-    assert [_kpath_of(s) for s in lmbench._open_close()[1:]] == ["open_close"]
-    assert [_kpath_of(s) for s in lmbench.BY_KEY["select_10_fds"].body()[1:]] == ["select"]
-    assert [_kpath_of(s) for s in lmbench._signal_overhead()[1:]] == ["signal"]
+    # LMbench: open/close, select, signal overhead each one recorded instance after the user loop (its estimate here:
+    # user programs off).
+    loop = lmbench._loop(1)
+    assert [_kpath_of(s) for s in list(lmbench._open_close(loop))[1:]] == ["open_close"]
+    assert [_kpath_of(s) for s in list(lmbench.BY_KEY["select_10_fds"].body(loop))[1:]] == ["select"]
+    assert [_kpath_of(s) for s in list(lmbench._signal_overhead(loop))[1:]] == ["signal"]
     # n page faults are n recorded faults, each its own draw (instance) for the task.
     k = make_kernel(False, "linux24")
     t = k.spawn(Task("t", []))
@@ -99,7 +101,7 @@ def test_aim9_file_rows_run_recorded_paths(real_paths):
 
 def test_estimates_are_unchanged_without_recordings(estimates):
     trap, p = kpaths.TRAP_INSTRUCTIONS, kpaths.PATHS
-    steps = lmbench._open_close()[1:]
+    steps = list(lmbench._open_close(lmbench._loop(1)))[1:]
     assert all(s.source is None for s in steps)
     assert sum(s.instructions for s in steps) == 2 * trap + p["open"].instructions + p["close"].instructions
     (fault,) = lmbench._faults(3)

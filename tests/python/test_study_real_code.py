@@ -10,7 +10,10 @@ nothing else would say so: the expected count, 0, follows from the study's desig
 paths" and "Real user programs"). The one documented exception is chat's batch of more than 20 messages (the
 recordings stop at 20): the recorded batch of 20 plus ``tcp_msg`` per message beyond it; those steps are counted
 apart and must come from such batches only, each exactly (n - 20) x ``tcp_msg``. The same hook with real kernel
-paths off must see estimated steps, or it would pass by construction."""
+paths off must see estimated steps, or it would pass by construction.
+
+The single-task rows of LMbench and AIM9 are checked the same way (their loops' control is workloads/user/loops.c),
+with their two documented estimates (LMbench's hello after main, AIM9's sync-disk loops)."""
 
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from typing import Any
 import pytest
 
 from smtlab.os import Compute, steps
-from smtlab.workloads import chat, fileserver, kpaths
+from smtlab.workloads import aim9, chat, fileserver, kpaths, lmbench, user_streams
 
 
 def _estimated_steps(monkeypatch, run, big_batches: list[int] | None = None,
@@ -102,3 +105,38 @@ def test_the_hook_sees_the_estimates_without_real_kernel_paths(streams_on, monke
     seen = _estimated_steps(monkeypatch, _tbench, results=results)
     assert seen["tbench"] > 0 and seen["tbench_srv"] > 0, dict(seen)  # clients tbench_N, servers tbench_srv_N
     assert 0 < results[0]["generated_instructions"] <= results[0]["code_instructions"]
+
+
+# The single-task rows (issue 11 §2, "the LMbench and AIM9 loops"): each operation's calls are recorded kpath:
+# instances and the benchmark's loop control around them is the recorded loops.c (user_streams "lmbench_loop",
+# "aim9_loop"). Two estimates remain, by design (docs/study.md "Real user programs"): LMbench's hello after its main()
+# in the fork+execve and fork+sh rows (HELLO_AFTER_MAIN, counted with callgrind) and AIM9's sync-disk loops, which
+# are not recorded. Quick mode: a few dozen operations per row.
+SINGLE = {"lmbench": ("simple_syscall", "simple_open_close", "signal_handler_overhead", "pipe_latency",
+                      "process_fork_exit", "process_fork_execve"),
+          "aim9": ("creat-clo", "link_test", "sync_disk_rw")}
+EXPECTED_ESTIMATES = {"process_fork_execve": lmbench.HELLO_AFTER_MAIN, "sync_disk_rw": aim9._USER_LOOP}
+
+
+def _single_rows() -> list[tuple[str, str]]:
+    return [(w, key) for w, keys in SINGLE.items() for key in keys]
+
+
+@pytest.mark.parametrize("workload,key", _single_rows())
+def test_the_single_task_rows_run_no_estimate_but_the_documented_ones(real_paths, streams_on, monkeypatch, workload,
+                                                                      key):
+    module = lmbench if workload == "lmbench" else aim9
+    results: list[dict[str, Any]] = []
+    seen = _estimated_steps(monkeypatch, lambda: module.run(key, True, "linux24", quick=True), results=results)
+    if key in EXPECTED_ESTIMATES:
+        # Only the documented estimate, in steps of exactly its size.
+        assert set(seen.values()) and all(v % EXPECTED_ESTIMATES[key] == 0 for v in seen.values()), dict(seen)
+    else:
+        assert not seen, f"{workload} {key} ran estimated instructions with recordings on: {dict(seen)}"
+
+
+def test_the_hook_sees_the_loop_estimates_without_user_programs(real_paths, monkeypatch):
+    # User programs off: LMbench's loop control is the estimate _USER_LOOP per operation (two-sided: the hook sees it).
+    monkeypatch.setenv(user_streams.USER_STREAMS_ENV, "0")
+    seen = _estimated_steps(monkeypatch, lambda: lmbench.run("simple_syscall", True, "linux24", quick=True))
+    assert seen["simple_syscall"] > 0 and seen["simple_syscall"] % lmbench._USER_LOOP == 0, dict(seen)

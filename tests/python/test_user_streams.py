@@ -1,7 +1,7 @@
 """The study's user-mode work from real programs (issue 11 §2): workloads/user/*.c traced as kernel:user_*, one
 instance per message / operation / request cut out between pause markers. Expected values are derived from the C
 sources (loop counts, system calls per iteration, calls per message, the load file's lines), not from a model run.
-The first run traces the seven programs (a few seconds each under QEMU); later runs read the kernel: cache."""
+The first run traces the nine programs (a few seconds each under QEMU); later runs read the kernel: cache."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ from smtlab.workloads.base import make_kernel
 USER_DIR = Path(__file__).resolve().parents[2] / "workloads" / "user"
 ITERATIONS = 400  # the count every kernel:user_* entry passes (src/tracer/kernels.cpp)
 USERS = 20  # chat.c's room size
+#: loops.c's programs: an instance per evaluation of the loop's condition, so one more than the calls the loop makes.
+LOOPS = ("lmbench_loop", "aim9_loop")
 
 
 def _load_file_lines() -> list[str]:
@@ -36,8 +38,9 @@ def _syscalls(records, lo: int, hi: int) -> int:
 @pytest.mark.parametrize("program", sorted(us.PROGRAMS))
 def test_every_iteration_is_one_instance_with_its_system_calls_outside(program):
     records, ranges = us.recorded(program)
-    # Two markers per loop iteration and none elsewhere (no glibc pause in a single-threaded static program).
-    assert len(ranges) == ITERATIONS
+    # Two markers per loop iteration and none elsewhere (no glibc pause in a single-threaded static program); the
+    # loops of loops.c have one more pair around the loop, their first condition and their last.
+    assert len(ranges) == ITERATIONS + (program in LOOPS)
     # An instance is pure user work: no system call inside it.
     assert all(_syscalls(records, a, b) == 0 for a, b in ranges)
     # Between two instances: the system calls the source makes per iteration (UserProgram.syscalls_between); the
@@ -49,6 +52,28 @@ def test_every_iteration_is_one_instance_with_its_system_calls_outside(program):
         if program == "dbench_client" and lines[i % len(lines)].startswith("FIND"):
             want = 5
         assert _syscalls(records, end, start) == want, (program, i)
+
+
+@pytest.mark.parametrize("program", LOOPS)
+def test_the_benchmark_loops_hold_their_control_only(program):
+    # loops.c: from a call's return to the next call the loop only counts and tests (the counter of a noinline
+    # function around one call lives in a callee-saved register): a few register instructions and the conditional
+    # branch back to the call, taken 399 times after the first instance and not taken in the last (the loop ends);
+    # every iteration runs the same code.
+    records, ranges = us.recorded(program)
+    middle = [records[a:b] for a, b in ranges[1:-1]]
+    assert len(middle) == ITERATIONS - 1
+    for inst in middle:
+        assert 2 <= len(inst) <= 4, [r.op for r in inst]
+        assert all(not r.loads and not r.stores for r in inst)
+        assert inst[-1].op == "br" and inst[-1].taken
+        assert [r.pc for r in inst] == [r.pc for r in middle[0]]
+    last = records[ranges[-1][0]:ranges[-1][1]]
+    assert [r.pc for r in last] == [r.pc for r in middle[0]] and not last[-1].taken
+    # The first instance tests the count before the first call and enters the loop (its branch to the loop's end is
+    # not taken), so it is other code than the back edge.
+    first = records[ranges[0][0]:ranges[0][1]]
+    assert any(r.op == "br" for r in first) and [r.pc for r in first] != [r.pc for r in middle[0]]
 
 
 def test_chat_server_hands_each_message_to_the_other_19_members():
@@ -130,7 +155,7 @@ def test_without_a_recording_the_study_says_so_and_uses_the_estimates(monkeypatc
 
 def test_the_report_names_the_workloads_whose_user_work_is_real(streams_on):
     line = us.note()
-    for workload in ("chat", "dbench", "tbench"):
+    for workload in ("chat", "dbench", "tbench", "lmbench", "aim9"):
         assert f"{workload}: " in line
     for name in us.PROGRAMS:
         assert name in line

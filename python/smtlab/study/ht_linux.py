@@ -167,7 +167,8 @@ def run_lmbench(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool
           f"exit while the parent finishes fork and enters wait; the drains ({pon['partition_drains']} over the "
           f"measured forks) and IPIs are a small part of a ~{poff['us']:.0f} us operation, partly overlapped: the "
           f"model's fork rows are {_fork_rows(proc, 'model')} % against the published {_fork_rows(proc, 'pub')} %.",
-          "", generated_line(res, "each test's user loop and any call without a recording")]
+          "", generated_line(res, "lmbench's hello after its main() and any call without a recording; each "
+                                "test's loop is the recorded loops.c")]
     notes = []
     if not fork_neg:
         notes.append("LMbench fork rows: the model does not reproduce the published 2-6% slowdown. Its only HT costs "
@@ -232,7 +233,8 @@ def run_aim9(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool) -
           f"changing row the same sign at {chk.CHANGING_FACTOR[0]:g}..{chk.CHANGING_FACTOR[1]:g} x the published "
           "size (0 % is a miss).", "",
           _single_thread_paragraph([by[t.key] for t in aim9.TESTS]), "",
-          generated_line(res, "the user code around the system calls and any call without a recording"),
+          generated_line(res, "the sync-disk rows' loops and any call without a recording; the "
+                         "file-system rows' loops are the recorded loops.c"),
           ""]
     notes = []
     for r in changing:

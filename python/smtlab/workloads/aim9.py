@@ -3,8 +3,9 @@
 CPU tests run the user code of workloads/kernels/aim9.c (``kernel:aim9_*`` traces of the real compiled loops; the
 tracer's generator look-alikes stand in when no trace can be made). A test is one task computing a window of its
 trace after a warm-up; operations per second = the instructions retired in the window x (operations the whole
-trace performs / its instructions) / simulated seconds. File-system tests are loops of system calls (kpaths), one
-task like every other row: AIM9 runs each test as one process, and no source shows a write-back daemon running for
+trace performs / its instructions) / simulated seconds. File-system tests are loops of system calls (kpaths) whose
+control between two operations is the recorded loop of workloads/user/loops.c (user programs on), one task like
+every other row: AIM9 runs each test as one process, and no source shows a write-back daemon running for
 exactly the creat-clo and link rows (an earlier version added one only to those two rows, the ones the article
 shows gaining: that was fitting, and was removed; issue 11 section 3). Sync disk tests write 1 KiB, fsync, and wait
 for the disk model (disk.py) to complete the data and inode writes.
@@ -25,6 +26,12 @@ from ..os import IO, Compute, Task
 from .base import counters, machine_summary, make_kernel
 from .disk import Disk
 from .kpaths import REAL_PATHS, estimated, kernel, recorded, syscall, task_spec
+from .user_streams import UserStream
+
+#: Instructions of AIM9's loop per file-system or sync-disk operation, the estimate: the fs rows run the recorded
+#: loop control of workloads/user/loops.c instead when the user programs are on (``aim9_loop``, the shape of AIM9's
+#: ``for (j = 0; j < n; j++)``), the sync rows always (their loops are not recorded).
+_USER_LOOP = 40
 
 
 @dataclass(frozen=True)
@@ -77,11 +84,13 @@ def _cpu_test(test: Aim9Test, k: Any, window: int, warm: int, rec: dict[str, Any
 
 
 def _fs_test(test: Aim9Test, k: Any, n_ops: int, warm_ops: int, rec: dict[str, Any]) -> list[Task]:
+    work = UserStream("aim9_loop", 1, _USER_LOOP)
+
     def bench() -> Iterator[Any]:
         for i in range(warm_ops + n_ops):
             if i == warm_ops:
                 rec["t0"], rec["snap"] = k.now, counters(k)
-            yield Compute(40)
+            yield from work.work()
             both = "+".join(test.calls)
             if both in REAL_PATHS:  # a recording of the whole sequence (creat + close)
                 yield from recorded(both, [step for c in test.calls for step in estimated(c)])
@@ -104,7 +113,7 @@ def _sync_test(test: Aim9Test, k: Any, n_ops: int, warm_ops: int, rec: dict[str,
         for i in range(warm_ops + n_ops):
             if i == warm_ops:
                 rec["t0"], rec["snap"] = k.now, counters(k)
-            yield Compute(40)
+            yield Compute(_USER_LOOP)  # estimated: AIM9's sync loops are not recorded (docs/study.md)
             if copy:
                 # AIM Suite IX disk1.c sync_disk_cp: per operation read(fd, nbuf, sizeof nbuf) of the source file,
                 # NBUFSIZE 1024 (a page-cache hit: earlier tests wrote it), then the write to an O_SYNC copy. Real

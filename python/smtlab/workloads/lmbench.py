@@ -1,7 +1,10 @@
 """LMbench latency subset (the reference study's Table 1) as task models.
 
 Each test is one process (two for the pipe test, a parent and a child per iteration for the process tests) looping
-over a body of user code and system calls (kpaths: trap + kernel path). The time per operation is measured between
+over a body of user code and system calls (kpaths: trap + kernel path). The user code is LMbench's loop control
+around the calls: with user programs on, the recorded ``lmbench_loop`` (workloads/user/loops.c, user_streams.py:
+``while (iterations-- > 0)``, 2-4 instructions from a call's return to the next call; each recorded call holds its
+own argument set-up and result check), else the estimate ``_USER_LOOP``. The time per operation is measured between
 two points of the loop, after a warm-up of both iterations and simulated time, and reported in microseconds at the
 preset's clock (``system.freq_ghz``). What is modelled: the instruction stream of each process (user loop, traps and
 kernel paths as documented instruction counts), context switches as kernel code (Kernel ``kernel_path``), blocking
@@ -24,32 +27,41 @@ from ..os import Block, Channel, Compute, Send, Spawn, Task
 from .base import counters, machine_summary, make_kernel
 from .kpaths import (WakeChannel, after_wake, estimated, kernel, mark_waker, real_paths_on, recorded, sleep_entry,
                      syscall, task_spec)
+from .user_streams import UserStream
 
-_USER_LOOP = 50  # instructions of LMbench's own loop and call overhead per operation
+#: Instructions of LMbench's own loop and call overhead per operation: the estimate used when the user programs are
+#: off (with them on, the recorded loop control of workloads/user/loops.c runs instead).
+_USER_LOOP = 50
 
 
-def _user(n: int = _USER_LOOP) -> Compute:
-    return Compute(n)
+def _loop(seed: int) -> UserStream:
+    """The loop control of one LMbench process (its k-th operation runs the k-th instance its seed draws)."""
+    return UserStream("lmbench_loop", seed, _USER_LOOP)
 
 
-def _simple(*names: str) -> Callable[[], list[Any]]:
-    def body() -> list[Any]:
-        steps: list[Any] = [_user()]
+#: A test's body: the steps of one operation, its loop's control first (``work``: the process's UserStream).
+Body = Callable[[UserStream], Iterator[Any]]
+
+
+def _simple(*names: str) -> Body:
+    def body(work: UserStream) -> Iterator[Any]:
+        yield from work.work()
         for n in names:
-            steps += syscall(n)
-        return steps
+            yield from syscall(n)
     return body
 
 
-def _open_close() -> list[Any]:
-    return [_user(), *recorded("open+close", [*estimated("open"), *estimated("close")])]
+def _open_close(work: UserStream) -> Iterator[Any]:
+    yield from work.work()
+    yield from recorded("open+close", [*estimated("open"), *estimated("close")])
 
 
-def _signal_overhead() -> list[Any]:
+def _signal_overhead(work: UserStream) -> Iterator[Any]:
     # kill(getpid(), SIGUSR1): the trap and kill path, delivery on the way out (frame set-up), the handler in user
-    # mode, and sigreturn (the recorded instance holds all four, the handler being the probe's own).
-    return [_user(), *recorded("kill+signal", [*syscall("kill"), kernel("sigdeliver"), _user(30),
-                                               *syscall("sigreturn")])]
+    # mode, and sigreturn (the recorded instance holds all four, the handler being the probe's own; without it the
+    # estimate has 30 instructions for the handler).
+    yield from work.work()
+    yield from recorded("kill+signal", [*syscall("kill"), kernel("sigdeliver"), Compute(30), *syscall("sigreturn")])
 
 
 @dataclass(frozen=True)
@@ -61,7 +73,7 @@ class LmbenchTest:
     kind: str
     iters: int  # measured iterations (default mode)
     quick_iters: int
-    body: Callable[[], list[Any]] | None = None
+    body: Body | None = None
     child: str = ""  # proc tests: 'exit' | 'execve' | 'sh'
 
 
@@ -158,16 +170,19 @@ def _measured(k: Any, rec: dict[str, Any], iters: int, warm_iters: int, warm_ms:
 def build(test: LmbenchTest, k: Any, iters: int, warm_iters: int, warm_ms: float, rec: dict[str, Any]) -> list[Task]:
     """The tasks of one test on kernel ``k``; ``rec`` receives t0 / t1 (cycles) and iters."""
     if test.kind == "loop":
+        work = _loop(1)
+
         def loop_body() -> Iterator[Any]:
-            yield from test.body()  # type: ignore[misc]
+            yield from test.body(work)  # type: ignore[misc]
         return [Task(test.key, lambda: _measured(k, rec, iters, warm_iters, warm_ms, loop_body), source=task_spec(1))]
     if test.kind == "pipe":
         to_child, to_parent = WakeChannel("pipe1"), WakeChannel("pipe2")
         me: dict[str, Task] = {}
         state = {"stop": False}
+        parent_loop, child_loop = _loop(1), _loop(2)  # each process's own loop
 
         def ping() -> Iterator[Any]:
-            yield _user()
+            yield from parent_loop.work()
             yield from syscall("pipe_write")
             mark_waker(to_child, me["parent"])
             yield Send(to_child)
@@ -190,7 +205,7 @@ def build(test: LmbenchTest, k: Any, iters: int, warm_iters: int, warm_ms: float
                     return
                 yield from after_wake(to_child, me["child"])
                 yield from recorded("pipe_read", [kernel("pipe_read")], me["child"])
-                yield _user()
+                yield from child_loop.work()
                 yield from syscall("pipe_write")
                 mark_waker(to_parent, me["child"])
                 yield Send(to_parent)
@@ -200,12 +215,13 @@ def build(test: LmbenchTest, k: Any, iters: int, warm_iters: int, warm_ms: float
         return [me["parent"]]
     # proc: fork, the child runs (and execs), exits; the parent waits for it.
     holder: dict[str, Task] = {}
+    work = _loop(1)
 
     def fork_once() -> Iterator[Any]:
         me = holder["parent"]
         done = WakeChannel("wait")
         start = WakeChannel("fork")  # the child's first wake-up comes from its parent's CPU
-        yield _user()
+        yield from work.work()
         yield from syscall("fork")
         mark_waker(start, me)
         yield Spawn(_child_task(test.child, done, start))

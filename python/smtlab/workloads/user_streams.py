@@ -1,11 +1,12 @@
 """User-mode work of the study's workloads from real programs (issue 11 §2).
 
-The C programs under workloads/user (chat.c, dbench.c, tbench.c) run one benchmark loop's user-mode work per
-iteration: a chat message formatted, parsed and fanned out, a dbench load-file line parsed into its file operation,
-a tbench request built or decoded. Each is traced once like the reference kernels (``kernel:user_*``, compiled
--O2 static for generic x86-64 and recorded under the QEMU tracer into the kernel: cache, src/tracer/kernels.cpp), and
-every iteration's user work lies between two ``pause`` markers (workloads/user/user_mark.h) with the program's
-system calls outside them. :func:`instances` cuts those instances out of the recorded trace.
+The C programs under workloads/user (chat.c, dbench.c, tbench.c, loops.c) run one benchmark loop's user-mode work
+per iteration: a chat message formatted, parsed and fanned out, a dbench load-file line parsed into its file
+operation, a tbench request built or decoded, the control of LMbench's and AIM9's timing loops between two calls.
+Each is traced once like the reference kernels (``kernel:user_*``, compiled -O2 static for generic x86-64 and
+recorded under the QEMU tracer into the kernel: cache, src/tracer/kernels.cpp), and every iteration's user work lies
+between two ``pause`` markers (workloads/user/user_mark.h) with the program's system calls outside them.
+:func:`instances` cuts those instances out of the recorded trace.
 
 A task draws its instances by seed (:class:`UserStream`): the k-th piece of user work of a task runs instance
 ``Random(seed)``'s k-th draw, as one step on a source of its own in the task's address space (the task's asid, so
@@ -47,7 +48,7 @@ class UserProgram:
 #: Every user program of the study. syscalls_between, from the C sources: chat client_send write(); server_recv and
 #: client_recv the peer's write() and the read(); server_send write(); dbench one call per operation except FIND
 #: (opendir, readdir, closedir: checked apart); tbench client write(), the peer's write(), read(); server the peer's
-#: write(), read(), writev().
+#: write(), read(), writev(); the loops the getppid() they run around (the row's calls are kpath: streams).
 PROGRAMS: dict[str, UserProgram] = {p.name: p for p in (
     UserProgram("chat_client_send", "user_chat_client_send", "chat", 1, "format and frame one message"),
     UserProgram("chat_server_recv", "user_chat_server_recv", "chat", 2,
@@ -57,6 +58,8 @@ PROGRAMS: dict[str, UserProgram] = {p.name: p for p in (
     UserProgram("dbench_client", "user_dbench_client", "dbench", 1, "parse one load-file line into its operation"),
     UserProgram("tbench_client", "user_tbench_client", "tbench", 3, "check the reply, build the next request"),
     UserProgram("tbench_server", "user_tbench_server", "tbench", 3, "decode one request, build the reply"),
+    UserProgram("lmbench_loop", "user_lmbench_loop", "lmbench", 1, "LMbench's timing loop between two calls"),
+    UserProgram("aim9_loop", "user_aim9_loop", "aim9", 1, "AIM9's file-system test loop between two operations"),
 )}
 
 #: Instances kept per program (the first ones of the recording; each program records 400): enough distinct draws
@@ -191,13 +194,13 @@ def enable_user_streams() -> str | None:
 def note() -> str:
     """The report's line saying which workloads' user-mode work is real (call after :func:`enable_user_streams`)."""
     if not user_streams_on():
-        return ("user programs: off; the user-mode work of chat, dbench and tbench is estimated instruction counts of "
-                "each task's generated stream")
+        return ("user programs: off; the user-mode work of chat, dbench and tbench and the loops of LMbench and AIM9's "
+                "file-system rows are estimated instruction counts of each task's generated stream")
     by_workload: dict[str, list[str]] = {}
     for p in PROGRAMS.values():
         mean = sum(map(len, instances(p.name))) / len(instances(p.name))
         by_workload.setdefault(p.workload, []).append(f"{p.name} ({mean:.0f} instructions)")
     parts = "; ".join(f"{w}: {', '.join(v)}" for w, v in by_workload.items())
     return ("user programs: real user-mode work (workloads/user, traced with the QEMU tracer, mean instance length) "
-            f"for {parts}; make_j2's compile jobs: see the two_package note; every other workload's user work is "
-            "estimated")
+            f"for {parts}; make_j2's compile jobs: see the two_package note; still estimated: AIM9's sync-disk loops "
+            "and LMbench's hello after its main() (the instruction count measured with callgrind)")
