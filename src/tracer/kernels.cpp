@@ -85,11 +85,13 @@ std::vector<KernelInfo> makeTable() {
       {"user_tbench_server", "tbench.c", "server", "tbench server: decode one request, build the reply"},
       {"user_lmbench_loop", "loops.c", "lmbench", "LMbench's timing loop around one call: its control"},
       {"user_aim9_loop", "loops.c", "aim9", "AIM9's file-system test loop around its calls: its control"},
+      {"user_lmbench_hello", "hello.c", nullptr, "lmbench's hello from its write() to its exit"},
   };
   for (const User& u : users) {
     std::vector<std::string> args;
     if (u.role) args.emplace_back(u.role);
-    args.emplace_back("400");  // 400 instances: enough distinct draws, a few hundred thousand instructions
+    // 400 instances: enough distinct draws, a few hundred thousand instructions (hello runs once: its one instance)
+    args.emplace_back("400");
     t.push_back({u.name, fmt::format("../user/{}", u.source), args, 0,
                  "gen:mix,load=0.25,store=0.15,branch=0.2,dep=3,footprint=16k,count=200k", u.what});
   }

@@ -80,10 +80,11 @@ def estimates(monkeypatch):
 @pytest.fixture
 def streams_on(monkeypatch):
     """The recorded user programs on, as the study switches them on (workloads/user traced on first use: a few seconds
-    each)."""
+    each). As for real_paths: setenv records the variable as it was and its undo puts that back; a delenv of a
+    variable that is not set records nothing, so the variable enable_user_streams writes stayed "1" for every later
+    test (which the LMbench bodies, whose loop is a user stream, notice)."""
     from smtlab.workloads import user_streams as us
 
-    monkeypatch.delenv(us.USER_STREAMS_ENV, raising=False)
+    monkeypatch.setenv(us.USER_STREAMS_ENV, "")
     assert us.enable_user_streams() is None
     yield
-    monkeypatch.delenv(us.USER_STREAMS_ENV, raising=False)

@@ -1,7 +1,7 @@
 """The study's user-mode work from real programs (issue 11 §2): workloads/user/*.c traced as kernel:user_*, one
 instance per message / operation / request cut out between pause markers. Expected values are derived from the C
 sources (loop counts, system calls per iteration, calls per message, the load file's lines), not from a model run.
-The first run traces the nine programs (a few seconds each under QEMU); later runs read the kernel: cache."""
+The first run traces the ten programs (a few seconds each under QEMU); later runs read the kernel: cache."""
 
 from __future__ import annotations
 
@@ -23,6 +23,11 @@ USERS = 20  # chat.c's room size
 LOOPS = ("lmbench_loop", "aim9_loop")
 
 
+def _instances_in_source(program: str) -> int:
+    """How many instances the C source makes: one per iteration, one more for loops.c, one for hello.c."""
+    return 1 if us.PROGRAMS[program].to_exit else ITERATIONS + (program in LOOPS)
+
+
 def _load_file_lines() -> list[str]:
     """The load file of loadfile.h, line by line, as the C string literal spells it."""
     text = (USER_DIR / "loadfile.h").read_text()
@@ -39,8 +44,9 @@ def _syscalls(records, lo: int, hi: int) -> int:
 def test_every_iteration_is_one_instance_with_its_system_calls_outside(program):
     records, ranges = us.recorded(program)
     # Two markers per loop iteration and none elsewhere (no glibc pause in a single-threaded static program); the
-    # loops of loops.c have one more pair around the loop, their first condition and their last.
-    assert len(ranges) == ITERATIONS + (program in LOOPS)
+    # loops of loops.c have one more pair around the loop, their first condition and their last; hello.c one
+    # marker, its instance running to the exit.
+    assert len(ranges) == _instances_in_source(program)
     # An instance is pure user work: no system call inside it.
     assert all(_syscalls(records, a, b) == 0 for a, b in ranges)
     # Between two instances: the system calls the source makes per iteration (UserProgram.syscalls_between); the
@@ -74,6 +80,22 @@ def test_the_benchmark_loops_hold_their_control_only(program):
     # not taken), so it is other code than the back edge.
     first = records[ranges[0][0]:ranges[0][1]]
     assert any(r.op == "br" for r in first) and [r.pc for r in first] != [r.pc for r in middle[0]]
+
+
+def test_hello_runs_from_its_write_to_exit_group():
+    records, ranges = us.recorded("lmbench_hello")
+    ((a, b),) = ranges
+    # hello.c: close(1) and write(1, ...) before the marker, none after it but glibc's exit_group, the last record.
+    assert _syscalls(records, 0, a) >= 2 and b == len(records) - 1
+    last = records[-1]
+    assert last.op == "int" and not (last.src or last.dst or last.loads or last.stores)
+    instance = records[a:b]
+    # main's return (xor, add, ret) and glibc 2.36's exit() up to exit_group: callgrind counts 396 instructions for
+    # exit() on a static hello (lmbench.HELLO_AFTER_MAIN, measured independently, with main's 19); exit() calls its
+    # handlers and stdio clean-up, so calls and returns.
+    assert [r.op for r in instance[:3]] == ["int", "int", "ret"]
+    assert abs(len(instance) - (3 + 396)) <= 40, len(instance)
+    assert any(r.op == "call" for r in instance)
 
 
 def test_chat_server_hands_each_message_to_the_other_19_members():

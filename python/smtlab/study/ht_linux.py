@@ -167,8 +167,8 @@ def run_lmbench(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool
           f"exit while the parent finishes fork and enters wait; the drains ({pon['partition_drains']} over the "
           f"measured forks) and IPIs are a small part of a ~{poff['us']:.0f} us operation, partly overlapped: the "
           f"model's fork rows are {_fork_rows(proc, 'model')} % against the published {_fork_rows(proc, 'pub')} %.",
-          "", generated_line(res, "lmbench's hello after its main() and any call without a recording; each "
-                                "test's loop is the recorded loops.c")]
+          "", generated_line(res, "any call without a recording; each test's loop (loops.c) and the fork rows' "
+                                "hello (hello.c) are recorded")]
     notes = []
     if not fork_neg:
         notes.append("LMbench fork rows: the model does not reproduce the published 2-6% slowdown. Its only HT costs "

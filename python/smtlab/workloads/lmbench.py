@@ -104,14 +104,16 @@ def _faults(n: int, task: Any = None) -> list[Compute]:
 
 #: User-mode instructions of lmbench's hello after its main() is entered: main and its write() call (19) and glibc
 #: 2.36's exit() up to exit_group (396), measured with callgrind on hello.c (``write(1, "Hello world\n", 12)``)
-#: linked static on Debian 12. The recorded sh -c instance ends where main begins.
+#: linked static on Debian 12. The recorded sh -c instance ends where main begins. The estimate, for when the user
+#: programs are off; with them on, the recorded hello (workloads/user/hello.c) runs from the write's return.
 HELLO_AFTER_MAIN = 415
 
 
-def _hello_after_main(me: Any) -> list[Any]:
+def _hello_after_main(me: Any) -> Iterator[Any]:
     """lmbench's hello from main() to its exit: the write to the stdout that lat_proc closed before exec (EBADF at
-    the descriptor lookup: the recorded null call's entry and exit stand for it) and the user code around it."""
-    return [*syscall("null", task=me), Compute(HELLO_AFTER_MAIN)]
+    the descriptor lookup: the recorded null call's entry and exit stand for it) and the user code after it."""
+    yield from syscall("null", task=me)
+    yield from UserStream("lmbench_hello", me.pid, HELLO_AFTER_MAIN).work()
 
 
 def _child_task(kind: str, done: WakeChannel, start: WakeChannel) -> Task:

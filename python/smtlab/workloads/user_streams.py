@@ -43,6 +43,9 @@ class UserProgram:
     workload: str
     syscalls_between: int
     what: str
+    #: One instance from its one marker to the program's exit_group call, the trace's last record (hello.c: glibc's
+    #: exit() lets no marker follow it).
+    to_exit: bool = False
 
 
 #: Every user program of the study. syscalls_between, from the C sources: chat client_send write(); server_recv and
@@ -60,6 +63,8 @@ PROGRAMS: dict[str, UserProgram] = {p.name: p for p in (
     UserProgram("tbench_server", "user_tbench_server", "tbench", 3, "decode one request, build the reply"),
     UserProgram("lmbench_loop", "user_lmbench_loop", "lmbench", 1, "LMbench's timing loop between two calls"),
     UserProgram("aim9_loop", "user_aim9_loop", "aim9", 1, "AIM9's file-system test loop between two operations"),
+    UserProgram("lmbench_hello", "user_lmbench_hello", "lmbench", 0, "lmbench's hello from its write() to its exit",
+                to_exit=True),
 )}
 
 #: Instances kept per program (the first ones of the recording; each program records 400): enough distinct draws
@@ -98,6 +103,19 @@ def cut(records: list[Any], name: str = "trace", truncated: bool = False) -> lis
     return [(a + 1, b) for a, b in zip(marks[0::2], marks[1::2])]
 
 
+def cut_to_exit(records: list[Any], name: str = "trace") -> list[tuple[int, int]]:
+    """The one instance of a program that runs to its end: the records after its only pause up to the exit_group
+    call, its last record (a ``syscall`` as the tracer writes it: an int op without operands). Raises
+    UserStreamError otherwise."""
+    marks = [i for i, r in enumerate(records) if r.op == "pause"]
+    last = records[-1] if records else None
+    if len(marks) != 1 or last is None or last.op != "int" or last.src or last.dst or last.loads or last.stores:
+        raise UserStreamError(f"{name}: {len(marks)} pause markers and a last record that is "
+                              f"{'no system call' if records else 'missing'}; a program run to its exit needs one "
+                              "marker and ends with exit_group (workloads/user/hello.c)")
+    return [(marks[0] + 1, len(records) - 1)]
+
+
 def recorded(program: str, max_records: int = 0) -> tuple[list[Any], list[tuple[int, int]]]:
     """The program's recorded trace (its first ``max_records`` records if non-zero) and its instance ranges
     (:func:`cut`). Traces it first if needed (kernel: cache). Raises UserStreamError when only the generator
@@ -109,7 +127,10 @@ def recorded(program: str, max_records: int = 0) -> tuple[list[Any], list[tuple[
     if Source(spec).name.startswith("gen:"):
         raise UserStreamError(f"{spec}: not recorded (tracer unavailable and no cached trace)")
     records = read_records(spec, max_records)
-    return records, cut(records, spec, truncated=bool(max_records) and len(records) == max_records)
+    truncated = bool(max_records) and len(records) == max_records
+    if p.to_exit:
+        return recorded(program) if truncated else (records, cut_to_exit(records, spec))
+    return records, cut(records, spec, truncated=truncated)
 
 
 #: Records read first to find MAX_INSTANCES instances (start-up plus about 3 k records per iteration); the whole
@@ -202,5 +223,4 @@ def note() -> str:
         by_workload.setdefault(p.workload, []).append(f"{p.name} ({mean:.0f} instructions)")
     parts = "; ".join(f"{w}: {', '.join(v)}" for w, v in by_workload.items())
     return ("user programs: real user-mode work (workloads/user, traced with the QEMU tracer, mean instance length) "
-            f"for {parts}; make_j2's compile jobs: see the two_package note; still estimated: AIM9's sync-disk loops "
-            "and LMbench's hello after its main() (the instruction count measured with callgrind)")
+            f"for {parts}; make_j2's compile jobs: see the two_package note; still estimated: AIM9's sync-disk loops")
