@@ -84,7 +84,10 @@ std::vector<KernelInfo> makeTable() {
       {"user_tbench_client", "tbench.c", "client", "tbench client: check the reply, build the next request"},
       {"user_tbench_server", "tbench.c", "server", "tbench server: decode one request, build the reply"},
       {"user_lmbench_loop", "loops.c", "lmbench", "LMbench's timing loop around one call: its control"},
-      {"user_aim9_loop", "loops.c", "aim9", "AIM9's file-system test loop around its calls: its control"},
+      {"user_aim9_creat", "loops.c", "creat", "AIM9's creat-clo loop between two creat/close pairs"},
+      {"user_aim9_link", "loops.c", "link", "AIM9's link_test loops between two unlink/link pairs"},
+      {"user_aim9_sync", "loops.c", "sync", "AIM9's sync_disk_wrt / sync_disk_cp loop between two writes"},
+      {"user_aim9_sync_rw", "loops.c", "sync_rw", "AIM9's sync_disk_rw loop: the next random block"},
       {"user_lmbench_hello", "hello.c", nullptr, "lmbench's hello from its write() to its exit"},
   };
   for (const User& u : users) {

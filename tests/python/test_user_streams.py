@@ -19,13 +19,18 @@ from smtlab.workloads.base import make_kernel
 USER_DIR = Path(__file__).resolve().parents[2] / "workloads" / "user"
 ITERATIONS = 400  # the count every kernel:user_* entry passes (src/tracer/kernels.cpp)
 USERS = 20  # chat.c's room size
-#: loops.c's programs: an instance per evaluation of the loop's condition, so one more than the calls the loop makes.
-LOOPS = ("lmbench_loop", "aim9_loop")
+#: loops.c's programs (one per loop shape). A run of C calls evaluates its loop's condition C + 1 times, so it holds
+#: C + 1 instances; link_test's loops make 7 calls per outer pass, 400 // 7 passes.
+LOOPS = ("lmbench_loop", "aim9_creat", "aim9_link", "aim9_sync", "aim9_sync_rw")
 
 
 def _instances_in_source(program: str) -> int:
-    """How many instances the C source makes: one per iteration, one more for loops.c, one for hello.c."""
-    return 1 if us.PROGRAMS[program].to_exit else ITERATIONS + (program in LOOPS)
+    """How many instances the C source makes: one per iteration; loops.c one per loop test; hello.c one."""
+    if us.PROGRAMS[program].to_exit:
+        return 1
+    if program == "aim9_link":
+        return 7 * (ITERATIONS // 7) + 1
+    return ITERATIONS + (program in LOOPS)
 
 
 def _load_file_lines() -> list[str]:
@@ -60,26 +65,74 @@ def test_every_iteration_is_one_instance_with_its_system_calls_outside(program):
         assert _syscalls(records, end, start) == want, (program, i)
 
 
-@pytest.mark.parametrize("program", LOOPS)
-def test_the_benchmark_loops_hold_their_control_only(program):
-    # loops.c: from a call's return to the next call the loop only counts and tests (the counter of a noinline
-    # function around one call lives in a callee-saved register): a few register instructions and the conditional
-    # branch back to the call, taken 399 times after the first instance and not taken in the last (the loop ends);
-    # every iteration runs the same code.
+def _middle(program: str) -> list[list]:
     records, ranges = us.recorded(program)
-    middle = [records[a:b] for a, b in ranges[1:-1]]
+    return [records[a:b] for a, b in ranges[1:-1]]
+
+
+def _pcs(instance) -> list[int]:
+    return [r.pc for r in instance]
+
+
+def _memory(instance) -> tuple[list, list]:
+    return [m for r in instance for m in r.loads], [m for r in instance for m in r.stores]
+
+
+@pytest.mark.parametrize("program", ["lmbench_loop", "aim9_sync"])
+def test_the_while_loops_hold_their_control_only(program):
+    # LMbench's `while (iterations-- > 0)` and AIM's sync `while (n--)` around one call: from a call's return to the
+    # next call the loop only counts and tests (the counter of a noinline function around one call lives in a
+    # callee-saved register): a few register instructions and the conditional branch back, taken in every instance
+    # but the last (the loop ends); every iteration runs the same code.
+    records, ranges = us.recorded(program)
+    middle = _middle(program)
     assert len(middle) == ITERATIONS - 1
     for inst in middle:
         assert 2 <= len(inst) <= 4, [r.op for r in inst]
-        assert all(not r.loads and not r.stores for r in inst)
+        assert _memory(inst) == ([], [])
         assert inst[-1].op == "br" and inst[-1].taken
-        assert [r.pc for r in inst] == [r.pc for r in middle[0]]
+        assert _pcs(inst) == _pcs(middle[0])
     last = records[ranges[-1][0]:ranges[-1][1]]
-    assert [r.pc for r in last] == [r.pc for r in middle[0]] and not last[-1].taken
+    assert _pcs(last) == _pcs(middle[0]) and not last[-1].taken
     # The first instance tests the count before the first call and enters the loop (its branch to the loop's end is
     # not taken), so it is other code than the back edge.
     first = records[ranges[0][0]:ranges[0][1]]
-    assert any(r.op == "br" for r in first) and [r.pc for r in first] != [r.pc for r in middle[0]]
+    assert any(r.op == "br" for r in first) and _pcs(first) != _pcs(middle[0])
+
+
+def test_aim9_creat_clo_counts_each_operation_in_its_result_record():
+    # AIM's creat_clo: `res->i++` after each creat/close pair, then `while (n--)`: one read and one write of the same
+    # 4-byte field of the result record (res points to it), the counter, the branch back.
+    for inst in _middle("aim9_creat"):
+        loads, stores = _memory(inst)  # (address, size) pairs
+        assert loads == stores and len(loads) == 1 and loads[0][1] == 4
+        assert len(inst) <= 5 and inst[-1].op == "br" and inst[-1].taken
+
+
+def test_aim9_link_test_runs_seven_pairs_per_outer_pass():
+    # AIM's link_test: seven unlink/link pairs per pass of `while (n--)`, `res->i++` after each: six of every seven
+    # consecutive instances are the inner loop's back edge, the seventh also ends the inner loop and starts the next
+    # pass (longer, other code); every one updates the result record once.
+    middle = _middle("aim9_link")
+    inner = _pcs(middle[0])
+    kinds = ["inner" if _pcs(inst) == inner else "pass" for inst in middle]
+    assert kinds[:13] == ["inner"] * 6 + ["pass"] + ["inner"] * 6
+    assert kinds.count("pass") == ITERATIONS // 7 - 1
+    assert all(len(_memory(inst)[1]) == 1 for inst in middle)
+    assert all(len(inst) > len(middle[0]) for inst, k in zip(middle, kinds) if k == "pass")
+
+
+def test_aim9_sync_disk_rw_draws_each_block_from_aims_generator():
+    # AIM's sync_disk_rw: between a write and the next lseek, the loop's counter and test, a call of AIM's
+    # generator (its state read, multiplied, incremented, written back: one load and one store of one 8-byte
+    # variable; the call's return address one more store and load, at one stack slot), and the block number modulo
+    # the file's blocks, a 64-bit division; lseek and write lie between two instances (checked above).
+    for inst in _middle("aim9_sync_rw"):
+        ops = [r.op for r in inst]
+        assert ops.count("call") == 1 and ops.count("ret") == 1
+        assert ops.count("imul") == 1 and ops.count("idiv") == 1
+        loads, stores = _memory(inst)  # (address, size) pairs
+        assert sorted(loads) == sorted(stores) and len(loads) == 2 and all(size == 8 for _, size in loads)
 
 
 def test_hello_runs_from_its_write_to_exit_group():

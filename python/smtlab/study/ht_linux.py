@@ -233,8 +233,8 @@ def run_aim9(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool) -
           f"changing row the same sign at {chk.CHANGING_FACTOR[0]:g}..{chk.CHANGING_FACTOR[1]:g} x the published "
           "size (0 % is a miss).", "",
           _single_thread_paragraph([by[t.key] for t in aim9.TESTS]), "",
-          generated_line(res, "the sync-disk rows' loops and any call without a recording; the "
-                         "file-system rows' loops are the recorded loops.c"),
+          generated_line(res, "any call without a recording; every row's loop is the recorded "
+                         "loops.c"),
           ""]
     notes = []
     for r in changing:

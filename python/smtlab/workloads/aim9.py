@@ -7,8 +7,9 @@ trace performs / its instructions) / simulated seconds. File-system tests are lo
 control between two operations is the recorded loop of workloads/user/loops.c (user programs on), one task like
 every other row: AIM9 runs each test as one process, and no source shows a write-back daemon running for
 exactly the creat-clo and link rows (an earlier version added one only to those two rows, the ones the article
-shows gaining: that was fitting, and was removed; issue 11 section 3). Sync disk tests write 1 KiB, fsync, and wait
-for the disk model (disk.py) to complete the data and inode writes.
+shows gaining: that was fitting, and was removed; issue 11 section 3). Sync disk tests write 1 KiB (sync_disk_rw
+after seeking to a random block), fsync, and wait for the disk model (disk.py) to complete the data and inode writes;
+their loops are recorded too (loops.c).
 
 Scaled down: AIM9 runs each test for a fixed 2 s (ops counted); here a window of 0.2-1 M instructions for the CPU
 tests (the loops are regular, so a window gives the steady rate) and a few dozen operations for the file-system
@@ -28,10 +29,13 @@ from .disk import Disk
 from .kpaths import REAL_PATHS, estimated, kernel, recorded, syscall, task_spec
 from .user_streams import UserStream
 
-#: Instructions of AIM9's loop per file-system or sync-disk operation, the estimate: the fs rows run the recorded
-#: loop control of workloads/user/loops.c instead when the user programs are on (``aim9_loop``, the shape of AIM9's
-#: ``for (j = 0; j < n; j++)``), the sync rows always (their loops are not recorded).
+#: Instructions of AIM9's loop per file-system or sync-disk operation: the estimate, used when the user programs are
+#: off. With them on each row runs its loop as AIM's source writes it, recorded (workloads/user/loops.c, LOOPS).
 _USER_LOOP = 40
+#: The recorded loop of each row (user_streams.PROGRAMS): creat-clo and link_test as in AIM's creat-clo.c, the sync
+#: rows as in its disk1.c (sync_disk_rw draws the next block from AIM's generator and seeks to it).
+LOOPS = {"creat-clo": "aim9_creat", "link_test": "aim9_link", "sync_disk_rw": "aim9_sync_rw",
+         "sync_disk_wrt": "aim9_sync", "sync_disk_cp": "aim9_sync"}
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,7 @@ def _cpu_test(test: Aim9Test, k: Any, window: int, warm: int, rec: dict[str, Any
 
 
 def _fs_test(test: Aim9Test, k: Any, n_ops: int, warm_ops: int, rec: dict[str, Any]) -> list[Task]:
-    work = UserStream("aim9_loop", 1, _USER_LOOP)
+    work = UserStream(LOOPS[test.key], 1, _USER_LOOP)
 
     def bench() -> Iterator[Any]:
         for i in range(warm_ops + n_ops):
@@ -108,12 +112,17 @@ def _sync_test(test: Aim9Test, k: Any, n_ops: int, warm_ops: int, rec: dict[str,
     disk = Disk(k.freq_ghz)
     sequential = test.key != "sync_disk_rw"
     copy = test.key == "sync_disk_cp"
+    work = UserStream(LOOPS[test.key], 1, _USER_LOOP)
 
     def bench() -> Iterator[Any]:
         for i in range(warm_ops + n_ops):
             if i == warm_ops:
                 rec["t0"], rec["snap"] = k.now, counters(k)
-            yield Compute(_USER_LOOP)  # estimated: AIM9's sync loops are not recorded (docs/study.md)
+            yield from work.work()
+            if not sequential:
+                # AIM's sync_disk_rw seeks to a random block before each write (disk1.c): no recording of lseek,
+                # the null call stands for it as in dbench (kpaths.REAL_PATHS; its estimate too).
+                yield from recorded("lseek", estimated("null"))
             if copy:
                 # AIM Suite IX disk1.c sync_disk_cp: per operation read(fd, nbuf, sizeof nbuf) of the source file,
                 # NBUFSIZE 1024 (a page-cache hit: earlier tests wrote it), then the write to an O_SYNC copy. Real

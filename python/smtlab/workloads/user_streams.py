@@ -51,7 +51,8 @@ class UserProgram:
 #: Every user program of the study. syscalls_between, from the C sources: chat client_send write(); server_recv and
 #: client_recv the peer's write() and the read(); server_send write(); dbench one call per operation except FIND
 #: (opendir, readdir, closedir: checked apart); tbench client write(), the peer's write(), read(); server the peer's
-#: write(), read(), writev(); the loops the getppid() they run around (the row's calls are kpath: streams).
+#: write(), read(), writev(); loops.c's loops the getppid() they run around (the row's calls are kpath: streams),
+#: sync_rw its lseek() and write().
 PROGRAMS: dict[str, UserProgram] = {p.name: p for p in (
     UserProgram("chat_client_send", "user_chat_client_send", "chat", 1, "format and frame one message"),
     UserProgram("chat_server_recv", "user_chat_server_recv", "chat", 2,
@@ -62,7 +63,11 @@ PROGRAMS: dict[str, UserProgram] = {p.name: p for p in (
     UserProgram("tbench_client", "user_tbench_client", "tbench", 3, "check the reply, build the next request"),
     UserProgram("tbench_server", "user_tbench_server", "tbench", 3, "decode one request, build the reply"),
     UserProgram("lmbench_loop", "user_lmbench_loop", "lmbench", 1, "LMbench's timing loop between two calls"),
-    UserProgram("aim9_loop", "user_aim9_loop", "aim9", 1, "AIM9's file-system test loop between two operations"),
+    UserProgram("aim9_creat", "user_aim9_creat", "aim9", 1, "AIM9's creat-clo loop between two operations"),
+    UserProgram("aim9_link", "user_aim9_link", "aim9", 1, "AIM9's link_test loops between two operations"),
+    UserProgram("aim9_sync", "user_aim9_sync", "aim9", 1, "AIM9's sync write and copy loop between two operations"),
+    UserProgram("aim9_sync_rw", "user_aim9_sync_rw", "aim9", 2,
+                "AIM9's sync random-write loop: the next block from AIM's generator"),
     UserProgram("lmbench_hello", "user_lmbench_hello", "lmbench", 0, "lmbench's hello from its write() to its exit",
                 to_exit=True),
 )}
@@ -216,11 +221,11 @@ def note() -> str:
     """The report's line saying which workloads' user-mode work is real (call after :func:`enable_user_streams`)."""
     if not user_streams_on():
         return ("user programs: off; the user-mode work of chat, dbench and tbench and the loops of LMbench and AIM9's "
-                "file-system rows are estimated instruction counts of each task's generated stream")
+                "file-system and sync-disk rows are estimated instruction counts of each task's generated stream")
     by_workload: dict[str, list[str]] = {}
     for p in PROGRAMS.values():
         mean = sum(map(len, instances(p.name))) / len(instances(p.name))
         by_workload.setdefault(p.workload, []).append(f"{p.name} ({mean:.0f} instructions)")
     parts = "; ".join(f"{w}: {', '.join(v)}" for w, v in by_workload.items())
     return ("user programs: real user-mode work (workloads/user, traced with the QEMU tracer, mean instance length) "
-            f"for {parts}; make_j2's compile jobs: see the two_package note; still estimated: AIM9's sync-disk loops")
+            f"for {parts}; make_j2's compile jobs: see the two_package note")
