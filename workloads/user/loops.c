@@ -3,7 +3,8 @@
  * holds the call as the probe makes it: argument set-up, the libc wrapper, the kernel, the return and the result
  * check (workloads/kpath/probe.c, BEGIN / END around the call). What the benchmark adds per operation is the code of
  * its loop between two calls; that is what an instance here holds. The shapes, as the benchmarks' sources write
- * their loops (LMbench 3; AIM's creat-clo.c 1.17 and disk1.c 1.20, the sources of Suite IX's tests):
+ * their loops (LMbench 3; AIM's creat-clo.c 1.17 and disk1.c 1.20 as the public AIM7 / re-aim sources carry them,
+ * whose tests have Suite IX's names and units):
  *   lmbench:  LMbench 3's benchmark functions (lat_syscall.c do_getppid, do_read, ...; lat_pipe.c, lat_proc.c):
  *             `while (iterations-- > 0) { call; }`.
  *   creat:    AIM's creat_clo: `while (n--) { creat; close; res->i++; }`, res the test's result record.
