@@ -86,13 +86,16 @@ def user_streams_on() -> bool:
     return os.environ.get(USER_STREAMS_ENV) == "1"
 
 
+def _bare_int(r: Any) -> bool:
+    """An int op with no registers and no memory operands: how the user-mode tracer writes ``syscall``
+    (docs/tracing.md: the simulator sees no kernel code)."""
+    return r.op == "int" and not r.src and not r.dst and not r.loads and not r.stores
+
+
 def is_syscall(records: list[Any], i: int) -> bool:
-    """Record ``i`` is a ``syscall`` instruction as the user-mode tracer writes it: an int op with no registers and
-    no memory operands (docs/tracing.md: the simulator sees no kernel code) whose next record is the 2-byte
-    instruction's fall-through."""
-    r = records[i]
-    return (r.op == "int" and not r.src and not r.dst and not r.loads and not r.stores and i + 1 < len(records)
-            and records[i + 1].pc == r.pc + 2)
+    """Record ``i`` is a ``syscall`` instruction (:func:`_bare_int`) whose next record is the 2-byte instruction's
+    fall-through."""
+    return _bare_int(records[i]) and i + 1 < len(records) and records[i + 1].pc == records[i].pc + 2
 
 
 def cut(records: list[Any], name: str = "trace", truncated: bool = False) -> list[tuple[int, int]]:
@@ -110,11 +113,10 @@ def cut(records: list[Any], name: str = "trace", truncated: bool = False) -> lis
 
 def cut_to_exit(records: list[Any], name: str = "trace") -> list[tuple[int, int]]:
     """The one instance of a program that runs to its end: the records after its only pause up to the exit_group
-    call, its last record (a ``syscall`` as the tracer writes it: an int op without operands). Raises
-    UserStreamError otherwise."""
+    call, its last record (a ``syscall``, :func:`_bare_int`, with nothing after it). Raises UserStreamError
+    otherwise."""
     marks = [i for i, r in enumerate(records) if r.op == "pause"]
-    last = records[-1] if records else None
-    if len(marks) != 1 or last is None or last.op != "int" or last.src or last.dst or last.loads or last.stores:
+    if len(marks) != 1 or not records or not _bare_int(records[-1]):
         raise UserStreamError(f"{name}: {len(marks)} pause markers and a last record that is "
                               f"{'no system call' if records else 'missing'}; a program run to its exit needs one "
                               "marker and ends with exit_group (workloads/user/hello.c)")
@@ -128,14 +130,15 @@ def recorded(program: str, max_records: int = 0) -> tuple[list[Any], list[tuple[
     from .._core import Source, read_records
 
     p = PROGRAMS[program]
+    if p.to_exit:
+        max_records = 0  # its one instance ends at the trace's end
     spec = f"kernel:{p.kernel}"
     if Source(spec).name.startswith("gen:"):
         raise UserStreamError(f"{spec}: not recorded (tracer unavailable and no cached trace)")
     records = read_records(spec, max_records)
-    truncated = bool(max_records) and len(records) == max_records
     if p.to_exit:
-        return recorded(program) if truncated else (records, cut_to_exit(records, spec))
-    return records, cut(records, spec, truncated=truncated)
+        return records, cut_to_exit(records, spec)
+    return records, cut(records, spec, truncated=bool(max_records) and len(records) == max_records)
 
 
 #: Records read first to find MAX_INSTANCES instances (start-up plus about 3 k records per iteration); the whole
