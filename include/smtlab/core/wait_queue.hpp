@@ -102,7 +102,8 @@ class WaitQueue {
     bool operator()(const WaitEntry& a, const WaitEntry& b) const { return a.readyAt > b.readyAt; }
   };
 
-  void pushSlow(const WaitEntry& e) {
+  // Never inlined: inlined into push(), its registers made every push save and restore six of them.
+  [[gnu::noinline]] void pushSlow(const WaitEntry& e) {
     if (e.readyAt >= base_ + kSlots) {
       far_.push_back(e);
       std::push_heap(far_.begin(), far_.end(), LaterReady{});
