@@ -18,7 +18,7 @@ import statistics
 import pytest
 
 import smtlab
-from smtlab.os import Compute, Kernel, Linux24, Linux25HT, Sleep, Spawn, Task
+from smtlab.os import Block, Channel, Compute, Kernel, Linux24, Linux25HT, Send, Sleep, Spawn, Task, Yield
 
 TICK = 10_000
 SLICE = 10 * TICK  # Linux24's full counter is therefore 10 ticks
@@ -83,6 +83,46 @@ def test_linux24_goodness_formula(cfg_1x2):
     assert sched.goodness(t, 1 - rec.last_cpu, rec.asid) == 4 + 20 - 3 + 1
     sched.counter[t] = 0
     assert sched.goodness(t, rec.last_cpu, rec.asid) == 0
+
+
+def _run_order(cfg, programs: list[tuple[str, object]], **params: object) -> list[str]:
+    """Spawns the programs in order on CPU 0 of ``cfg`` (one address space, no tick inside the run, so every counter
+    stays full and every goodness equal) under Linux24; the names in the order each reached its ``Compute(1000)``."""
+    order: list[str] = []
+    k = Kernel(smtlab.Machine(cfg), Linux24(**FAST, **params), tick_cycles=10**9, time_slice_cycles=10**9,
+               switch_cycles=SWITCH)
+    for name, steps in programs:
+        def program(steps=steps, name=name):
+            for step in steps:
+                if isinstance(step, Compute) and step.instructions == 1000:
+                    order.append(name)
+                yield step
+        k.spawn(Task(name, program, source="gen:alu,count=0", affinity=[0], asid=1))
+    k.run()
+    return order
+
+
+def test_linux24_runs_the_task_woken_last_first_among_equals(cfg_1x2):
+    """2.4.19's add_to_runqueue() puts a woken task at the head of the run list and schedule() takes the first of the
+    best goodness, so of three equal tasks woken in the order a, b, c, c runs first. The scene: a, b, c each block
+    on their own channel; the waker sleeps until they have, then sends to a, b, c in that order and exits. Equal
+    counters and one address space: preemption_goodness is 0, nobody preempts the waker, and when it exits the CPU
+    takes c, then b, then a (a FIFO order would give a, b, c)."""
+    def scene() -> list[tuple[str, object]]:
+        chans = {n: Channel(n) for n in "abc"}
+        programs = [("waker", [Sleep(cycles=200_000)] + [Send(chans[n]) for n in "abc"])]
+        return programs + [(n, [Block(chans[n]), Compute(1000)]) for n in "abc"]
+
+    assert _run_order(cfg_1x2, scene()) == ["c", "b", "a"]
+    # run_list_head=False: woken tasks join the tail, so the same wake-ups run first come, first served.
+    assert _run_order(cfg_1x2, scene(), run_list_head=False) == ["a", "b", "c"]
+
+
+def test_linux24_a_yielding_task_goes_to_the_tail(cfg_1x2):
+    """sched_yield() moves the caller to the tail of the run list (move_last_runqueue). Spawned x1, x2, y (each fork
+    puts the child at the head): y runs first, yields, and so runs after x2 and x1; the forks alone give y, x2, x1."""
+    programs = [("x1", [Compute(1000)]), ("x2", [Compute(1000)]), ("y", [Compute(500), Yield(), Compute(1000)])]
+    assert _run_order(cfg_1x2, programs) == ["x2", "x1", "y"]
 
 
 def test_linux25_sleeper_gets_the_bonus_and_preempts(cfg_1x2):

@@ -7,7 +7,9 @@ waited on CPU 0's queue, and only a busy-balance pull every 200 ms could move th
 (kernel/sched.c ``runqueue_head``) that schedule() on any CPU scans, so CPU 1 takes the other rooms' waiting tasks
 whenever its own task blocks. Expected on paper: rooms are identical closed loops sharing the CPUs, so with one
 runqueue every room runs within a window of a few context-switch rounds; each of 4 rooms' 20 senders starts with a
-4-message window, so every room that runs at all sends messages."""
+4-message window, so every room that runs at all sends messages. Served in turn: woken tasks join the tail of the
+run list (``run_list_head=False``); 2.4.19's own order, the head, runs the task woken last first, and then one room's
+pipeline can hold both CPUs for a short window whatever the runqueues (test_os_wakeup.py, docs/study.md)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ WINDOW_MS = 2.0
 
 
 def _sent_by_room(**scheduler_params: object) -> list[int]:
-    k = make_kernel(True, "linux24", scheduler_params=scheduler_params)
+    k = make_kernel(True, "linux24", scheduler_params={"run_list_head": False, **scheduler_params})
     rooms = chat.build(ROOMS)
     chat.spawn(k, rooms, stagger_ms=WARM_MS / 2)
     k.run(until=k.ms_to_cycles(WARM_MS))

@@ -32,8 +32,14 @@ class Linux24(RunqueueScheduler):
     reschedules). ``goodness(p, cpu, mm)`` = 0 if the counter is used up, else counter + 20 - nice
     (+1 if ``p`` has the address space ``mm``, + ``proc_change_penalty`` if ``p`` last ran on ``cpu``, or for a task
     that has not run yet, if ``cpu`` is its parent's CPU at fork, do_fork()'s p->processor); ``nice`` is
-    ``task.priority``. A CPU reschedules to the queued task of the highest goodness (its running task stays unless
-    one is strictly better; FIFO among equals, chosen: the model's round-robin order); when the best goodness is 0,
+    ``task.priority``. A CPU reschedules to the task of the highest goodness, its running task included, and among
+    equals to the one nearest the head of 2.4.19's run list: add_to_runqueue() puts a woken or forked task at the
+    head (``list_add``), a running or preempted task keeps its place (it stays on the list), sched_yield() moves the
+    caller to the tail (``move_last_runqueue``), and schedule() scans from the head taking only a strictly better
+    goodness, so among equals the task woken last runs first (``list_order``; 2.4.19 kernel/sched.c, and the same
+    lines quoted by B. Davda's patch against it, "Re: Linux 2.4.20-pre2", linux-kernel, 13 Aug 2002, which proposed
+    the tail instead). ``run_list_head=False`` puts woken and forked tasks at the tail instead: first come, first
+    served among equals, the model's order until session 40. When the best goodness is 0,
     every task's counter is recalculated as counter/2 + the full slice, so a task that slept keeps credit.
     reschedule_idle(): a woken or forked task that finds no idle CPU goes to the CPU whose running task ``curr``
     gives the largest ``preemption_goodness = goodness(p) - goodness(curr)`` (both for that CPU and curr's address
@@ -50,7 +56,7 @@ class Linux24(RunqueueScheduler):
     own_hz = 100.0
     own_time_slice_ms = 60.0
     uses = ("cache_hot_ms", "idle_interval_ms", "busy_interval_ms", "wake_idle", "wakeup_preempt",
-            "proc_change_penalty", "global_runqueue")
+            "proc_change_penalty", "global_runqueue", "run_list_head")
     defaults = {"busy_interval_ms": 200.0}
 
     def __init__(self, **params: Any) -> None:
@@ -61,6 +67,11 @@ class Linux24(RunqueueScheduler):
         # p->processor of a task that has not run yet: 2.4's do_fork() gives the child its parent's CPU, and
         # goodness() counts that CPU as the one it last ran on.
         self.processor: dict["Task", int] = {}
+        # Each task's place on 2.4.19's run list (wakeup_preempt): larger is nearer the head. A woken or forked task
+        # gets the next head stamp, a yielding one the next tail stamp (negative); a preempted task keeps its own.
+        self.list_order: dict["Task", int] = {}
+        self._head = 0
+        self._tail = 0
         self._full = 1
 
     def setup(self, kernel: "Kernel") -> None:
@@ -103,6 +114,7 @@ class Linux24(RunqueueScheduler):
             if task.state is TaskState.EXITED:
                 del self.counter[task]
                 self.processor.pop(task, None)
+                self.list_order.pop(task, None)
             else:
                 self.counter[task] = self.counter[task] // 2 + full
 
@@ -122,6 +134,17 @@ class Linux24(RunqueueScheduler):
                 self.counter[parent] = pc // 2
             else:
                 self.counter[task] = self._full
+        if reason == "yield":
+            self._tail -= 1
+            self.list_order[task] = self._tail  # move_last_runqueue()
+        elif reason != "preempt" or task not in self.list_order:
+            # add_to_runqueue(): the head (run_list_head, 2.4.19), else the tail.
+            if self.run_list_head:
+                self._head += 1
+                self.list_order[task] = self._head
+            else:
+                self._tail -= 1
+                self.list_order[task] = self._tail
         if reason in ("preempt", "yield"):
             super().enqueue(task, reason)
             self._kick_idle_for(task)
@@ -172,10 +195,12 @@ class Linux24(RunqueueScheduler):
         k = self.kernel
         assert k is not None
         asid = k.record(prev).asid if prev is not None else None
-        record, counter, processor = k.record, self.counter, self.processor
+        record, counter, processor, order = k.record, self.counter, self.processor, self.list_order
         full, penalty = self._full, self.proc_change_penalty
         for _ in range(2):
-            best, weight = None, -1
+            # 2.4.19's schedule(): the highest goodness, and among equals the task nearest the list's head (the
+            # largest list_order; class doc).
+            best, weight, place = None, -1, 0
             # goodness() inlined: with one runqueue this loop scans every waiting task (1,600 chat tasks) per pick.
             for t in self.queues[self.queue_key(cpu)]:
                 if t.affinity is None or cpu in t.affinity:
@@ -188,8 +213,8 @@ class Linux24(RunqueueScheduler):
                         rec = record(t)
                         last = rec.last_cpu if rec.last_cpu is not None else processor.get(t)
                         g = c + 20 - t.priority + (penalty if last == cpu else 0) + (1 if rec.asid == asid else 0)
-                    if g > weight:
-                        best, weight = t, g
+                    if g > weight or (g == weight and order.get(t, 0) > place):
+                        best, weight, place = t, g, order.get(t, 0)
             prev_weight = self.goodness(prev, cpu, asid) if prev is not None else -1
             if max(weight, prev_weight) == 0 and not self._credit_queued(cpu):
                 # Every task that could run here has used its slice: 2.4's "recalculate:" step. (With per-CPU
@@ -198,7 +223,9 @@ class Linux24(RunqueueScheduler):
                 self._recalculate()
                 continue
             break
-        if prev is not None and (best is None or weight <= prev_weight):
+        # The running task is on the list too, at its own place: it stays if no queued task is better, or as good
+        # and nearer the head.
+        if prev is not None and (best is None or (weight, place) < (prev_weight, order.get(prev, 0))):
             return prev
         if best is not None:
             self.dequeue(best)

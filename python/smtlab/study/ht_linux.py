@@ -34,6 +34,10 @@ def tbench_short_window_note(r: dict[str, Any]) -> str:
             f"{100 * r['clients_done']:.0f}% of the clients completed a request in the {r['window_ms']:.0f} ms window")
     served = (f"{len(several)} of them more than once (up to {max(several)} times)" if several
               else "none of them more than once")
+    if r["scheduler"] == "linux24" and several:
+        served += (" (2.4.19 runs the task woken last first among equals, so a client and its server that wake each "
+                   "other keep a CPU until the ticks use up their counters: docs/study.md, \"2.4.19's run-list "
+                   "order\")")
     if not r.get("warm_complete", True):
         return (f"{head}, {served}; the warm-up reached the {r['warm_ms']:.0f} ms bound before every client had read "
                 "a reply, so the window lies in the start-up convoy, not in the benchmark's steady state.")
@@ -417,8 +421,13 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
                     by_room = get[(sched, v, ht)]["sent_by_room"]
                     idle = sum(1 for n in by_room if n == 0)
                     if idle:
+                        why = (" 2.4.19 runs the task woken last first among equals (docs/study.md, \"2.4.19's "
+                               "run-list order\"): the rooms whose pipeline runs keep their tasks at the head of "
+                               "the run list, and the others wait behind them until the ticks lower the running "
+                               "tasks' counters." if sched == "linux24" else "")
                         notes.append(f"chat {kern} {v} rooms HT {'on' if ht else 'off'}: {idle} of {v} rooms sent "
-                                     f"nothing in the window (messages per room {min(by_room)}..{max(by_room)}).")
+                                     f"nothing in the window (messages per room {min(by_room)}..{max(by_room)})."
+                                     + why)
     for kern, sched in KERNELS.items():
         vals = {round(get[(sched, v, ht)]["throughput"], 6) for v in values for ht in (False,)}
         if len(values) > 1 and len(vals) == 1:

@@ -255,7 +255,8 @@ def whole_pipeline_ran(result: dict[str, Any]) -> bool:
 
 
 def run(rooms: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float, seed: int = 0,
-        stagger_ms: float | None = None, max_ms: float = MAX_MS, settle: bool = False) -> dict[str, Any]:
+        stagger_ms: float | None = None, max_ms: float = MAX_MS, settle: bool = False,
+        scheduler_params: dict[str, Any] | None = None) -> dict[str, Any]:
     """Messages sent by the clients per second over the window, the messages each room sent in it
     (``sent_by_room``), the switch-ins of each role in it (``dispatches_by_role``, see :func:`whole_pipeline_ran`),
     and the machine statistics of the window. ``stagger_ms``: the client senders' start-up spread (default: half the
@@ -275,8 +276,9 @@ def run(rooms: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float, 
     ``settle`` (the study's steady windows): under Linux25HT, every task's sleep_avg is set after the warm-up to where
     the estimator drifts in a long run (:meth:`Linux25HT.settle_sleep_avg`; the result's ``settled_at_cap`` says how
     many went to the cap). A window of 0.25-0.63 s is shorter than MAX_SLEEP_AVG (2 s), so without it the window
-    measures the tasks' bonuses moving from their start (docs/study.md)."""
-    k = make_kernel(ht, scheduler, seed=seed)
+    measures the tasks' bonuses moving from their start (docs/study.md). ``scheduler_params``: keywords of the
+    scheduler (smtlab.os.SchedulerParams), as make_kernel takes them."""
+    k = make_kernel(ht, scheduler, seed=seed, scheduler_params=scheduler_params)
     built = build(rooms)
     spawn(k, built, warm_ms / 2 if stagger_ms is None else stagger_ms)
     step, cap = k.ms_to_cycles(_STEP_MS), k.ms_to_cycles(max_ms)
