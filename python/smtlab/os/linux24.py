@@ -24,8 +24,11 @@ class Linux24(RunqueueScheduler):
     (__schedule_tail()'s ``reschedule_idle(prev)``). With ``global_runqueue=False``: a runqueue per logical CPU and
     the pull balancing below (the model's earlier approximation).
     ``wake_idle``: 2.4's ``reschedule_idle()``: a woken or forked task whose CPU is busy goes to an idle logical CPU
-    at once. 2.4 takes the one idle longest, which says nothing about topology; the model draws one at random
-    (seeded) among the idle ones, sibling or not, which is what makes 2.4 double tasks up on a package.
+    at once. Which one, as 2.4.19 chooses (kernel/sched.c, read from the bticino/linux-2.4.19-rmk7-pxa2-btweb tree,
+    whose scheduler and i386 code are the generic 2.4.19): scanning the CPUs in order, the first idle one whose
+    sibling is idle too (the i386 block "Check if two siblings are idle in the same physical package", taken when
+    the CPUs have two siblings each), else the one idle longest (the oldest ``last_schedule``, here the time the CPU
+    went idle). Until session 40 the model drew one at random among the idle CPUs, sibling or not.
 
     ``wakeup_preempt`` (2.4.19 kernel/sched.c; the formulas are restated, not copied): every task has a time-slice
     ``counter`` in ticks, the running task's decremented at every tick (update_process_times; at 0 its CPU
@@ -187,7 +190,19 @@ class Linux24(RunqueueScheduler):
         # after the switch, when it is no longer idle).
         idle = [c for c in range(len(k.cpus)) if c != task.last_cpu and task.allowed(c) and k.is_idle(c)]
         if idle:
-            k.kick(k.rng.choice(idle) if len(idle) > 1 else idle[0])
+            k.kick(self.idle_choice(idle))
+
+    def idle_choice(self, idle: list[int]) -> int:
+        """2.4.19 reschedule_idle()'s idle CPU among ``idle`` (ascending): the first whose sibling is idle too (two
+        siblings per package), else the one that went idle first (class doc)."""
+        k = self.kernel
+        assert k is not None
+        cpus = k.cpus
+        for c in idle:
+            sib = cpus[c].siblings
+            if len(sib) == 1 and k.is_idle(sib[0]):
+                return c
+        return min(idle, key=lambda c: (cpus[c].since, c))
 
     def pick_next(self, cpu: int, prev: "Task | None") -> "Task | None":
         if not self.wakeup_preempt:
@@ -241,7 +256,7 @@ class Linux24(RunqueueScheduler):
         if self.wake_idle and reason in ("wakeup", "fork") and not k.is_idle(home):
             idle = [c for c in range(len(k.cpus)) if c != home and task.allowed(c) and k.is_idle(c)]
             if idle:
-                return k.rng.choice(idle)
+                return self.idle_choice(idle)
         return home
 
     def tick(self, cpu: int) -> None:

@@ -543,18 +543,20 @@ def run_two_package(out_dir: pathlib.Path, quick: bool, workers: int, progress: 
           "'one-package share' is the fraction of all instructions retired by the busier package (0.5: the work was "
           "spread; 1.0: both tasks shared one package's siblings while the other package idled); 'package moves' "
           "counts migrations between packages.", "",
-          f"Linux24 treats the four logical CPUs as equals: reschedule_idle() sends a forked or woken task whose CPU "
-          f"is busy to an idle logical CPU drawn at random (seeded), a sibling as readily as the other package, and "
-          f"its balancer sees '1+1 busy on one package, 0+0 on the other' as balanced, so a doubled-up pair stays "
-          f"doubled up (cpu_pair one-package share {pair['Linux24 one-package share'].mean():.2f} on average, "
+          f"Linux24 is 2.4.19: reschedule_idle() sends a forked or woken task whose CPU is busy to the first idle "
+          f"logical CPU whose sibling is idle too (2.4.19's i386 sibling check), else to the CPU idle longest; a woken "
+          f"task whose last CPU is idle goes back there whatever its sibling runs, and the balancer sees '1+1 busy on "
+          f"one package, 0+0 on the other' as balanced, so a pair doubled up that way stays doubled up (cpu_pair "
+          f"one-package share {pair['Linux24 one-package share'].mean():.2f} on average, "
           f"{int((pair['Linux24 one-package share'] > 0.9).sum())} of {len(pair)} seeds fully on one package). "
           f"Linux25HT forks onto the least-loaded package and actively pushes a running task to a fully idle "
           f"package (cpu_pair share {pair['Linux25HT one-package share'].mean():.2f}): on the two-CPU-bound-task "
           f"experiment it is never worse (worst {pair['HT-aware gain %'].min():+.1f}%, best "
           f"{pair['HT-aware gain %'].max():+.1f}%).", "",
           f"make_j2 is mixed (HT-aware gain {make['HT-aware gain %'].min():+.1f}% to "
-          f"{make['HT-aware gain %'].max():+.1f}%): Linux24 wins or loses by its random draws, and Linux25HT pays "
-          f"for 2.5's wake-up, which looks only at the woken task's last CPU and its siblings (see the note)."]
+          f"{make['HT-aware gain %'].max():+.1f}%): Linux24's sibling check spreads the jobs at fork and wake-up, "
+          f"and Linux25HT pays for 2.5's wake-up, which looks only at the woken task's last CPU and its siblings "
+          f"(see the note)."]
     notes = [jobs_note]
     if not checks["ht_aware_never_worse"]:
         bad = [r for r in rows if r["Linux25HT ms"] > r["Linux24 ms"] * 1.005]
@@ -571,10 +573,10 @@ def run_two_package(out_dir: pathlib.Path, quick: bool, workers: int, progress: 
             "sibling: both jobs share one core while the other package idles (make is blocked). Nothing moves them "
             "until the idle package's next rebalance tick (every 1 ms at HZ=1000) finds 'two running, a whole "
             "package idle' and active balancing pushes one across (the Linux25HT package moves column), so the "
-            "pair runs doubled up for up to 1 ms each time. Linux24's reschedule_idle() draws among all idle "
-            "logical CPUs, the other package 2 times in 3, and in those seeds happens to spread the pair at once; "
-            f"where its draws double the jobs up it has no active balancing, and Linux25HT wins by up to "
-            f"{make['HT-aware gain %'].max():+.0f}%.")
+            "pair runs doubled up for up to 1 ms each time. Linux24's reschedule_idle() takes the first idle "
+            "logical CPU whose sibling is idle too (2.4.19's i386 sibling check, docs/study.md), so the second job "
+            "goes to the idle package at once; where a job wakes on its idle last CPU beside the other it has no "
+            f"active balancing, and Linux25HT wins by up to {make['HT-aware gain %'].max():+.0f}%.")
     return Section("two_package", "2 packages x 2 threads: HT-aware vs HT-unaware scheduling", df, "\n".join(md), [],
                    checks, notes)
 
