@@ -34,11 +34,15 @@ def tbench_short_window_note(r: dict[str, Any]) -> str:
             f"{100 * r['clients_done']:.0f}% of the clients completed a request in the {r['window_ms']:.0f} ms window")
     served = (f"{len(several)} of them more than once (up to {max(several)} times)" if several
               else "none of them more than once")
-    if r["scheduler"] == "linux24" and several:
+    head_first = r["scheduler"] == "linux24" and several
+    if head_first:
         served += (" (2.4.19 runs the task woken last first among equals, so a client and its server that wake each "
                    "other keep a CPU until the ticks use up their counters: docs/study.md, \"2.4.19's run-list "
                    "order\")")
     if not r.get("warm_complete", True):
+        if head_first:
+            return (f"{head}, {served}; the warm-up reached the {r['warm_ms']:.0f} ms bound before every client had "
+                    "read a reply: the clients wait their turn a pair at a time, not in a start-up convoy.")
         return (f"{head}, {served}; the warm-up reached the {r['warm_ms']:.0f} ms bound before every client had read "
                 "a reply, so the window lies in the start-up convoy, not in the benchmark's steady state.")
     if several:
