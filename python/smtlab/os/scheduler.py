@@ -114,9 +114,9 @@ class SchedulerParams:
     # sibling's queue: chat's starved rooms).
     global_runqueue: bool = True
     # Linux24 (with wakeup_preempt): where add_to_runqueue() puts a woken or forked task on the run list, which
-    # decides the order among equal goodness (schedule() takes the first best from the head). True: the head (``list_add``), as 2.4.19 does,
-    # so the task woken last runs first; False: the tail, first come first served, as B. Davda's patch against 2.4.19
-    # proposed (linux-kernel, 13 Aug 2002) and as the model had it until session 40.
+    # decides the order among equal goodness (schedule() takes the first best from the head). True: the head
+    # (``list_add``), as 2.4.19 does, so the task woken last runs first; False: the tail, first come first served, as
+    # B. Davda's patch against 2.4.19 proposed (linux-kernel, 13 Aug 2002) and as the model had it until session 40.
     run_list_head: bool = True
     max_sleep_avg_ms: float = 2000.0  # Linux25HT: MAX_SLEEP_AVG = 2*HZ jiffies = 2 s (2.5.32 kernel/sched.c)
     max_bonus: int = 5  # Linux25HT: MAX_USER_PRIO 40 x PRIO_BONUS_RATIO 25 % / 2 = +-5 (2.5.32 kernel/sched.c)
