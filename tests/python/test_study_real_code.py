@@ -61,8 +61,10 @@ def _estimated_steps(monkeypatch, run, big_batches: list[int] | None = None,
 
 def _chat() -> dict[str, Any]:
     # One room (20 users) for 1 + 3 ms with HT on: long enough that every role of the room runs (asserted), short
-    # enough for a unit test (about 5 s).
-    r = chat.run(1, True, "linux24", 1.0, 3.0)
+    # enough for a unit test (about 5 s). Equals are served in turn (run_list_head=False): under 2.4.19's own order,
+    # the head, whether the client senders run in so short a window depends on the recording's instances (a fresh
+    # clone's recording gave none; docs/study.md, "2.4.19's run-list order"), and this test is about the streams.
+    r = chat.run(1, True, "linux24", 1.0, 3.0, scheduler_params={"run_list_head": False})
     assert chat.whole_pipeline_ran(r), r["dispatches_by_role"]
     return r
 
