@@ -118,7 +118,11 @@ def test_steady_windows_are_refused_for_another_workload(tmp_path):
         ht_linux.run_multithreaded("dbench", tmp_path, True, 1, False, steady=True)
 
 
-def test_the_study_passes_steady_chat_to_the_chat_section_only(monkeypatch, tmp_path):
+@pytest.mark.parametrize("option,passed,mode_text", [
+    ("steady_chat", {"steady": True}, "with steady-state chat windows"),
+    ("chat_whole_run", {"whole_run": True}, "with whole chat runs as the benchmark's source is written"),
+])
+def test_the_study_passes_its_chat_option_to_the_chat_section_only(monkeypatch, tmp_path, option, passed, mode_text):
     import pandas as pd
 
     from smtlab.study import report
@@ -142,10 +146,11 @@ def test_the_study_passes_steady_chat_to_the_chat_section_only(monkeypatch, tmp_
                                                             "sections": {}})
     monkeypatch.setattr(report, "fidelity_line", lambda fid: "Fidelity: none")
     report.run_study(tmp_path, quick=True, workers=1, only=["chat", "dbench"], progress=False, echo=False,
-                     real_kernel=False, real_user=False, steady_chat=True)
-    assert calls == {"chat": {"steady": True}, "dbench": {}}
-    assert "with steady-state chat windows" in (tmp_path / "study.md").read_text()
-    assert json.loads((tmp_path / "checks.json").read_text())["steady_chat"] is True
+                     real_kernel=False, real_user=False, **{option: True})
+    assert calls == {"chat": passed, "dbench": {}}
+    assert mode_text in (tmp_path / "study.md").read_text()
+    meta = json.loads((tmp_path / "checks.json").read_text())
+    assert meta["steady_chat"] is (option == "steady_chat") and meta["chat_whole_run"] is (option == "chat_whole_run")
 
 
 def test_settle_applies_to_linux25ht_only_and_counts_the_sleepers():

@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..workloads import aim9, chat, fileserver, kpaths, lmbench
+from ..workloads import aim9, chat, chat_source, fileserver, kpaths, lmbench
 from ..workloads.base import KERNELS
 from . import checks as chk
 from .common import generated_line, geomean, markdown_table, read_reference, run_jobs, speedup_pct, stack_line
@@ -57,9 +57,13 @@ def _aim9_job(key: str, ht: bool, scheduler: str, quick: bool) -> dict[str, Any]
 
 
 def _mt_job(workload: str, param: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float,
-            steady: bool = False, seed: int = 0, bounds: dict[str, float] | None = None) -> dict[str, Any]:
+            steady: bool = False, seed: int = 0, bounds: dict[str, float] | None = None,
+            whole_run: bool = False) -> dict[str, Any]:
     bounds = bounds or {}
     try:
+        if workload == "chat" and whole_run:
+            # The benchmark as its source is written, run whole (chat_source; no warm-up or window).
+            return chat_source.run(param, ht, scheduler)
         if workload == "chat":
             # Client senders start staggered over the first half of the warm-up (chat.spawn). A steady point's
             # window is whole cycles of the run (chat.steady_window_ms), its bound the window plus the default one,
@@ -298,10 +302,15 @@ QUICK_BOUNDS: dict[str, dict[str, float]] = {"chat": {"max_ms": 20.0},
 
 
 def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers: int, progress: bool,
-                      steady: bool = False) -> Section:
-    """``steady`` (chat only, study `--steady-chat`): windows of whole cycles of the model's run."""
+                      steady: bool = False, whole_run: bool = False) -> Section:
+    """``steady`` (chat only, study `--steady-chat`): windows of whole cycles of the model's run. ``whole_run`` (chat
+    only, study `--chat-whole-run`): the benchmark as its source is written, run whole (chat_source)."""
     if steady and workload != "chat":
         raise ValueError(f"steady windows are a chat option; {workload} has none")
+    if whole_run and workload != "chat":
+        raise ValueError(f"whole runs are a chat option; {workload} has none")
+    if whole_run and steady:
+        raise ValueError("chat: steady windows and whole runs exclude each other")
     pname, full, short, unit = _MT[workload]
     values = short if quick else full
     warm, window = _mt_windows(workload, quick)
@@ -309,7 +318,7 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
     pub = pub[pub.workload == workload]
     bounds = QUICK_BOUNDS[workload] if quick and not steady else {}
     params = [dict(workload=workload, param=v, ht=ht, scheduler=s, warm_ms=warm, window_ms=window, steady=steady,
-                   bounds=bounds)
+                   bounds=bounds, **({"whole_run": True} if whole_run else {}))
               for s in KERNELS.values() for v in values for ht in (False, True)]
     res = run_jobs(_mt_job, params, workers, progress, workload)
     get = {(r["scheduler"], r["param"], r["ht"]): r for r in res}
@@ -343,7 +352,13 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
     # The lengths each point used (chat and tbench extend their warm-up and window; steady chat's window is longer).
     wins = [r["window_ms"] for r in measured] or [window]
     warms = [r["warm_ms"] for r in measured] or [warm]
-    if workload == "chat" and steady:
+    if workload == "chat" and whole_run:
+        how = (f"whole runs of the benchmark as its source is written (--chat-whole-run, chat_source.py): "
+               f"{chat_source.STUDY_MESSAGES} messages per user instead of 100, every client thread released at "
+               f"once, one system call per message and hop, and the client's own figure, messages sent plus received "
+               f"per second from the release until the last client thread is done ({min(wins):.0f}..{max(wins):.0f} "
+               "simulated ms per point). The published figures count the same way (chat_source.py's doc)")
+    elif workload == "chat" and steady:
         how = (f"steady-state windows (--steady-chat) of {min(wins):.0f}..{max(wins):.0f} simulated ms, "
                f"{chat.STEADY_MS_PER_ROOM:g} ms per room, about three cycles of the model's run, after "
                f"{min(warms):.0f}..{max(warms):.0f} ms of warm-up per point (at least {warm:g} ms, extended in 1 ms "
@@ -405,8 +420,11 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
     if workload == "chat" and not checks["kernel25_at_least_kernel24"]:
         notes.append("chat: the model's Linux25HT gains less from HT than its Linux24 (published: 45% vs 24%). In the "
                      "model the published 2.5 advantage would have to come from the shared runqueue keeping both "
-                     "siblings busy; the model's Linux24 already reaches high busy fractions after its warm-up, so "
-                     "the difference is left to second-order effects (batching of messages, cache affinity).")
+                     "siblings busy; the model's Linux24 already reaches high busy fractions"
+                     + (" (both kernels keep both logical CPUs busy through the whole run), so each gains what the "
+                        "core gives two busy threads of this code" if whole_run else
+                        " after its warm-up, so the difference is left to second-order effects (batching of "
+                        "messages, cache affinity)") + ".")
     if workload == "chat" and not checks["whole_pipeline_ran_in_window"]:
         partial = [r for r in measured if not chat.whole_pipeline_ran(r)]
         roles: dict[str, int] = {}
@@ -501,8 +519,9 @@ def _plot_mt(workload: str, df: pd.DataFrame, pname: str, unit: str, out_dir: pa
     return path
 
 
-def run_chat(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool, steady: bool = False) -> Section:
-    return run_multithreaded("chat", out_dir, quick, workers, progress, steady)
+def run_chat(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool, steady: bool = False,
+             whole_run: bool = False) -> Section:
+    return run_multithreaded("chat", out_dir, quick, workers, progress, steady, whole_run)
 
 
 def run_dbench(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool) -> Section:

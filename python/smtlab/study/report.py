@@ -71,11 +71,14 @@ def real_user_programs_note(real_user: bool) -> str:
 
 def run_study(out_dir: pathlib.Path, quick: bool = False, workers: int | None = None, only: list[str] | None = None,
               progress: bool = True, echo: bool = True, real_kernel: bool = True,
-              real_user: bool = True, steady_chat: bool = False) -> dict[str, Any]:
+              real_user: bool = True, steady_chat: bool = False, chat_whole_run: bool = False) -> dict[str, Any]:
     """Runs the study; returns {'sections': [Section...], 'checks': {...}, 'notes': [...], 'seconds': {...}}.
     ``real_kernel``: run the system calls that have a kpath: recording on it (False: the estimates everywhere).
     ``real_user``: run chat's, dbench's and tbench's user-mode work on their recorded programs (user_streams).
-    ``steady_chat``: chat's windows span whole cycles of the model's run (chat.steady_window_ms; many times longer)."""
+    ``steady_chat``: chat's windows span whole cycles of the model's run (chat.steady_window_ms; many times longer).
+    ``chat_whole_run``: chat runs as its source is written, whole (chat_source; also many times longer)."""
+    if steady_chat and chat_whole_run:
+        raise ValueError("--steady-chat and --chat-whole-run exclude each other: choose one way to run chat")
     kernel_cache_env()
     kpath_note = real_kernel_paths_note(real_kernel)
     user_note = real_user_programs_note(real_user)
@@ -104,7 +107,11 @@ def run_study(out_dir: pathlib.Path, quick: bool = False, workers: int | None = 
     for key in keys:
         t0 = time.perf_counter()
         try:
-            extra = {"steady": True} if key == "chat" and steady_chat else {}
+            extra = {}
+            if key == "chat" and steady_chat:
+                extra = {"steady": True}
+            elif key == "chat" and chat_whole_run:
+                extra = {"whole_run": True}
             sec = available[key](out_dir, quick, workers, progress, **extra)
         except Exception as e:  # noqa: BLE001 - one broken section must not hide the others
             if key == "sysbench_energy":
@@ -124,9 +131,11 @@ def run_study(out_dir: pathlib.Path, quick: bool = False, workers: int | None = 
     checks = {f"{s.key}.{n}": bool(ok) for s in sections for n, ok in s.checks.items()}
     all_notes = notes + [n for s in sections for n in s.notes]
     fid = fidelity({s.key: s.table for s in sections})
-    _write_report(out_dir, sections, checks, all_notes, seconds, quick, workers, fid, steady_chat)
+    chat_mode = "steady" if steady_chat else "whole_run" if chat_whole_run else "window"
+    _write_report(out_dir, sections, checks, all_notes, seconds, quick, workers, fid, chat_mode)
     write_json(out_dir / "checks.json", {"fidelity": _json_safe(fid), "checks": checks, "seconds": seconds,
-                                         "quick": quick, "steady_chat": steady_chat, "notes": all_notes},
+                                         "quick": quick, "steady_chat": steady_chat, "chat_whole_run": chat_whole_run,
+                                         "notes": all_notes},
                "study checks")
     if echo:
         print("\n" + fidelity_line(fid).replace("**", ""))
@@ -149,13 +158,18 @@ def _json_safe(x: Any) -> Any:
     return x
 
 
+#: How the report's mode line names the way chat ran.
+_CHAT_MODES = {"window": "", "steady": " with steady-state chat windows",
+               "whole_run": " with whole chat runs as the benchmark's source is written"}
+
+
 def _write_report(out_dir: pathlib.Path, sections: list[Section], checks: dict[str, bool], notes: list[str],
                   seconds: dict[str, float], quick: bool, workers: int, fid: dict[str, Any],
-                  steady_chat: bool = False) -> None:
+                  chat_mode: str = "window") -> None:
     import pandas as pd
     lines = ["# smtlab: the Hyper-Threading studies rerun on the model", "", fidelity_line(fid)
              + (" Quick mode runs fewer rows: compare the figure only with another quick run." if quick else ""), "",
-             f"Mode: {'quick' if quick else 'default'}{' with steady-state chat windows' if steady_chat else ''}; "
+             f"Mode: {'quick' if quick else 'default'}{_CHAT_MODES[chat_mode]}; "
              f"{workers} worker processes; {seconds['total']:.0f} s. "
              "Published numbers: data/reference/ (from the articles named in each CSV's header). Every model "
              "number is a simulation of the netburst (or broadwell) preset; nothing is fitted per row.", "",
@@ -187,11 +201,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steady-chat", action="store_true",
                     help="chat windows of whole cycles of the model's run (12.5 simulated ms per room) instead of its "
                          "senders' phase; the chat section then takes about half an hour on 2 cores (docs/study.md)")
+    ap.add_argument("--chat-whole-run", action="store_true",
+                    help="chat as its source is written (chat_source.py), run whole with 2 messages per user and "
+                         "measured as the benchmark's client measures; about half an hour for chat on 2 cores "
+                         "(docs/study.md)")
     a = ap.parse_args(argv)
     only = [x.strip() for x in a.only.split(",") if x.strip()] or None
     try:
         res = run_study(pathlib.Path(a.out), a.quick, a.workers, only, progress=not a.no_progress,
-                        real_kernel=not a.no_kpath, real_user=not a.no_user_programs, steady_chat=a.steady_chat)
+                        real_kernel=not a.no_kpath, real_user=not a.no_user_programs, steady_chat=a.steady_chat,
+                        chat_whole_run=a.chat_whole_run)
     except ValueError as e:  # a bad output folder, found before any simulation
         print(f"smtlab.study: {e}", file=sys.stderr)
         return 2

@@ -1,13 +1,21 @@
-"""The chat benchmark (the reference study's Table 4 and Figure 1) as a task model.
+"""The chat benchmark (the reference study's Table 4 and Figure 1) as a task model for short windows: the default
+study's stand-in. :mod:`smtlab.workloads.chat_source` is the benchmark as its source is written, run whole (study
+``--chat-whole-run``); this model departs from that source where a window of a few simulated ms needs it, and each
+departure is marked "chosen" below.
 
 R rooms of 20 users. Each user is a connection with four tasks: on the client side a *sender* (writes its messages
 to the server) and a *receiver* (reads the room's echoes); on the server side a *receiver* (reads the user's
 messages and hands each to the room's other 19 users) and a *sender* (writes the echoes to the user's socket).
-Sockets are channels; a task that wakes takes every message queued for it and moves them with one system call, as a
-read() on a TCP socket returns everything that arrived: with real kernel paths the recording of that call for batches
-of 2..20 (kpath:tcp_send_bN, one write of the N echoes; kpath:tcp_recv_bN, the read of N messages sent one by one),
-else trap + path + a per-message part (kpaths ``tcp_msg``); see :func:`_batch_call`.
-TCP flow control: a client sender keeps at most 4 messages in flight before it waits for the server to read them.
+In the source (chat_s.c) the server receiver instead raises its user's semaphore and that user's server sender makes
+the 19 sends; here the fan-out is spread over the 19 receiving users' server senders (chosen: each then writes one
+batch to one socket, below).
+Sockets are channels; a task that wakes takes every message queued for it and moves them with one system call (chosen:
+the source's receivers read exactly one 100-byte message per recv(), MSG_WAITALL, so a real run makes one call per
+message and hop; batching lets a short window carry many messages): with real kernel paths the recording of that call
+for batches of 2..20 (kpath:tcp_send_bN, one write of the N echoes; kpath:tcp_recv_bN, the read of N messages sent one
+by one), else trap + path + a per-message part (kpaths ``tcp_msg``); see :func:`_batch_call`.
+Flow control: a client sender keeps at most 4 messages in flight before it waits for the server to read them (chosen:
+the source has none, and its senders stop after 100 messages; the window keeps an endless sender from flooding).
 Cross-CPU wake-ups pay a reschedule IPI (kpaths.after_wake). Every task is its own stream (task_spec).
 
 Address spaces as the real benchmark has them: the article ("Hyper-Threading speeds Linux", the chat section) starts
@@ -19,14 +27,15 @@ processes: two rooms' client threads share the client's address space, as thread
 
 Every per-room value (the room's channels, each task's own Task) is bound when the room is built (``_room``), so
 rooms are independent copies that share only the CPUs. Client senders start staggered: sender ``i`` of ``N`` starts
-at ``i / N`` of ``stagger_ms`` (chosen: the real benchmark's clients connect one after another; starting 800-2000
-senders in the same cycle makes the first pass through the runqueue outlast a short window, so only the first rooms
-would run in it).
+at ``i / N`` of ``stagger_ms`` (chosen: the source's client releases every client thread at once with one semop, see
+chat_source; starting 800-2000 senders in the same cycle makes the first pass through the runqueue outlast a short
+window, so only the first rooms would run in it).
 
 Throughput is client messages sent per simulated second, measured over a window after a warm-up; ``sent_by_room``
-says how the window's messages divide between rooms (each room is the same closed loop, so about equally). Scaled
-down: the real run sends 100 messages per user and ends; here every sender has an endless supply and only a window
-of a few simulated milliseconds is measured (the steady state the published throughput averages over).
+says how the window's messages divide between rooms (each room is the same closed loop, so about equally). The
+source's client prints messages sent plus received per second; in a steady state that is 20 x the messages sent, so
+speed-ups are the same. Scaled down: the real run sends 100 messages per user and ends; here every sender has an
+endless supply and only a window of a few simulated milliseconds is measured.
 """
 
 from __future__ import annotations
@@ -237,8 +246,9 @@ def _sockets_reached(k: Any, built: list[Room]) -> bool:
     return all(k.record(t).stats.started is not None for room in built for t in room.tasks if t not in room.senders)
 
 
-def dispatches_by_role(k: Any, built: list[Room]) -> dict[str, int]:
-    """Switch-ins so far of every room's tasks, summed by role (client_send, client_recv, server_recv, server_send)."""
+def dispatches_by_role(k: Any, built: list[Any]) -> dict[str, int]:
+    """Switch-ins so far of every room's tasks, summed by role (client_send, client_recv, server_recv, server_send);
+    rooms of this model or of chat_source, whose tasks are named the same way."""
     out = {role: 0 for role, _ in _PROGRAMS}
     for room in built:
         for t in room.tasks:

@@ -79,6 +79,8 @@ _TABLE = [
     ("writeback", 2500, 128, "bdflush/kupdated work per dirtied metadata block: build and submit the buffer"),
     ("tcp_send", 3500, 128, "send(2) of a small message on a loopback TCP socket: tcp_sendmsg, the loopback "
                             "device, the receiver's tcp_v4_rcv and socket wake-up"),
+    ("semop", 600, 24, "semop(2) on one SysV semaphore: copy the operation in, look the array up, check access, "
+                       "apply it, walk the queue of waiting operations (chat_source; no recording)"),
     ("tcp_recv", 2000, 96, "recv(2): tcp_recvmsg, copy to user, window update"),
     ("tcp_msg", 250, 16, "per extra small message carried by one send or recv call (copy 100 bytes, skb "
                          "bookkeeping): chat's calls move several queued messages at once"),
