@@ -47,10 +47,11 @@ from .chat import CLIENT_ASID, SERVER_ASID, USERS, NoCompletion, dispatches_by_r
 from .kpaths import WakeChannel, after_wake, mark_waker, syscall, task_spec
 
 #: Messages per sender in the study's whole runs (chosen: the smallest count at which every sender sends more than
-#: one, so a sender's flood and the server's fan-out overlap as in a real run; host time grows with it, docs/study.md).
+#: one, so a sender's flood and the server's fan-out overlap as in a real run; host time grows with it. At 20 rooms 5
+#: messages read both kernels' gains about 5 points lower, as the start weighs less: docs/study.md).
 STUDY_MESSAGES = 2
-#: Upper bound of a run's simulated time from the release, in ms (chosen: about 5 x the longest run measured, 50 rooms
-#: with two messages; a run that has not ended there reports no figure).
+#: Upper bound of a run's simulated time from the release, in ms (chosen: about 4 x the longest run measured, 1,295 ms
+#: at 50 rooms with two messages under 2.5.32 with HT off; a run that has not ended there reports no figure).
 MAX_MS = 5000.0
 _STEP_MS = 1.0
 #: The run's steps after the release: its end is found within this, and the machine statistics run to it.
