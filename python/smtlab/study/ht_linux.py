@@ -318,7 +318,7 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
     pub = pub[pub.workload == workload]
     bounds = QUICK_BOUNDS[workload] if quick and not steady else {}
     params = [dict(workload=workload, param=v, ht=ht, scheduler=s, warm_ms=warm, window_ms=window, steady=steady,
-                   bounds=bounds, **({"whole_run": True} if whole_run else {}))
+                   bounds=bounds, whole_run=whole_run)
               for s in KERNELS.values() for v in values for ht in (False, True)]
     res = run_jobs(_mt_job, params, workers, progress, workload)
     get = {(r["scheduler"], r["param"], r["ht"]): r for r in res}

@@ -224,9 +224,9 @@ def run(rooms: int, ht: bool, scheduler: str, messages: int = STUDY_MESSAGES, se
         release(k, built)
         total = rooms * USERS * messages * USERS  # each user's messages sent once and received by 19
         clients = client_tasks(built)
-        step = k.ms_to_cycles(_RUN_STEP_MS)
-        while not all(k.record(t).stats.finished is not None for t in clients) and k.now + step <= released + bound:
-            k.run(until=k.now + step)
+        run_step = k.ms_to_cycles(_RUN_STEP_MS)
+        while not all(k.record(t).stats.finished is not None for t in clients) and k.now + run_step <= released + bound:
+            k.run(until=k.now + run_step)
         if not all(k.record(t).stats.finished is not None for t in clients):
             counted = sum(room.sent + room.received for room in built)
             raise NoCompletion(f"{label}: {counted} of {total} messages counted in {max_ms:g} ms")
