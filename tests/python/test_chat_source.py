@@ -119,3 +119,27 @@ def test_whole_runs_are_a_chat_option_and_exclude_steady_windows(tmp_path):
     with pytest.raises(ValueError, match="exclude each other"):
         report.run_study(tmp_path, quick=True, workers=1, only=["chat"], progress=False, echo=False,
                          steady_chat=True, chat_whole_run=True)
+
+
+def test_under_linux24_a_run_reports_what_schedule_would_have_walked():
+    """run_list_walk (Linux24.walk_counts from the release on): every switch-in after the release comes from a pick,
+    so there are at least as many walks as the client threads that ran (each of the 40 runs once at least), and no
+    walk holds more entries than the room has tasks (80 and the client's main thread). 2.5.32's O(1) pick has none."""
+    r = chat_source.run(1, False, "linux24", messages=1)
+    w = r["run_list_walk"]
+    assert w["walks"] >= 2 * chat.USERS
+    assert 0 < w["walked"] <= w["walks"] * (4 * chat.USERS + 1)
+    assert "run_list_walk" not in chat_source.run(1, False, "linux25ht", messages=1)
+
+
+def test_the_report_gives_the_walks_per_pick_and_per_counted_message():
+    """The study's sentence, on made-up rows: 1 room x 2 messages counts 800 messages; alone 16 walks of 960 entries
+    in all (60 per pick, 16 / 800 = 0.02 per counted message), with HT on 8 walks of 800 (100, 0.01)."""
+    from smtlab.study import ht_linux
+
+    def row(walks, walked):
+        return {"param": 1, "messages": 2, "run_list_walk": {"walks": walks, "walked": walked}}
+
+    text = ht_linux._walk_sentence([row(16, 960)], [row(8, 800)])
+    assert "walked 60 run-list entries per pick alone and 100 with HT on, 0.02 and 0.01 picks" in text
+    assert ht_linux._walk_sentence([{"param": 1}], [row(8, 800)]) == ""

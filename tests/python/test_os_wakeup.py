@@ -214,3 +214,35 @@ def test_linux25_settle_sends_sleepers_to_the_cap_and_hogs_to_zero(cfg_1x2):
     assert sched.sleep_avg[hog] == 0 and sched.prio(hog) == 5
     assert sched.sleep_avg[sleeper] == mx and sched.prio(sleeper) == -5
     assert sched.sleep_avg[done] == before
+
+
+def test_linux24_walk_counts_what_schedule_would_walk():
+    """Linux24.walk_counts, on paper. One logical CPU, N tasks spawned before the run, each computing and exiting, no
+    tick inside the run: every pick walks the whole run list (the waiting tasks; the CPU's own task has exited), so
+    the picks walk N, N-1, ..., 1 entries, and a last one, when the last task exits, walks none: N + 1 walks,
+    N (N + 1) / 2 entries. Every counter stays full, so nothing is recalculated."""
+    n = 5
+    cfg = smtlab.load_config(None, {"system.cores": 1, "core.threads": 1})
+    sched = Linux24(**FAST)
+    k = Kernel(smtlab.Machine(cfg), sched, tick_cycles=10**9, time_slice_cycles=10**9, switch_cycles=SWITCH)
+    for i in range(n):
+        k.spawn(Task(f"x{i}", [Compute(1000)], source="gen:alu,count=0", asid=1))
+    k.run()
+    assert sched.walk_counts() == {"walks": n + 1, "walked": n * (n + 1) // 2, "recalculations": 0,
+                                   "recalculated": 0}
+
+
+def test_linux24_walk_counts_the_recalculations():
+    """Two CPU hogs on one logical CPU with 10-tick slices: A runs ticks 1-10, B ticks 11-20; at tick 20 both
+    counters are 0, so schedule() recalculates (visiting both tasks) and walks the list again; A runs ticks 21-30,
+    B 31-40, and the second recalculation comes at tick 40. Stopped at tick 45: two passes, four tasks visited.
+    The walks: the first pick sees both tasks waiting (2 entries); every later one the running task, whose counter
+    ran out, and the waiting one (2 entries), at ticks 10, 20 (twice), 30 and 40 (twice): 7 walks of 2."""
+    cfg = smtlab.load_config(None, {"system.cores": 1, "core.threads": 1})
+    sched = Linux24(**FAST)
+    k = Kernel(smtlab.Machine(cfg), sched, tick_cycles=TICK, time_slice_cycles=SLICE, switch_cycles=SWITCH)
+    for name in "AB":
+        k.spawn(Task(name, [Compute(10**12)], source="gen:alu,count=0", asid=1, daemon=True))
+    k.run(until=45 * TICK)
+    counts = sched.walk_counts()
+    assert counts == {"walks": 7, "walked": 14, "recalculations": 2, "recalculated": 4}

@@ -76,6 +76,12 @@ class Linux24(RunqueueScheduler):
         self._head = 0
         self._tail = 0
         self._full = 1
+        # What 2.4.19's own schedule() would walk, counted but not charged as kernel code (the model's switch is the
+        # recorded path whatever the list holds: docs/study.md, chat's "Rooms"): ``walk_counts``.
+        self.walks = 0  # run-list walks of schedule() (wakeup_preempt)
+        self.walked = 0  # run-list entries those walks visit
+        self.recalculations = 0  # "recalculate:" passes
+        self.recalculated = 0  # tasks those passes visit (for_each_task)
 
     def setup(self, kernel: "Kernel") -> None:
         super().setup(kernel)
@@ -113,6 +119,7 @@ class Linux24(RunqueueScheduler):
 
     def _recalculate(self) -> None:
         full = self._full
+        self.recalculations += 1
         for task in list(self.counter):
             if task.state is TaskState.EXITED:
                 del self.counter[task]
@@ -120,6 +127,7 @@ class Linux24(RunqueueScheduler):
                 self.list_order.pop(task, None)
             else:
                 self.counter[task] = self.counter[task] // 2 + full
+                self.recalculated += 1
 
     def enqueue(self, task: "Task", reason: str) -> int | None:
         if not self.wakeup_preempt:
@@ -212,12 +220,18 @@ class Linux24(RunqueueScheduler):
         asid = k.record(prev).asid if prev is not None else None
         record, counter, processor, order = k.record, self.counter, self.processor, self.list_order
         full, penalty = self._full, self.proc_change_penalty
+        queue = self.queues[self.queue_key(cpu)]
+        # 2.4.19's run list holds the waiting tasks and the running ones, this CPU's ``prev`` (the CPU's current task)
+        # and those on other CPUs, switching in too: schedule() visits them, and can_schedule() skips the latter.
+        running = sum(1 for c in k.cpus if c.current is not None or c.incoming is not None)
         for _ in range(2):
+            self.walks += 1
+            self.walked += len(queue) + running
             # 2.4.19's schedule(): the highest goodness, and among equals the task nearest the list's head (the
             # largest list_order; class doc).
             best, weight, place = None, -1, 0
             # goodness() inlined: with one runqueue this loop scans every waiting task (1,600 chat tasks) per pick.
-            for t in self.queues[self.queue_key(cpu)]:
+            for t in queue:
                 if t.affinity is None or cpu in t.affinity:
                     c = counter.get(t)
                     if c is None:
@@ -248,6 +262,15 @@ class Linux24(RunqueueScheduler):
 
     def queue_key(self, cpu: int) -> int:
         return 0 if self.global_runqueue else cpu
+
+    def walk_counts(self) -> dict[str, int]:
+        """What 2.4.19's schedule() would have walked so far (with ``wakeup_preempt``; not charged as kernel code):
+        ``walks`` (one per pick, two for a pick that recalculates, as schedule() walks the list again after its
+        "recalculate:" step), ``walked`` (run-list entries those walks visit: the waiting tasks and the running ones,
+        see :meth:`pick_next`), ``recalculations`` and ``recalculated`` (the tasks whose counters those passes
+        recomputed: for_each_task visits every task)."""
+        return {"walks": self.walks, "walked": self.walked, "recalculations": self.recalculations,
+                "recalculated": self.recalculated}
 
     def select_cpu(self, task: "Task", reason: str) -> int:
         home = allowed_home(self, task, reason)

@@ -88,6 +88,22 @@ def _stack_delta(off: dict[str, Any], on: dict[str, Any]) -> str:
     return ", ".join(f"{k} {v:+.2f}" for v, k in grew[:4]) or "none"
 
 
+def _walk_sentence(offs: list[dict[str, Any]], ons: list[dict[str, Any]]) -> str:
+    """What 2.4.19's schedule() would have walked in whole chat runs (chat_source's ``run_list_walk``), or ""."""
+    if not all("run_list_walk" in r for r in offs + ons):
+        return ""
+
+    def per(rs: list[dict[str, Any]]) -> tuple[float, float]:
+        walks = sum(r["run_list_walk"]["walks"] for r in rs)
+        counted = sum(r["param"] * chat.USERS * chat.USERS * r["messages"] for r in rs)  # sent + received
+        return sum(r["run_list_walk"]["walked"] for r in rs) / max(walks, 1), walks / counted
+
+    (len_off, rate_off), (len_on, rate_on) = per(offs), per(ons)
+    return (f" 2.4.19's schedule() would have walked {len_off:.0f} run-list entries per pick alone and {len_on:.0f} "
+            f"with HT on, {rate_off:.2f} and {rate_on:.2f} picks per counted message: not charged, the model runs "
+            "the recorded switch path whatever the list holds (docs/study.md, chat as its source is written, Rooms).")
+
+
 def _single_thread_paragraph(rows: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
     same = sum(1 for off, on in rows if off["work_cycles"] == on["work_cycles"] and off["instructions"] ==
                on["instructions"])
@@ -401,7 +417,7 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
                   f"{_mean(offs, 'branch_mpki'):.1f} alone, {_mean(ons, 'branch_mpki'):.1f} with HT on, where "
                   f"{_mean(ons, 'pht_tag_mpki'):.1f} had no pattern entry of their CPU in a full set and were "
                   f"predicted statically (NetBurst tags the entries per logical processor). HT-on CPI stack: "
-                  f"{stack_line(_avg(ons)['stack'])}.")
+                  f"{stack_line(_avg(ons)['stack'])}.{_walk_sentence(offs, ons)}")
         md.append("")
     fallback = "any user or kernel path that fell back to its estimate"
     if workload == "chat":

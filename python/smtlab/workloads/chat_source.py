@@ -206,8 +206,10 @@ def run(rooms: int, ht: bool, scheduler: str, messages: int = STUDY_MESSAGES, se
     """One whole run: the benchmark's figure (``throughput``: messages sent plus received per second, from the release
     to the last message received), the run's length (``window_ms``; ``start_ms``: the start before the release,
     ``warm_ms`` 0), the messages each room sent (``sent_by_room``), the switch-ins of each role (``dispatches_by_role``)
-    and the machine statistics of the run from the release. Raises :class:`~smtlab.workloads.chat.NoCompletion` if
-    the start or the run does not finish within ``max_ms`` of simulated time each."""
+    and the machine statistics of the run from the release; under ``linux24`` also ``run_list_walk``, what 2.4.19's
+    schedule() would have walked from the release to the last run step (Linux24.walk_counts; not charged). Raises
+    :class:`~smtlab.workloads.chat.NoCompletion` if the start or the run does not finish within ``max_ms`` of simulated
+    time each."""
     k = make_kernel(ht, scheduler, seed=seed, scheduler_params=scheduler_params)
     built = build(rooms, messages)
     label = f"chat whole run, {rooms} rooms x {messages} messages, HT {'on' if ht else 'off'}, {scheduler}"
@@ -221,6 +223,8 @@ def run(rooms: int, ht: bool, scheduler: str, messages: int = STUDY_MESSAGES, se
             raise NoCompletion(f"{label}: the start did not finish (not every task ran and blocked) in {max_ms:g} ms")
         released = k.now
         snap = counters(k)
+        walks = getattr(k.scheduler, "walk_counts", None)  # 2.4.19's run-list walks (Linux24; not charged)
+        walk0 = walks() if walks is not None else None
         release(k, built)
         total = rooms * USERS * messages * USERS  # each user's messages sent once and received by 19
         clients = client_tasks(built)
@@ -237,6 +241,7 @@ def run(rooms: int, ht: bool, scheduler: str, messages: int = STUDY_MESSAGES, se
                 "throughput": total / seconds, "sent_by_room": [room.sent for room in built],
                 "dispatches_by_role": dispatches_by_role(k, built), "host_seconds": k.host_seconds,
                 "start_ms": released / k.cycles_per_us / 1000.0, "warm_ms": 0.0,
-                "window_ms": (end - released) / k.cycles_per_us / 1000.0, **machine_summary(k, snap)}
+                "window_ms": (end - released) / k.cycles_per_us / 1000.0, **machine_summary(k, snap),
+                **({"run_list_walk": {key: v - walk0[key] for key, v in walks().items()}} if walks is not None else {})}
     finally:
         k.machine.close()
