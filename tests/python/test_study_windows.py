@@ -69,3 +69,26 @@ def test_study_job_reports_no_completion_as_missing(monkeypatch):
     monkeypatch.setattr(fileserver, "run", boom)
     r = ht_linux._mt_job("tbench", 90, False, "linux24", 1.0, 1.0)
     assert math.isnan(r["throughput"]) and "no request completed" in r["no_completion"]
+
+
+_STARTED: list[int] = []
+
+
+def _job(n: int) -> dict[str, int]:
+    _STARTED.append(n)
+    return {"n": n, "square": n * n}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_run_jobs_starts_the_costliest_first_and_keeps_the_input_order(workers):
+    """With a cost key the jobs start in decreasing cost (seen in-process with one worker); either way every result
+    sits at its job's place in ``params``."""
+    _STARTED.clear()
+    params = [{"n": n} for n in (3, 1, 4, 1, 5, 9, 2, 6)]
+    res = common.run_jobs(_job, params, workers, False, "t", cost=lambda p: p["n"])
+    assert res == [{"n": p["n"], "square": p["n"] ** 2} for p in params]
+    if workers == 1:
+        assert _STARTED == sorted((p["n"] for p in params), reverse=True)
+        _STARTED.clear()
+        common.run_jobs(_job, params, 1, False, "t")
+        assert _STARTED == [p["n"] for p in params]  # no key: the input order

@@ -37,10 +37,15 @@ def _call(job: tuple[Callable[..., dict[str, Any]], dict[str, Any]]) -> dict[str
 
 
 def run_jobs(fn: Callable[..., dict[str, Any]], params: Sequence[dict[str, Any]], workers: int, progress: bool,
-             desc: str) -> list[dict[str, Any]]:
-    """``fn(**p)`` for every ``p``, on ``workers`` processes (each job a pure function returning a plain dict), in
-    the order of ``params``. Longest-looking jobs are not reordered: results keep the input order."""
-    jobs = [(fn, p) for p in params]
+             desc: str, cost: Callable[[dict[str, Any]], Any] | None = None) -> list[dict[str, Any]]:
+    """``fn(**p)`` for every ``p``, on ``workers`` processes (each job a pure function returning a plain dict); the
+    results in the order of ``params``. ``cost``: a sort key of a job's parameters, larger for longer jobs; the jobs
+    then start longest first, so that the pool's last jobs are short and no worker waits long for the others at the
+    end (the results keep the order of ``params``)."""
+    order = list(range(len(params)))
+    if cost is not None:
+        order.sort(key=lambda i: cost(params[i]), reverse=True)
+    jobs = [(fn, params[i]) for i in order]
     bar: Any = None
     if progress:
         try:
@@ -48,20 +53,23 @@ def run_jobs(fn: Callable[..., dict[str, Any]], params: Sequence[dict[str, Any]]
             bar = tqdm(total=len(jobs), desc=desc, leave=False)
         except ImportError:  # pragma: no cover
             bar = None
-    results: list[dict[str, Any]] = []
+    done: list[dict[str, Any]] = []
     if workers <= 1:
         for j in jobs:
-            results.append(_call(j))
+            done.append(_call(j))
             if bar is not None:
                 bar.update(1)
     else:
         with ProcessPoolExecutor(max_workers=workers) as pool:
             for r in pool.map(_call, jobs):
-                results.append(r)
+                done.append(r)
                 if bar is not None:
                     bar.update(1)
     if bar is not None:
         bar.close()
+    results: list[dict[str, Any]] = [{}] * len(params)
+    for i, r in zip(order, done):
+        results[i] = r
     return results
 
 

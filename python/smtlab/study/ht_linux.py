@@ -336,7 +336,9 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
     params = [dict(workload=workload, param=v, ht=ht, scheduler=s, warm_ms=warm, window_ms=window, steady=steady,
                    bounds=bounds, whole_run=whole_run)
               for s in KERNELS.values() for v in values for ht in (False, True)]
-    res = run_jobs(_mt_job, params, workers, progress, workload)
+    # A point simulates more the more clients or rooms it has, and about twice as much with HT on (two busy logical
+    # CPUs): those start first.
+    res = run_jobs(_mt_job, params, workers, progress, workload, cost=lambda p: (p["param"], p["ht"]))
     get = {(r["scheduler"], r["param"], r["ht"]): r for r in res}
     rows = []
     for kern, sched in KERNELS.items():
