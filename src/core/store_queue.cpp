@@ -33,12 +33,18 @@ void StoreQueue::sync(std::uint32_t t) {
   for (; r.scanned < th.robTail; ++r.scanned) {
     const Uop& u = th.robSlot(r.scanned);
     if (!u.hasStore) continue;
+    // Every field set on its own: assigning a fresh StoreEntry{} first built it on the stack and copied it with 16-byte
+    // loads that straddle its stores, which the CPU cannot forward from its store buffer (a stall at every store).
     StoreEntry& e = r.slots[r.tail & r.mask];
-    e = StoreEntry{};
+    [[maybe_unused]] const auto& [refs, seq, pc, asid, addressAt, dataAt, ownedAt, retired] = e;  // all its fields
     e.refs = u.instr->stores;
     e.seq = u.seq;
     e.pc = u.instr->pc;
     e.asid = th.asid;
+    e.addressAt = Cycle::never();
+    e.dataAt = Cycle::never();
+    e.ownedAt = Cycle::never();
+    e.retired = false;
     ++r.tail;
   }
 }
