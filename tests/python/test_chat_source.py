@@ -40,6 +40,7 @@ def test_one_system_call_per_message_and_hop(monkeypatch, rooms, messages):
     # The client's figure: sent plus received over the run from the release.
     assert r["throughput"] * r["window_ms"] / 1000.0 == pytest.approx(rooms * per_room, rel=1e-9)
     assert r["messages"] == messages and r["warm_ms"] == 0.0 and r["start_ms"] > 0
+    assert r["counted"] == rooms * per_room
 
 
 def test_every_thread_does_its_share():
@@ -138,8 +139,8 @@ def test_the_report_gives_the_walks_per_pick_and_per_counted_message():
     from smtlab.study import ht_linux
 
     def row(walks, walked):
-        return {"param": 1, "messages": 2, "run_list_walk": {"walks": walks, "walked": walked}}
+        return {"counted": 800, "run_list_walk": {"walks": walks, "walked": walked}}
 
     text = ht_linux._walk_sentence([row(16, 960)], [row(8, 800)])
     assert "walked 60 run-list entries per pick alone and 100 with HT on, 0.02 and 0.01 picks" in text
-    assert ht_linux._walk_sentence([{"param": 1}], [row(8, 800)]) == ""
+    assert ht_linux._walk_sentence([{"counted": 800}], [row(8, 800)]) == ""

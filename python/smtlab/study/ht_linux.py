@@ -95,8 +95,7 @@ def _walk_sentence(offs: list[dict[str, Any]], ons: list[dict[str, Any]]) -> str
 
     def per(rs: list[dict[str, Any]]) -> tuple[float, float]:
         walks = sum(r["run_list_walk"]["walks"] for r in rs)
-        counted = sum(r["param"] * chat.USERS * chat.USERS * r["messages"] for r in rs)  # sent + received
-        return sum(r["run_list_walk"]["walked"] for r in rs) / max(walks, 1), walks / counted
+        return sum(r["run_list_walk"]["walked"] for r in rs) / max(walks, 1), walks / sum(r["counted"] for r in rs)
 
     (len_off, rate_off), (len_on, rate_on) = per(offs), per(ons)
     return (f" 2.4.19's schedule() would have walked {len_off:.0f} run-list entries per pick alone and {len_on:.0f} "

@@ -204,7 +204,7 @@ def release(k: Any, rooms: list[Room]) -> Task:
 def run(rooms: int, ht: bool, scheduler: str, messages: int = STUDY_MESSAGES, seed: int = 0, max_ms: float = MAX_MS,
         scheduler_params: dict[str, Any] | None = None) -> dict[str, Any]:
     """One whole run: the benchmark's figure (``throughput``: messages sent plus received per second, from the release
-    to the last message received), the run's length (``window_ms``; ``start_ms``: the start before the release,
+    to the last message received; ``counted``: those messages), the run's length (``window_ms``; ``start_ms``: the start before the release,
     ``warm_ms`` 0), the messages each room sent (``sent_by_room``), the switch-ins of each role (``dispatches_by_role``)
     and the machine statistics of the run from the release; under ``linux24`` also ``run_list_walk``, what 2.4.19's
     schedule() would have walked from the release to the last run step (Linux24.walk_counts; not charged). Raises
@@ -237,11 +237,11 @@ def run(rooms: int, ht: bool, scheduler: str, messages: int = STUDY_MESSAGES, se
         # The clock stops when the last client thread is done (chat_c.c: c_donesem reaches 0).
         end = max(k.record(t).stats.finished for t in clients)
         seconds = (end - released) / (k.freq_ghz * 1e9)
+        walked = {"run_list_walk": {key: v - walk0[key] for key, v in walks().items()}} if walk0 is not None else {}
         return {"workload": "chat", "param": rooms, "ht": ht, "scheduler": scheduler, "messages": messages,
-                "throughput": total / seconds, "sent_by_room": [room.sent for room in built],
+                "counted": total, "throughput": total / seconds, "sent_by_room": [room.sent for room in built],
                 "dispatches_by_role": dispatches_by_role(k, built), "host_seconds": k.host_seconds,
                 "start_ms": released / k.cycles_per_us / 1000.0, "warm_ms": 0.0,
-                "window_ms": (end - released) / k.cycles_per_us / 1000.0, **machine_summary(k, snap),
-                **({"run_list_walk": {key: v - walk0[key] for key, v in walks().items()}} if walks is not None else {})}
+                "window_ms": (end - released) / k.cycles_per_us / 1000.0, **machine_summary(k, snap), **walked}
     finally:
         k.machine.close()
