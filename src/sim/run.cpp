@@ -45,10 +45,12 @@ void runPhase(Machine& m, std::vector<bool> pending, std::uint64_t target, const
           m.clearRetireLimit(e.cpu);
           break;
         case EventKind::SourceEnded:
+          // A trace that ended without one instruction ever retired from it (over every restart, warm-up included) is
+          // an empty input, never an empty success: with or without an instruction count.
+          if (m.attached(e.cpu)->retired() == 0) {
+            throw TraceError(fmt::format("trace '{}' on CPU {} has no instructions", m.attached(e.cpu)->describe(), c));
+          }
           if (target > 0) {
-            if (m.threadStats(e.cpu).instructions == 0) {
-              throw TraceError(fmt::format("trace '{}' on CPU {} has no instructions", m.attached(e.cpu)->describe(), c));
-            }
             m.restartTrace(e.cpu);  // keep the sibling under contention until every thread has its N
           } else if (c < pending.size() && pending[c]) {
             pending[c] = false;

@@ -168,6 +168,25 @@ TEST_F(BadInput, EmptyTextTrace) {
   expectOneLineRunError(runTrace(trace), "empty.txt", {"has no instructions"});
 }
 
+TEST_F(BadInput, EmptyTraceWithoutACountIsAnErrorToo) {
+  // Without -n the run lasts until every trace ends; an empty one ends at once. That is an empty input, not a run of
+  // zero instructions reported as success (exit 0 and a table of zeros before session 43).
+  const std::string trace = file("empty.txt", "");
+  expectOneLineRunError(run({"run", "-c", "netburst", trace, "-q"}), "empty.txt", {"has no instructions", "CPU 0"});
+  const std::string comments = file("comments.txt", "# nothing but a comment\n");
+  expectOneLineRunError(run({"run", "-c", "netburst", comments}), "comments.txt", {"has no instructions"});
+}
+
+TEST_F(BadInput, EmptyTraceBesideAGoodOneNamesItsCpu) {
+  // The sibling's trace is fine; the empty one on CPU 1 still fails the run, with or without a count.
+  const std::string trace = file("empty.txt", "");
+  for (const std::vector<std::string>& count : {std::vector<std::string>{}, std::vector<std::string>{"-n", "50"}}) {
+    std::vector<std::string> args{"run", "-c", "netburst", "gen:alu,count=100", trace, "-q"};
+    args.insert(args.end(), count.begin(), count.end());
+    expectOneLineRunError(run(args), "empty.txt", {"has no instructions", "CPU 1"});
+  }
+}
+
 TEST_F(BadInput, CommentOnlyTextTraceIsEmpty) {
   const std::string trace = file("comments.txt", "# nothing but a comment\n\n");
   expectOneLineRunError(runTrace(trace), "comments.txt", {"has no instructions"});
