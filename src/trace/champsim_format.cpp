@@ -6,6 +6,7 @@
 
 #include <boost/iostreams/filter/gzip.hpp>
 #include <boost/iostreams/filter/lzma.hpp>
+#include <boost/iostreams/filter/zstd.hpp>
 #include <boost/iostreams/filtering_stream.hpp>
 #include <fmt/format.h>
 
@@ -143,6 +144,13 @@ bool champSimRegisterWork(const ChampSimRecord& r) {
   return false;
 }
 
+namespace {
+bool looksLikeText(const unsigned char* record) {
+  return std::all_of(record, record + kChampSimRecordSize,
+                     [](unsigned char c) { return c >= 0x20 || c == '\t' || c == '\n' || c == '\r'; });
+}
+}  // namespace
+
 bool isChampSimTraceName(const std::string& path) { return path.find(".champsimtrace") != std::string::npos; }
 
 struct ChampSimTraceReader::Stream {
@@ -180,6 +188,11 @@ void ChampSimTraceReader::start() {
   } else if (magic[0] == 0x1f && magic[1] == 0x8b) {
     compression_ = "gzip";
     stream_->in.push(io::gzip_decompressor());
+  } else if (magic[0] == 0x28 && magic[1] == 0xb5 && magic[2] == 0x2f && magic[3] == 0xfd) {
+    // zstd's frame magic (RFC 8878 §3.1.1, 0xFD2FB528 little-endian): before session 43 such a file was read as raw
+    // records, compressed bytes decoded as instructions.
+    compression_ = "zstd";
+    stream_->in.push(io::zstd_decompressor());
   } else {
     compression_ = "";
   }
@@ -204,6 +217,12 @@ bool ChampSimTraceReader::readRecord(ChampSimRecord& r) {
   }
   if (got == 0) return false;
   if (got < kChampSimRecordSize) fail(fmt::format("truncated ({} of {} bytes)", got, kChampSimRecordSize));
+  if (readIndex_ == 0 && looksLikeText(buf)) {
+    // Every real record has zero bytes (the ip's upper bytes, the flags, unused register slots); 64 bytes of printable
+    // text are another format under a ChampSim name, which would otherwise decode into garbage instructions.
+    fail("64 bytes of text, not a ChampSim binary record (a text trace named .champsimtrace? ChampSim files are "
+         "raw 64-byte records, plain or xz/gzip/zstd-compressed)");
+  }
   decodeRecord(buf, r);
   ++readIndex_;
   return true;
@@ -230,7 +249,11 @@ void writeChampSimTrace(const std::string& path, const std::vector<ChampSimRecor
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   if (!file) throw TraceError(fmt::format("cannot create ChampSim trace '{}'", path));
   io::filtering_ostream out;
-  if (path.size() >= 3 && path.compare(path.size() - 3, 3, ".xz") == 0) out.push(io::lzma_compressor());
+  auto endsWith = [&](std::string_view tail) {
+    return path.size() >= tail.size() && path.compare(path.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  if (endsWith(".xz")) out.push(io::lzma_compressor());
+  if (endsWith(".zst")) out.push(io::zstd_compressor());
   out.push(file);
   for (const ChampSimRecord& r : records) {
     unsigned char buf[kChampSimRecordSize] = {};

@@ -52,7 +52,8 @@ class TraceInput;
 
 class ChampSimTraceReader : public TraceSource {
  public:
-  // Compression is recognised by content (xz or gzip magic), else the file is read plain. rewind() reopens the file;
+  // Compression is recognised by content (xz, gzip or zstd magic), else the file is read plain; a first record of
+  // printable text is refused (another format under a ChampSim name). rewind() reopens the file;
   // a pipe cannot be read twice (TraceError).
   explicit ChampSimTraceReader(std::string path);
   explicit ChampSimTraceReader(std::unique_ptr<TraceInput> input);
@@ -79,7 +80,7 @@ class ChampSimTraceReader : public TraceSource {
   bool done_ = false;
 };
 
-// Writes records in ChampSim's format (plain, or xz when the name ends in .xz); for tests and conversions.
+// Writes records in ChampSim's format (plain, xz when the name ends in .xz, zstd in .zst); for tests and conversions.
 void writeChampSimTrace(const std::string& path, const std::vector<ChampSimRecord>& records);
 
 }  // namespace smtlab

@@ -138,5 +138,45 @@ TEST(ChampSim, CorruptXzIsOneClearError) {
   }
 }
 
+TEST(ChampSim, ZstdIsRecognisedByContent) {
+  // zstd's frame magic (28 b5 2f fd) selects the decompressor whatever the name ends in; before session 43 the
+  // compressed bytes were decoded as records (garbage instructions, exit 0).
+  test::TempPath plain(".champsimtrace");
+  test::TempPath zst(".champsimtrace.zst");
+  writeChampSimTrace(plain.str(), champsimSample());
+  writeChampSimTrace(zst.str(), champsimSample());
+  const std::string bytes = test::readFile(zst.str());
+  ASSERT_GE(bytes.size(), 4u);
+  ASSERT_EQ(bytes.substr(0, 4), std::string("\x28\xb5\x2f\xfd", 4)) << "the writer did not compress";
+  const auto expected = readBack(plain.str());
+  EXPECT_EQ(expected.size(), 11u);
+  EXPECT_EQ(readBack(zst.str()), expected);
+  auto src = openTrace(zst.str());  // through openTrace, and again after a rewind
+  EXPECT_EQ(readAll(*src), expected);
+  src->rewind();
+  EXPECT_EQ(readAll(*src), expected);
+}
+
+TEST(ChampSim, TextUnderAChampSimNameIsRefused) {
+  // 64 printable bytes cannot be a ChampSim record (the ip's upper bytes and the flags are zeros): a text trace
+  // given a ChampSim name is refused at its first record instead of decoded into instructions.
+  test::TempPath path(".champsimtrace");
+  test::writeFile(path.str(), "# smtlab text trace\n400000 int dst=r1 src=r2\n400004 load dst=r3 ld=1000:8\n");
+  try {
+    readBack(path.str());
+    FAIL() << "no error";
+  } catch (const TraceError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(path.str()), std::string::npos) << msg;
+    EXPECT_NE(msg.find("record 0: 64 bytes of text"), std::string::npos) << msg;
+  }
+  // A real record whose bytes are mostly printable still reads: one zero byte is enough.
+  ChampSimRecord r = rec(0x4142434445464748ull, {0x41, 0x42}, {0x43, 0x44, 0x45, 0x46});
+  r.dstMem = {0x4142434445464748ull, 0x4142434445464748ull};
+  r.srcMem = {0x4142434445464748ull, 0x4142434445464748ull, 0x4142434445464748ull, 0x4142434445464748ull};
+  writeChampSimTrace(path.str(), {r});  // is_branch and branch_taken are the zero bytes
+  EXPECT_EQ(readBack(path.str()).size(), 1u);
+}
+
 }  // namespace
 }  // namespace smtlab
