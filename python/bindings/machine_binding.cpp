@@ -119,6 +119,12 @@ class PyMachine {
       }
       const bool boundOnly = events.size() == 1 && events.front().kind == EventKind::CycleBound;
       if (!boundOnly || m.now().value >= bound) return events;
+      if (m.quiescent()) {
+        // Nothing can happen before the bound (an idle machine, every trace ended): one jump instead of up to 2^44
+        // slices of kMaxSlice cycles (a machine with nothing attached run to until=2^64-2 took weeks before).
+        py::gil_scoped_release release;
+        return m.run(Cycle{bound});
+      }
       if (PyErr_CheckSignals() != 0) throw py::error_already_set();  // KeyboardInterrupt; the machine stays usable
       // Aim each slice at kSliceTarget of host time: grow at most 2x (a cheap event-skipping stretch must not make
       // the next, dense one long), shrink at once in proportion.

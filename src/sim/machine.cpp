@@ -180,6 +180,11 @@ void Machine::flushAll() {
   for (auto& core : cores_) core->flushAccounting(now_);
 }
 
+bool Machine::quiescent() const {
+  return skip_ && std::all_of(cores_.begin(), cores_.end(),
+                              [](const auto& c) { return c->nextWake() == Cycle::never() && !c->hasWork(); });
+}
+
 bool Machine::anyWork() const {
   return std::any_of(cores_.begin(), cores_.end(), [](const auto& c) { return c->hasWork(); });
 }

@@ -105,6 +105,36 @@ def test_a_run_bound_in_the_past_is_refused_and_now_is_an_empty_run(cfg_1x2):
         assert [(e.kind, e.cycle) for e in events] == [(EventKind.CYCLE_BOUND, 1_000)] and m.now == 1_000
 
 
+def test_an_idle_machine_jumps_to_a_far_bound_at_once(cfg_1x2):
+    """Nothing attached, or every trace ended: nothing can happen before the bound, so the run takes it in one jump.
+    Before session 43 it went in slices of 2^20 cycles (2^44 of them to the largest bound: weeks). Run in a child
+    process so that a regression fails the test instead of hanging it."""
+    import subprocess
+    import sys
+
+    script = (
+        "import smtlab\n"
+        "from smtlab import EventKind, Machine, Source\n"
+        "cfg = smtlab.load_config('netburst')\n"
+        "with Machine(cfg) as m:\n"
+        "    ev = m.run(until=2**64 - 2)\n"
+        "    assert [(e.kind, e.cycle) for e in ev] == [(EventKind.CYCLE_BOUND, 2**64 - 2)], ev\n"
+        "with Machine(cfg) as m:\n"
+        "    m.attach(0, Source('gen:alu,count=100'))\n"
+        "    ended = m.run(cycles=1_000_000)\n"
+        "    assert any(e.kind == EventKind.SOURCE_ENDED for e in ended), ended\n"
+        "    start = m.now\n"
+        "    ev = m.run(cycles=2**50)\n"
+        "    assert m.now == start + 2**50 and ev[-1].kind == EventKind.CYCLE_BOUND, (m.now, ev)\n"
+        "    assert m.stats()['logical_cpus'][0]['instructions'] == 100\n"
+        "print('ok')\n"
+    )
+    package_root = os.path.dirname(os.path.dirname(smtlab.__file__))  # the smtlab this test imported
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
 def test_cpu_and_asid_out_of_range_name_the_cpu(cfg_1x2):
     with Machine(cfg_1x2) as m:
         for bad in (-1, 2, 2**64, 2**200):

@@ -83,6 +83,10 @@ class Machine {
   // Simulates until cycle `until` or the end of the first cycle in which an event happens; returns the events (a
   // CycleBound event when `until` was reached without any other).
   std::vector<Event> run(Cycle until);
+  // True when run() would jump straight to any bound: event skipping is on (sim.skip) and no core can change
+  // anything until the caller does (nothing runs, no wake-up is pending). A caller running in slices can then take
+  // the whole stretch in one call.
+  bool quiescent() const;
 
   // Zeroes every statistic (threads, caches, cycle count) while keeping the machine's state: ends a warm-up.
   void resetStats();
