@@ -239,7 +239,8 @@ void visitParams(Config& c, V&& v) {
     "read of the stack pointer after them waits one cycle for a sync uop (r4 is the stack pointer in every format)");
   v("core.watchdog_cycles", k.watchdog_cycles,
     "cycles without any retirement while work is in flight (by the core, or by one running thread while a "
-    "sibling retires) before stopping with a deadlock error", 1000, kMaxInt);
+    "sibling retires) before stopping with a deadlock error; a wait for the memory system with a known end (the oldest "
+    "instruction a load served beyond the L1, or the fetch of the next one) counts as progress", 1000, kMaxInt);
   // Speculation (issue 10 §4).
   v("core.wrong_path", k.wrong_path,
     "after a mispredicted branch its thread fetches, renames and issues wrong-path uops (its own recent code at the "

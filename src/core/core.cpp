@@ -85,6 +85,9 @@ void Core::tick(Cycle now) {
   if (checking_) checkInvariants(now);
 
   anyRunning = anyRunning || loadStore_.hasBufferedStores();  // hasWork()
+  // A core whose threads wait for a known completion (a long access, an instruction fetch from DRAM) is not stuck:
+  // the watchdog starts counting again from here.
+  if (anyRunning && now - lastRetire_ > watchdogCycles_ && anyWaitsForCompletion(now)) lastRetire_ = now;
   if (anyRunning && now - lastRetire_ > watchdogCycles_) {
     throw DeadlockError(fmt::format("watchdog: core {} retired nothing for {} cycles (cycle {}): {}", id_.value,
                                     now - lastRetire_, now.value, describeStuck(now)));
@@ -343,8 +346,13 @@ std::uint32_t Core::finishAndAccount(Cycle now, bool& anyRunning) {
     if ((chargeMask & (1u << t)) != 0) chargeThread(th, n);
     if (th.state != ThreadState::Running || th.retiredThisCycle || th.stats.instructions >= th.retireLimit) {
       th.lastRetire = now;
-    } else if (now - th.lastRetire > watchdogCycles_ && starved == threadCount_) {
-      starved = t;
+    } else if (now - th.lastRetire > watchdogCycles_) {
+      // Asked only past the limit (not on the hot path): a thread waiting for a known completion starts again.
+      if (waitsForCompletion(t, now)) {
+        th.lastRetire = now;
+      } else if (starved == threadCount_) {
+        starved = t;
+      }
     }
     if (th.state != ThreadState::Running) continue;
     anyRunning = true;
@@ -411,6 +419,28 @@ Cycle Core::computeNextWake(Cycle now) const {
     for (Cycle c : th.missDone) consider(c);
   }
   return next;
+}
+
+bool Core::waitsForCompletion(std::uint32_t t, Cycle now) const {
+  const ThreadContext& th = threads_[t];
+  if (th.state != ThreadState::Running || th.cursor == nullptr) return false;
+  const SeqNum head = th.cursor->retireSeq();
+  if (th.robTail == head) {
+    // Nothing renamed: the front end waits for its next instruction (an ITLB walk or instruction-cache miss).
+    return !th.waitingBranch && th.fetchResumeAt >= now && th.fetchResumeAt != Cycle::never();
+  }
+  // A load served beyond the L1: the memory system's latency and queueing (mem.dram.latency goes up to 1,000,000
+  // cycles) can outlast the watchdog with nothing wrong. Other long operations (a 3000-cycle divide in a test) are
+  // not excused: the watchdog is for the core's own waits.
+  const Uop& u = th.rob[head.value & th.robMask];
+  return u.valid && u.issued && u.hasLoad && u.level != MemLevel::L1 && u.doneAt > now && u.doneAt != Cycle::never();
+}
+
+bool Core::anyWaitsForCompletion(Cycle now) const {
+  for (std::uint32_t t = 0; t < threadCount_; ++t) {
+    if (waitsForCompletion(t, now)) return true;
+  }
+  return false;
 }
 
 std::string Core::describeStuck(Cycle /*now*/) const {

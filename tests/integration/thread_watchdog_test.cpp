@@ -82,5 +82,34 @@ TEST(ThreadWatchdog, AThreadHeldAtItsRetireLimitIsNotStarved) {
   EXPECT_GT(m.threadStats(LogicalCpu{0}).instructions, 10000u);
 }
 
+TEST(ThreadWatchdog, WaitsForTheMemorySystemAreNotDeadlocks) {
+  // mem.dram.latency may be up to 1,000,000 cycles, half the default watchdog: an instruction fetch (an ITLB walk and
+  // an instruction-cache miss, two DRAM trips) or a load queued behind the sibling's misses then waits beyond
+  // 2,000,000 cycles with a known end. Before session 43 this pair stopped at cycle 2,000,094 with a "deadlock"
+  // whose own message said thread 1's load was executing until cycle 2,000,158.
+  Config c = loadConfig("netburst");
+  c.mem.dram.latency = 1000000;
+  Machine m(c);
+  m.attach(LogicalCpu{0}, cursorFor("gen:mix,count=200"), Asid{1});
+  m.attach(LogicalCpu{1}, cursorFor("gen:chase,footprint=1m,work=3,count=100"), Asid{2});
+  std::string error;
+  int ended = 0;
+  try {
+    while (ended < 2) {
+      for (const Event& e : m.run(Cycle{m.now().value + (std::uint64_t{1} << 40)})) {
+        if (e.kind == EventKind::SourceEnded) ++ended;
+      }
+    }
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(m.threadStats(LogicalCpu{0}).instructions, 200u);
+  EXPECT_EQ(m.threadStats(LogicalCpu{1}).instructions, 100u);
+  // One record in four is a chase load (work=3, docs/traces.md), each on the one before: 25 dependent loads, each a
+  // first touch of its line in 1 MiB of them, so each waits for one DRAM trip at least, one after the other.
+  EXPECT_GT(m.now().value, 25u * 1000000u);
+}
+
 }  // namespace
 }  // namespace smtlab::test

@@ -74,8 +74,14 @@ class Core {
   void setChecking(bool on) { checking_ = on; }
   // Describes what each running thread waits for (used by the watchdog message).
   std::string describeStuck(Cycle now) const;
+  // Thread t waits for the memory system until a known later cycle: its oldest instruction is a load served beyond the
+  // L1 that completes then (a DRAM latency near the watchdog's, queued behind other misses), or, with nothing renamed,
+  // its fetch resumes then (an instruction-cache or ITLB miss). The watchdog counts such a wait as progress (it asks
+  // only once past core.watchdog_cycles).
+  bool waitsForCompletion(std::uint32_t t, Cycle now) const;
 
  private:
+  bool anyWaitsForCompletion(Cycle now) const;
   // Removes every in-flight instruction of thread t with seq >= from; fetch restarts at `from`.
   void squashFrom(std::uint32_t t, SeqNum from);
   void applyPendingFlushes();
