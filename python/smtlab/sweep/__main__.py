@@ -7,8 +7,9 @@ import sys
 
 import smtlab
 
-from .execute import run_sweep
+from .execute import WORKERS_PER_CPU, check_workers, run_sweep
 from .file import load_sweep_file
+from .spec import SweepError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -18,16 +19,19 @@ def main(argv: list[str] | None = None) -> int:
         "folder are skipped, so rerunning the same command resumes an interrupted sweep.",
     )
     ap.add_argument("file", help="sweep file (TOML)")
-    ap.add_argument("-o", "--output", help="result folder (default: the file's `output`, else ./<file stem>-results)")
-    ap.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
+    ap.add_argument("-o", "--output", help="result folder (default: the file's `output`, else ./<name>-results)")
+    ap.add_argument("--workers", type=int, help="local worker processes (default: all cores; never more than the "
+                    f"runs to do; more than {WORKERS_PER_CPU} per CPU of the host is refused)")
     ap.add_argument("--scheduler", metavar="ADDRESS", help="run on a Dask cluster: scheduler address (tcp://host:8786)")
     ap.add_argument("--format", choices=("parquet", "csv"), help="table format (default: the file's, else parquet)")
     ap.add_argument("--dry-run", action="store_true", help="validate the sweep and print how many runs it has")
     ap.add_argument("--no-retry-failed", action="store_true", help="keep runs stored as failed instead of rerunning")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
-    if args.workers is not None and args.workers < 1:
-        ap.error("--workers must be at least 1")
+    try:
+        check_workers(args.workers, "--workers")
+    except SweepError as e:
+        ap.error(str(e))
 
     try:
         sweep, options = load_sweep_file(args.file)

@@ -20,11 +20,37 @@ import smtlab
 
 from .backend import execute_all
 from .progress import Progress
-from .spec import RunSpec, SweepSpec, json_default, resolve_scenario
+from .spec import RunSpec, SweepError, SweepSpec, json_default, resolve_scenario
 from .store import MemoryStore, Record, ResultStore
 from .tables import SweepResult, build_result, load_cpi_stacks, load_results, write_result
 
-__all__ = ["Sweep", "execute_run", "load_cpi_stacks", "load_results", "run_sweep", "write_result"]
+__all__ = ["WORKERS_PER_CPU", "Sweep", "check_workers", "execute_run", "host_cpus", "load_cpi_stacks", "load_results",
+           "run_sweep", "write_result"]
+
+#: The most local worker processes per host CPU. Runs are CPU-bound, so processes beyond the CPUs only cost memory
+#: and start-up time; a few per CPU still lets a pool oversubscribe (another job holding some cores), while a count
+#: far beyond that (a typo, 100000) is refused before thousands of processes are started.
+WORKERS_PER_CPU = 4
+
+
+def host_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask where the OS has one): the default pool size."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def check_workers(workers: int | None, what: str = "workers") -> None:
+    """Raises :class:`SweepError` unless ``workers`` is None (the default) or 1 .. WORKERS_PER_CPU x the host's CPUs;
+    ``what`` names the value in the message (``--workers`` on the command line)."""
+    if workers is None:
+        return
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise SweepError(f"{what} must be an integer of at least 1, got {workers!r}")
+    cpus = host_cpus()
+    if workers > WORKERS_PER_CPU * cpus:
+        raise SweepError(f"{what} {workers} is too many for this host: at most {WORKERS_PER_CPU} per CPU "
+                         f"({cpus} CPUs, so {WORKERS_PER_CPU * cpus}); each worker is a process running one simulation")
 
 
 def execute_run(spec: RunSpec) -> Record:
@@ -66,13 +92,15 @@ def run_sweep(
       ``None`` keeps everything in memory (no resume).
     - backend: ``executor`` (any ``concurrent.futures.Executor``, or a ``distributed.Client``), else ``scheduler``
       (a Dask scheduler address: a client is opened and closed here), else a ``ProcessPoolExecutor`` with ``workers``
-      processes (default: all cores).
+      processes (default: all cores; never more than there are runs to do; more than ``WORKERS_PER_CPU`` per CPU is a
+      :class:`SweepError`).
     - ``retry_failed``: runs stored as failed are run again (a lost worker is not the run's fault).
     - ``runner``: the picklable function that executes one :class:`RunSpec` (default :func:`execute_run`).
     """
     if fmt not in ("parquet", "csv"):
         raise ValueError(f"fmt must be 'parquet' or 'csv', got {fmt!r}")
-    runs, baselines = sweep.expand()  # validates everything before any run starts
+    check_workers(workers)
+    runs, baselines = sweep.expand()  # validates everything before any run starts (and refuses a sweep of no runs)
     store: ResultStore | MemoryStore = ResultStore(out) if out is not None else MemoryStore()
 
     specs: dict[str, RunSpec] = dict(baselines)
@@ -95,7 +123,7 @@ def run_sweep(
 
             executor = own = Client(scheduler)
         elif executor is None:
-            executor = own = cf.ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1)
+            executor = own = cf.ProcessPoolExecutor(max_workers=min(workers or host_cpus(), len(todo)))
         bar = Progress(len(todo), sweep.name, cached=cached, enabled=progress)
         try:
             for rec in execute_all(executor, runner, todo, bar):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import inspect
 import itertools
 import json
 from dataclasses import dataclass, field
@@ -88,6 +89,39 @@ def scenario_name(ref: Callable[..., Any] | str) -> str:
     return f"{getattr(ref, '__module__', '?')}:{getattr(ref, '__qualname__', repr(ref))}"
 
 
+def check_scenario_call(ref: Callable[..., Any] | str, params: Mapping[str, Any], *, seed: int | None,
+                        max_instructions: int) -> None:
+    """Raises :class:`SweepError` if the scenario cannot be called with these parameters, before any run does.
+
+    The call is bound to the function's signature (an unknown or missing parameter is an error naming it); then, if the
+    function has a ``check_params`` attribute, that is called with every argument but the config (defaults filled
+    in) and may raise ``ValueError`` or ``TypeError`` naming a bad value."""
+    name = scenario_name(ref)
+    fn = resolve_scenario(ref)
+    for reserved in ("seed", "max_instructions"):
+        if reserved in params:
+            raise SweepError(f"scenario '{name}': params may not set '{reserved}' (the sweep passes its own)")
+    args: dict[str, Any] = {"seed": seed, "max_instructions": max_instructions, **params}
+    try:
+        signature: inspect.Signature | None = inspect.signature(fn)
+    except (TypeError, ValueError):  # e.g. a builtin without one: only its run can tell
+        signature = None
+    if signature is not None:
+        try:
+            bound = signature.bind(None, **args)
+        except TypeError as e:
+            raise SweepError(f"scenario '{name}' cannot be called as fn(config, seed=..., max_instructions=..., "
+                             f"**params): {e}") from None
+        bound.apply_defaults()
+        args = dict(list(bound.arguments.items())[1:])  # the first one is the config
+    check = getattr(fn, "check_params", None)
+    if check is not None:
+        try:
+            check(args)
+        except (ValueError, TypeError) as e:
+            raise SweepError(str(e)) from None
+
+
 @dataclass(frozen=True)
 class Workload:
     """What runs on the machine: trace specs, one per logical CPU from CPU 0, or an OS scenario.
@@ -160,16 +194,32 @@ class Run:
     baseline_config_key: str | None = None
 
 
-def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested TOML tables to dotted keys: {"core": {"rob": {"entries": [..]}}} -> {"core.rob.entries": [..]}."""
+def _flatten(table: Mapping[str, Any]) -> dict[str, Any]:
+    """Nested TOML tables to dotted keys: {"core": {"rob": {"entries": [..]}}} -> {"core.rob.entries": [..]}.
+
+    Iterative (a stack, not recursion), so tables nested thousands deep are an unknown key, not a RecursionError. A key
+    given twice (``"core.rob.entries"`` quoted and ``core.rob.entries`` dotted, which TOML keeps apart) is an error:
+    one of the two values would be dropped."""
     out: dict[str, Any] = {}
-    for k, v in table.items():
-        key = f"{prefix}{k}"
-        if isinstance(v, Mapping):
-            out.update(_flatten(v, key + "."))
-        else:
+    stack = [("", iter(table.items()))]
+    while stack:
+        prefix, items = stack[-1]
+        for k, v in items:
+            key = f"{prefix}{k}"
+            if isinstance(v, Mapping):
+                stack.append((key + ".", iter(v.items())))
+                break
+            if key in out:
+                raise SweepError(f"key '{short(key)}' is given twice (quoted and as dotted or nested keys)")
             out[key] = v
+        else:
+            stack.pop()
     return out
+
+
+def short(text: str, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters for a message (a key from a file can be megabytes long)."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def expand_points(
@@ -190,7 +240,17 @@ def expand_points(
                 raise SweepError(f"axis '{key}': no values")
         keys = list(flat)
         grid = [dict(zip(keys, combo)) for combo in itertools.product(*(list(flat[k]) for k in keys))]
-    explicit = [_flatten(p) for p in points] if points else [{}]
+    explicit: list[dict[str, Any]] = [{}]
+    if points:
+        explicit = []
+        for i, p in enumerate(points):
+            if not isinstance(p, Mapping):
+                raise SweepError(f"points[{i}]: expected a table of config keys, got {short(repr(p))}")
+            explicit.append(_flatten(p))
+            both = [k for k in explicit[-1] if k in grid[0]]
+            if both:  # the axis value would replace the point's, which would then never run
+                raise SweepError(f"key '{short(both[0])}' is set both by the axes and by points[{i}]: set it in one "
+                                 f"place (the axis values would replace the point's)")
     return [{**p, **g} for p in explicit for g in grid]
 
 
@@ -200,7 +260,9 @@ class SweepSpec:
 
     ``axes`` is a dict key -> values (cross product) or a list of explicit points (dicts); ``points`` adds explicit
     points that the axes grid is crossed with. ``overrides`` apply to every point first. ``seeds``: each seed sets the
-    config's ``seed`` and the ``seed`` of every generator spec that does not name its own; ``None`` changes nothing.
+    config's ``seed`` and the ``seed`` of every generator spec that does not name its own; ``None`` changes nothing;
+    an empty list is an error (a sweep without runs). ``origin``: the file the sweep was read from, named first in the
+    errors of :meth:`expand`.
     """
 
     def __init__(
@@ -216,6 +278,7 @@ class SweepSpec:
         warmup: int = 0,
         baseline: str = "threads1",
         name: str = "sweep",
+        origin: str | None = None,
     ) -> None:
         if baseline not in BASELINE_MODES:
             raise SweepError(f"baseline '{baseline}': expected one of {', '.join(BASELINE_MODES)}")
@@ -239,10 +302,13 @@ class SweepSpec:
         if seeds is None or isinstance(seeds, int):
             seeds = [seeds]
         self.seeds = list(seeds)
+        if not self.seeds:
+            raise SweepError("seeds is empty: no runs (leave seeds out to run each point once with the config's seed)")
         self.max_instructions = max_instructions
         self.warmup = warmup
         self.baseline = baseline
         self.name = name
+        self.origin = origin
 
     @property
     def axis_keys(self) -> list[str]:
@@ -252,18 +318,31 @@ class SweepSpec:
             keys.update(dict.fromkeys(p))
         return list(keys)
 
+    def _named(self) -> str:
+        """The sweep as its messages name it: ``sweep 'x'``, after its file if it was read from one."""
+        return f"{self.origin}: sweep '{self.name}'" if self.origin else f"sweep '{self.name}'"
+
     def _load(self, where: str, overrides: Mapping[str, Any]) -> smtlab.Config:
         try:
             return smtlab.load_config(self.config, overrides)
         except smtlab.ConfigError as e:
-            raise smtlab.ConfigError(f"sweep '{self.name}' {where}: {e}") from None
+            raise smtlab.ConfigError(f"{self._named()} {where}: {e}") from None
 
     def expand(self) -> tuple[list[Run], dict[str, RunSpec]]:
         """Every run and every distinct baseline. Loads and validates each config point and trace spec first, so a
-        bad axis key or value raises (naming the key) before anything is simulated."""
+        bad axis key or value raises (naming the key) before anything is simulated. Scenario parameters are checked
+        against the scenario's signature and its ``check_params`` (:func:`check_scenario_call`); a generator without
+        a count needs ``max_instructions``; a sweep without runs is an error, never an empty success."""
         runs: list[Run] = []
         baselines: dict[str, RunSpec] = {}
         opened: set[str] = set()
+        for wl in self.workloads:
+            if wl.scenario is not None:  # fails now, not in every worker
+                try:
+                    check_scenario_call(wl.scenario, wl.params, seed=self.seeds[0],
+                                        max_instructions=self.max_instructions)
+                except SweepError as e:
+                    raise SweepError(f"{self._named()} workload '{wl.name}': {e}") from None
         common = {"v": STORE_VERSION, "smtlab": smtlab.__version__}
         for pi, point in enumerate(self.points):
             label = ", ".join(f"{k}={v!r}" for k, v in point.items()) or "base config"
@@ -287,17 +366,21 @@ class SweepSpec:
                     for t in traces:
                         if t not in opened:
                             try:
-                                smtlab.Source(t)
+                                source = smtlab.Source(t)
                             except smtlab.Error as e:
-                                raise SweepError(f"sweep '{self.name}' workload '{wl.name}': {e}") from None
+                                raise SweepError(f"{self._named()} workload '{wl.name}': {e}") from None
+                            # as `smtlab run` refuses it: without a count the run would last until the trace ends
+                            if self.max_instructions == 0 and t.startswith("gen:") and source.length is None:
+                                raise SweepError(
+                                    f"{self._named()} workload '{wl.name}': trace '{short(t)}' is endless (count=0) "
+                                    f"and max_instructions is 0: set max_instructions (instructions per thread)"
+                                )
                             opened.add(t)
                     if traces and len(traces) > cfg.logical_cpus:
                         raise SweepError(
-                            f"sweep '{self.name}' workload '{wl.name}' at point {pi} ({label}): {len(traces)} traces "
+                            f"{self._named()} workload '{wl.name}' at point {pi} ({label}): {len(traces)} traces "
                             f"but the machine has {cfg.logical_cpus} logical CPUs"
                         )
-                    if wl.scenario is not None:
-                        resolve_scenario(wl.scenario)  # fails now, not in every worker
                     ident = {**common, "kind": "run", "config": ckey, "workload": wl.identity(), "traces": traces,
                              "seed": seed, "max_instructions": self.max_instructions, "warmup": self.warmup}
                     spec = RunSpec(digest(ident), "run", cfg, traces, wl.scenario, dict(wl.params), seed,
@@ -312,6 +395,8 @@ class SweepSpec:
                                                                self.max_instructions, self.warmup))
                             bkeys.append(bkey)
                     runs.append(Run(len(runs), dict(point), wl, seed, spec, ckey, tuple(bkeys), base_ckey))
+        if not runs:
+            raise SweepError(f"{self._named()} has no runs")
         return runs, baselines
 
     def validate(self) -> int:
