@@ -60,10 +60,16 @@ Options parseOptions(const std::vector<std::string>& args, std::size_t from) {
       if (i + 1 >= args.size()) throw UsageError(fmt::format("trace: option {} needs a value", a));
       return args[++i];
     };
-    if (a == "-o" || a == "--output") o.output = value();
-    else if (a == "--format") o.format = value();
-    else if (a == "--compression") o.compression = value();
-    else if (a == "-n" || a == "--count") o.count = parseCount(value(), a);
+    // A repeated option is refused, as `smtlab run` does: silently keeping the last (-o a -o b writing only b) hides
+    // a mistake in a script.
+    auto once = [&](auto& slot) -> auto& {
+      if (slot) throw UsageError(fmt::format("trace: option {} given more than once", shortQuote(a)));
+      return slot;
+    };
+    if (a == "-o" || a == "--output") once(o.output) = value();
+    else if (a == "--format") once(o.format) = value();
+    else if (a == "--compression") once(o.compression) = value();
+    else if (a == "-n" || a == "--count") once(o.count) = parseCount(value(), a);
     else if (a.size() > 1 && a[0] == '-') throw UsageError(fmt::format("trace: unknown option {}", shortQuote(a)));
     else o.positional.push_back(a);
   }
@@ -347,6 +353,10 @@ int traceCommand(const std::vector<std::string>& args) {
   }
   const std::string& sub = args[0];
   if (sub == "record") return traceRecordCommand(args);
+  // `smtlab trace gen --help` (or any subcommand's): the usage, which covers every subcommand but record's own.
+  if (std::any_of(args.begin() + 1, args.end(), [](const std::string& a) { return a == "-h" || a == "--help"; })) {
+    return traceCommand({"--help"});
+  }
   if (sub == "kernels") return listKernels();
   const Options o = parseOptions(args, 1);
   if (sub == "gen") {

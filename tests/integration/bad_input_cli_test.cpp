@@ -328,6 +328,25 @@ TEST_F(CliBadInput, JsonIntoAnUnwritableFileIsReportedBeforeTheRun) {
   EXPECT_EQ(slurp(target), "old\n");
 }
 
+TEST_F(CliBadInput, TraceOptionsGivenTwiceAreRefusedAndNothingIsWritten) {
+  // `-o a -o b` wrote only b before session 43 (the last value won), as --format twice kept the second.
+  const std::string a = path("dup1.smt"), b = path("dup2.smt");
+  expectOneLineError(run({"trace", "gen", "gen:alu,count=10", "-o", a, "-o", b}), "'-o'", {"more than once"});
+  EXPECT_FALSE(fs::exists(a));
+  EXPECT_FALSE(fs::exists(b));
+  expectOneLineError(run({"trace", "head", "gen:alu", "-n", "3", "-n", "4"}), "'-n'", {"more than once"});
+}
+
+TEST_F(CliBadInput, TraceSubcommandHelpPrintsTheUsage) {
+  // `trace gen --help` was "unknown option '--help'" (exit 1); `trace record --help` already worked.
+  for (const char* sub : {"gen", "head", "info", "convert"}) {
+    const ProgramResult r = run({"trace", sub, "--help"});
+    EXPECT_EQ(r.status, 0) << sub << ": " << r.err;
+    EXPECT_NE(r.out.find("smtlab trace gen SPEC -o FILE"), std::string::npos) << sub << ": " << r.out;
+    EXPECT_EQ(r.err, "") << sub;
+  }
+}
+
 TEST_F(CliBadInput, TraceGenDestinationIsCheckedWithTheReason) {
   expectOneLineError(run({"trace", "gen", "gen:alu", "-o", path("missing/t.smt")}), "missing/t.smt",
                      {"does not exist"});
