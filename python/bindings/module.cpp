@@ -68,6 +68,13 @@ py::object jsonToPython(const boost::json::value& value) {
 
 std::string overrideText(const py::handle& value, std::string_view key) {
   if (py::isinstance<py::bool_>(value)) return value.cast<bool>() ? "true" : "false";
+  // numpy scalars, which sweep and analysis code computes values with (numpy.int64(96), numpy.bool_(True),
+  // numpy.float32(0.5)), by their dtype's kind rather than by importing numpy here.
+  if (py::hasattr(value, "dtype") && py::hasattr(value, "item") && py::hasattr(value, "ndim") &&
+      py::hasattr(value.attr("dtype"), "kind") && py::int_(value.attr("ndim")).cast<long>() == 0) {
+    const std::string kind = value.attr("dtype").attr("kind").cast<std::string>();
+    if (kind == "b" || kind == "i" || kind == "u" || kind == "f") return overrideText(value.attr("item")(), key);
+  }
   if (py::isinstance<py::int_>(value)) return py::str(value).cast<std::string>();
   if (py::isinstance<py::float_>(value)) return py::repr(value).cast<std::string>();
   if (py::isinstance<py::str>(value)) return value.cast<std::string>();

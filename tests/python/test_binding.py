@@ -52,6 +52,22 @@ def test_config_errors_name_the_key():
     assert issubclass(ConfigError, smtlab.Error)
 
 
+def test_config_takes_numpy_scalars():
+    """Sweep and analysis code computes values with numpy: numpy integers, booleans and floats set a key as the
+    Python number of the same value would (before session 43 numpy.int64 was a TypeError, and a numpy.float64's repr
+    under numpy 2, 'np.float64(4.0)', would not have parsed)."""
+    np = pytest.importorskip("numpy")
+    plain = smtlab.load_config(None, {"core.rob.entries": 96, "core.recombine": False, "mem.dram.bytes_per_cycle": 4.0})
+    cfg = smtlab.load_config(None, {"core.rob.entries": np.int64(96), "core.recombine": np.bool_(False),
+                                    "mem.dram.bytes_per_cycle": np.float64(4.0)})
+    assert cfg.to_dict() == plain.to_dict()
+    cfg.set("core.rob.entries", np.uint16(64))
+    cfg.set("mem.dram.bytes_per_cycle", np.float32(2.5))  # exact in binary, so the same double
+    assert cfg.get("core.rob.entries") == 64 and cfg.get("mem.dram.bytes_per_cycle") == 2.5
+    with pytest.raises(TypeError, match="core.rob.entries"):
+        smtlab.load_config(None, {"core.rob.entries": np.array([1, 2])})  # an array is not a value
+
+
 # --- topology -------------------------------------------------------------------------------------------------------
 def test_topology_as_linux_numbers_it(cfg_2x2):
     with Machine(cfg_2x2) as m:
