@@ -347,6 +347,16 @@ TEST_F(CliBadInput, TraceSubcommandHelpPrintsTheUsage) {
   }
 }
 
+TEST_F(CliBadInput, CachesNoHostCanHoldAreRefusedBeforeAllocating) {
+  // 512 cores (64 packages x 8, 1024 logical CPUs: the most there may be) each with a 4 GiB L2 and a 4 GiB LLC per
+  // package: at least 26 bytes per 64-byte line make ~1 TiB, beyond the hosts this runs on, so it fails the same way
+  // everywhere. Before session 43 such a machine ran out of memory with no key named ("out of memory" under ulimit
+  // -v; otherwise the kernel's OOM killer, with no message at all).
+  const ProgramResult r = run({"run", "-q", "--set", "system.packages=64", "--set", "system.cores=8", "--set",
+                               "mem.l2.size_kb=4194304", "--set", "mem.llc.size_kb=4194304", "gen:alu", "-n", "1k"});
+  expectOneLineError(r, "mem.l2.size_kb = 4194304 x 512 cores", {"of host memory to model", "make the caches smaller"});
+}
+
 TEST_F(CliBadInput, TraceGenDestinationIsCheckedWithTheReason) {
   expectOneLineError(run({"trace", "gen", "gen:alu", "-o", path("missing/t.smt")}), "missing/t.smt",
                      {"does not exist"});
