@@ -102,6 +102,16 @@ def test_a_whole_recorded_length_then_the_switch_path_as_kernel_code():
     assert t.stats.instructions + k.cpus[1].kernel_instructions == k.machine.retired(1)
 
 
+def test_a_path_shorter_than_wake_instructions_runs_again_from_its_start():
+    # wake_instructions (1000) beyond the path's 300 records: the path's end starts it again, so each wake-up still
+    # runs exactly 1000 kernel instructions (its retire limit); its end used to raise NameError.
+    k = _kernel(wake_path="gen:mix,count=300,seed=11", wake_instructions=WAKE)
+    t, _ = _scene(k)
+    assert k.wake_ipi.runs == [0, ROUNDS]
+    assert k.cpus[1].kernel_instructions == ROUNDS * WAKE
+    assert t.stats.instructions + k.cpus[1].kernel_instructions == k.machine.retired(1)
+
+
 def test_the_path_replaces_the_ipi_estimate_of_after_wake(monkeypatch):
     monkeypatch.setenv(kpaths.REAL_PATHS_ENV, "0")  # the estimate (with real paths, a busy target's recorded IPI)
     with_path = _kernel(wake_path=WAKE_SPEC, wake_instructions=WAKE)

@@ -56,7 +56,7 @@ import time
 from typing import Any, Iterable
 
 from .._core import Config, EventKind, Machine, Source, TraceError, UsageError
-from . import accounting, halt, results, steps, timer
+from . import accounting, checks, halt, results, steps, timer
 from .cpu import KERNEL_ASID, CpuState
 from .record import TaskRecord
 from .scheduler import Scheduler
@@ -125,8 +125,7 @@ class Kernel:
         if getattr(scheduler, "kernel", None) is not None:
             raise UsageError(f"Kernel: the {scheduler.name} scheduler instance already belongs to another kernel; "
                              "a scheduler keeps that kernel's runqueues, so give every kernel its own instance")
-        if isinstance(stall_ms, bool) or not isinstance(stall_ms, (int, float)) or not stall_ms > 0:
-            raise ValueError(f"Kernel: stall_ms must be a positive number of milliseconds, not {stall_ms!r}")
+        checks.check_number("Kernel", "stall_ms", stall_ms, positive=True, unit=" of milliseconds")
         for name, value in (("switch_cycles", switch_cycles), ("switch_instructions", switch_instructions)):
             if not isinstance(value, int) or value < 0:
                 raise ValueError(f"Kernel: {name} must be a non-negative int, not {value!r}")
@@ -134,16 +133,9 @@ class Kernel:
         self.scheduler = scheduler
         self.freq_ghz: float = machine.config.freq_ghz
         self.cycles_per_us = self.freq_ghz * 1000.0
-        if tick_cycles is None:
-            if hz <= 0:
-                raise ValueError(f"Kernel: hz must be positive, not {hz!r}")
-            tick_cycles = round(self.freq_ghz * 1e9 / hz)
-        if tick_cycles < 1:
-            raise ValueError(f"Kernel: tick_cycles must be at least 1, not {tick_cycles!r}")
-        self.tick_cycles = int(tick_cycles)
-        self.time_slice = int(time_slice_cycles) if time_slice_cycles is not None else self.ms_to_cycles(time_slice_ms)
-        if self.time_slice < 1:
-            raise ValueError("Kernel: the time slice must be at least one cycle")
+        # Times and rates are refused here, naming the argument the caller gave (not as a conversion error in run).
+        self.tick_cycles = checks.tick_cycles(self.freq_ghz, hz, tick_cycles)
+        self.time_slice = checks.time_slice(self.freq_ghz, time_slice_ms, time_slice_cycles)
         self.switch_cycles = switch_cycles
         self.switch_instructions = switch_instructions if kernel_path else 0
         if not 0 <= spawn_cpu < machine.logical_cpus:
@@ -170,6 +162,7 @@ class Kernel:
         if timer_path is not None and charge_os_costs:
             for c in self.cpus:
                 c.timer_src = Source(timer_path)
+            steps.require_instructions(self.cpus[0].timer_src, "Kernel: timer_path")  # else restarted for ever
             n = self.cpus[0].timer_src.length if timer_instructions is None else timer_instructions
             if isinstance(n, bool) or not isinstance(n, int) or n < 1:
                 raise ValueError(f"Kernel: timer_instructions must be a positive int (the timer path "
@@ -178,6 +171,7 @@ class Kernel:
         if kernel_path:
             for c in self.cpus:
                 c.kpath = Source(kernel_path)
+            steps.require_instructions(self.cpus[0].kpath, "Kernel: kernel_path")  # else restarted for ever
         # The wake-up IPI to a halted CPU as kernel code (wake_ipi.py).
         self.wake_ipi = (WakeIpi(self, wake_path, wake_instructions, KERNEL_ASID,
                                  lambda cpu: self._push_timer(self.now, _WOKEN, cpu))
@@ -218,7 +212,9 @@ class Kernel:
 
     # --- services for schedulers -------------------------------------------------------------------------------------
     def ms_to_cycles(self, ms: float) -> int:
-        """Milliseconds of simulated time as cycles (system.freq_ghz)."""
+        """Milliseconds of simulated time as cycles (system.freq_ghz); a negative time is 0 cycles, a NaN or an
+        infinity a ValueError."""
+        checks.check_finite("Kernel.ms_to_cycles", "ms", ms)
         return max(0, round(ms * 1000.0 * self.cycles_per_us))
 
     def is_idle(self, cpu: int) -> bool:
@@ -265,6 +261,8 @@ class Kernel:
             raise TypeError(f"Kernel.spawn: expected a Task, not {type(task).__name__}")
         if task._record is not None:
             raise UsageError(f"Kernel.spawn: task {task.name!r} was spawned already")
+        if at is not None:
+            checks.check_number("Kernel.spawn", "at", at, unit=" (a cycle)")
         self._admit(task)
         if at is not None and at > self.now:
             self._pending_spawns += 1
@@ -323,6 +321,8 @@ class Kernel:
         every live task waits on a channel (nobody is left to send), or if every live task that is not a daemon has
         waited on a channel for ``stall_ms`` while only daemons ran: daemons do not count as progress, since a
         daemon may compute forever (the same holds with ``until``: the run would go on only as long as the bound)."""
+        if until is not None:
+            checks.check_until(until, self.now)
         m = self.machine
         heap = self._timers
         perf = time.perf_counter

@@ -71,6 +71,17 @@ def placement(k: "Kernel") -> dict[int, dict[str, Any]]:
     return out
 
 
+# The columns of the frames, in order: a kernel that ran no task (or no segment, no decision) gives an empty frame
+# with these columns, so that selecting them works as after any run.
+TASK_COLUMNS = ("pid", "name", "priority", "asid", "state", "instructions", "running", "runnable", "switching",
+                "sleeping", "io_wait", "blocked", "created", "started", "finished", "turnaround", "dispatches",
+                "preemptions", "migrations", "core_migrations", "ipc", "cpus", "packages", "doubled_up")
+CPU_COLUMNS = ("cpu", "core", "thread", "busy", "switch", "idle", "dispatches", "instructions", "kernel_instructions",
+               "ipc", "package", "tlb_flushes", "wakes", "timer_interrupts")
+TIMELINE_COLUMNS = ("cpu", "core", "pid", "task", "start", "end", "why")
+DECISION_COLUMNS = ("cycle", "cpu", "what", "task", "detail")
+
+
 def task_records(k: "Kernel") -> list[dict[str, Any]]:
     """One dict per task: instructions, cycles running / runnable / switching / sleeping / io_wait / blocked,
     created, started, finished, turnaround, dispatches, preemptions, migrations, ipc while running; and where it
@@ -131,28 +142,28 @@ def task_frame(k: "Kernel") -> "pandas.DataFrame":
     """task_records() as a DataFrame indexed by pid."""
     import pandas as pd
 
-    return pd.DataFrame(task_records(k)).set_index("pid")
+    return pd.DataFrame(task_records(k), columns=list(TASK_COLUMNS)).set_index("pid")
 
 
 def cpu_frame(k: "Kernel") -> "pandas.DataFrame":
     """cpu_records() as a DataFrame indexed by cpu."""
     import pandas as pd
 
-    return pd.DataFrame(cpu_records(k)).set_index("cpu")
+    return pd.DataFrame(cpu_records(k), columns=list(CPU_COLUMNS)).set_index("cpu")
 
 
 def timeline_frame(k: "Kernel") -> "pandas.DataFrame":
     """timeline_records() as a DataFrame."""
     import pandas as pd
 
-    return pd.DataFrame(timeline_records(k), columns=["cpu", "core", "pid", "task", "start", "end", "why"])
+    return pd.DataFrame(timeline_records(k), columns=list(TIMELINE_COLUMNS))
 
 
 def decision_frame(k: "Kernel") -> "pandas.DataFrame":
     """decision_records() as a DataFrame."""
     import pandas as pd
 
-    return pd.DataFrame(decision_records(k), columns=["cycle", "cpu", "what", "task", "detail"])
+    return pd.DataFrame(decision_records(k), columns=list(DECISION_COLUMNS))
 
 
 def overhead(k: "Kernel") -> dict[str, float]:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Hashable, Iterable
 
 from .._core import UsageError
+from .checks import check_number
 
 if TYPE_CHECKING:
     from .kernel import Kernel
@@ -156,9 +157,11 @@ class RunqueueScheduler(Scheduler):
             if kind == "bool":
                 if not isinstance(value, bool):
                     raise ValueError(f"{self.name}: {key} must be True or False, not {value!r}")
-            elif isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or (
-                    kind == "int" and not isinstance(value, int)):
-                raise ValueError(f"{self.name}: {key} must be a non-negative {kind}, not {value!r}")
+            else:
+                # Finite too: an interval of inf ms would fail as a conversion error when the kernel is built.
+                check_number(self.name, key, value, kind=kind)
+                if kind == "int" and not isinstance(value, int):
+                    raise ValueError(f"{self.name}: {key} must be a non-negative {kind}, not {value!r}")
         self.params = SchedulerParams(**{**self.defaults, **params})
         for key in self.uses:
             setattr(self, key, getattr(self.params, key))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .._core import Source, UsageError
+from .._core import Source, TraceError, UsageError
 from .tasks import IO, Block, Compute, Exit, Send, Sleep, Spawn, TaskState, WakeAll, Yield, check_step
 from .timer import WAKE
 
@@ -21,6 +21,25 @@ if TYPE_CHECKING:
     from .tasks import Task
 
 _EXIT = Exit()
+
+
+def endless(src: Source) -> bool:
+    """True for a source that never ends: a generator of unknown length (``gen:...,count=0``), as `smtlab run`
+    judges it (a file of unknown length, a text trace or a pipe, ends)."""
+    return src.length is None and src.name.startswith("gen:")
+
+
+def empty(src: Source) -> bool:
+    """True for a detached source that has retired nothing and has no record to give (an empty file)."""
+    n = src.length
+    return n == 0 if n is not None else src.ended()
+
+
+def require_instructions(src: Source, what: str) -> None:
+    """Raises TraceError ``"{what} '{src.name}' has no instructions"`` for an empty source (detached, nothing
+    retired): a step on it would end at once as if done, a kernel path would be restarted for ever."""
+    if empty(src):
+        raise TraceError(f"{what} '{src.name}' has no instructions")
 
 
 def step_done(self: "Kernel", cpu: CpuState, task: Task) -> None:
@@ -66,9 +85,17 @@ def advance(self: "Kernel", cpu: CpuState, task: Task) -> None:
         if isinstance(step, Compute):
             if step.instructions == 0:
                 continue
+            src = self._resolve_source(task, step.source)
+            if step.instructions is None and not step.loop and (step.until_mark is None or step.until_mark is False) \
+                    and endless(src):
+                # The step would end at the source's end, which never comes: refused as `smtlab run` and
+                # run_traces refuse an endless generator without an instruction count.
+                raise UsageError(f"task {task.name!r}: Compute() without an instruction count runs to the end of "
+                                 f"source '{src.name}', which is endless (count=0): give Compute(n), or "
+                                 "Compute(loop=True) to compute for ever")
             rec.step = step
             rec.remaining = step.instructions
-            rec.source = self._resolve_source(task, step.source)
+            rec.source = src
             self._start_compute(cpu, task)
             return
         if isinstance(step, Sleep):  # and IO
@@ -144,8 +171,11 @@ def start_compute(self: "Kernel", cpu: CpuState, task: Task) -> None:
         if src.attached:
             raise UsageError(f"task {task.name!r}: source '{src.name}' is attached to another CPU "
                              "(tasks running at the same time need sources of their own)")
-        if src.retired and src.ended():
-            src.restart()
+        if src.retired:
+            if src.ended():
+                src.restart()
+        else:  # nothing retired yet: an empty source would end the step at once with 0 instructions, as if done
+            require_instructions(src, f"task {task.name!r}: source")
         m.attach(cpu.id, src, rec.asid)
         cpu.source = src
         cpu.source_ended = False

@@ -8,7 +8,9 @@ step                      meaning
 ========================  ==============================================================================================
 ``Compute(n)``            run ``n`` instructions of a trace source (the task's own, or ``source=``); or until a ``mark``
                           instruction (``until_mark=id`` or ``True`` for any) retires; or, with neither, to the
-                          source's end. A source that ends early ends the step (``loop=True`` starts it again instead).
+                          source's end (refused for an endless generator, ``count=0``: it has none). A source that
+                          ends early ends the step (``loop=True`` starts it again instead). An empty source is a
+                          TraceError naming the task and the source.
 ``Sleep(cycles|ms|us)``   leave the CPU for a time (a timer wakes the task)
 ``IO(cycles|ms|us)``      a simulated I/O request: blocked for its latency, then woken (counted as I/O wait)
 ``Block(channel)``        wait for a message on a channel (takes a pending one at once if there is one)
@@ -19,7 +21,8 @@ step                      meaning
 ``Exit()``                end the task (also implied at the end of the program)
 ========================  ==============================================================================================
 
-Times are simulated cycles; ``ms=``/``us=`` are converted with the machine's ``system.freq_ghz``.
+Times are simulated cycles; ``ms=``/``us=`` are converted with the machine's ``system.freq_ghz``. A time must be a
+finite, non-negative number: a NaN or an infinity is refused when the step is built (checks.py).
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from collections import deque
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Union
+
+from .checks import check_number
 
 if TYPE_CHECKING:
     from .._core import Source
@@ -65,9 +70,11 @@ def _time_to_cycles(cycles: int | None, ms: float | None, us: float | None, cycl
 class Compute:
     """Run instructions of a trace source on the task's logical CPU.
 
-    ``instructions``: how many to retire (None: until ``until_mark`` or the source's end). ``until_mark``: a mark id,
-    or True for any mark. ``source``: a spec/file (opened once per task and continued by later steps) or a Source;
-    None means the task's own source. ``loop``: start the source again when it ends instead of ending the step.
+    ``instructions``: how many to retire (None: until ``until_mark`` or the source's end; with neither, on an endless
+    generator, ``gen:...,count=0``, the step would never end and is refused with a UsageError when it starts).
+    ``until_mark``: a mark id, or True for any mark. ``source``: a spec/file (opened once per task and continued by
+    later steps) or a Source; None means the task's own source. ``loop``: start the source again when it ends
+    instead of ending the step (``Compute(loop=True)`` computes for ever).
     """
 
     instructions: int | None = None
@@ -84,6 +91,9 @@ class Compute:
             raise TypeError(f"Compute: until_mark must be a mark id or True, not {type(m).__name__}")
 
 
+_UNITS = {"cycles": " of cycles", "ms": " of milliseconds", "us": " of microseconds"}
+
+
 @dataclass(frozen=True)
 class Sleep:
     """Leave the CPU for a duration (exactly one of cycles, ms, us)."""
@@ -93,13 +103,15 @@ class Sleep:
     us: float | None = None
 
     def __post_init__(self) -> None:
-        given = [x for x in (self.cycles, self.ms, self.us) if x is not None]
+        what = type(self).__name__
+        given = [(name, x) for name, x in (("cycles", self.cycles), ("ms", self.ms), ("us", self.us)) if x is not None]
         if len(given) != 1:
-            raise ValueError(f"{type(self).__name__}: give exactly one of cycles=, ms=, us=")
-        if isinstance(given[0], bool) or not isinstance(given[0], (int, float)) or given[0] < 0:
-            raise ValueError(f"{type(self).__name__}: the duration must be a non-negative number, not {given[0]!r}")
+            raise ValueError(f"{what}: give exactly one of cycles=, ms=, us=")
+        name, value = given[0]
+        # Refused here, when the step is built, not as a conversion error inside Kernel.run (NaN, an infinity).
+        check_number(what, name, value, unit=_UNITS[name])
         if self.cycles is not None and not isinstance(self.cycles, int):
-            raise ValueError(f"{type(self).__name__}: cycles must be an int, not {self.cycles!r}")
+            raise ValueError(f"{what}: cycles must be an int, not {self.cycles!r}")
 
     def to_cycles(self, cycles_per_us: float) -> int:
         """The duration in cycles."""

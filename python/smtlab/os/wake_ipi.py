@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from .._core import EventKind, Source
+from .steps import require_instructions
 
 if TYPE_CHECKING:
     from .cpu import CpuState
@@ -42,6 +43,7 @@ class WakeIpi:
         self.spec = spec
         ncpu = len(kernel.cpus)
         self.sources = [Source(spec) for _ in range(ncpu)]  # one per CPU: two CPUs may take an IPI at once
+        require_instructions(self.sources[0], "Kernel: wake_path")  # else restarted for ever, retiring nothing
         n = self.sources[0].length if instructions is None else instructions
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ValueError(f"Kernel: wake_instructions must be a positive int (the wake path '{spec}' gives {n!r}; "
@@ -114,7 +116,7 @@ class WakeIpi:
             self.active[cpu.id] = False
             self.resume(cpu)
         elif kind == _SOURCE_ENDED:
-            m.restart_trace(cpu.id)
+            self.kernel.machine.restart_trace(cpu.id)  # a path shorter than wake_instructions runs again
 
     def ran_for(self, task: Task) -> bool:
         """True while ``task`` runs in the dispatch that the path preceded (the handler of its wake-up ran: a
