@@ -49,6 +49,18 @@ std::vector<Instr> readBack(const std::string& path) {
   return readAll(reader);
 }
 
+// Reading `path` fails with one TraceError that names the file and contains `fragment` (the record and the cause).
+void expectReadError(const std::string& path, const std::string& fragment) {
+  try {
+    readBack(path);
+    FAIL() << "no error";
+  } catch (const TraceError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(path), std::string::npos) << msg;
+    EXPECT_NE(msg.find(fragment), std::string::npos) << msg;
+  }
+}
+
 TEST(ChampSim, RecordLayoutIs64Bytes) { EXPECT_EQ(sizeof(ChampSimRecord), 64u); }
 
 TEST(ChampSim, BranchKindsAsChampSimInfersThem) {
@@ -111,14 +123,7 @@ TEST(ChampSim, TruncatedFileNamesTheRecord) {
   writeChampSimTrace(path.str(), champsimSample());
   std::string bytes = test::readFile(path.str());
   test::writeFile(path.str(), bytes.substr(0, 64 * 3 + 20));
-  try {
-    readBack(path.str());
-    FAIL() << "no error";
-  } catch (const TraceError& e) {
-    const std::string msg = e.what();
-    EXPECT_NE(msg.find(path.str()), std::string::npos) << msg;
-    EXPECT_NE(msg.find("record 3: truncated (20 of 64 bytes)"), std::string::npos) << msg;
-  }
+  expectReadError(path.str(), "record 3: truncated (20 of 64 bytes)");
 }
 
 TEST(ChampSim, CorruptXzIsOneClearError) {
@@ -162,14 +167,7 @@ TEST(ChampSim, TextUnderAChampSimNameIsRefused) {
   // given a ChampSim name is refused at its first record instead of decoded into instructions.
   test::TempPath path(".champsimtrace");
   test::writeFile(path.str(), "# smtlab text trace\n400000 int dst=r1 src=r2\n400004 load dst=r3 ld=1000:8\n");
-  try {
-    readBack(path.str());
-    FAIL() << "no error";
-  } catch (const TraceError& e) {
-    const std::string msg = e.what();
-    EXPECT_NE(msg.find(path.str()), std::string::npos) << msg;
-    EXPECT_NE(msg.find("record 0: 64 bytes of text"), std::string::npos) << msg;
-  }
+  expectReadError(path.str(), "record 0: 64 bytes of text");
   // A real record whose bytes are mostly printable still reads: one zero byte is enough.
   ChampSimRecord r = rec(0x4142434445464748ull, {0x41, 0x42}, {0x43, 0x44, 0x45, 0x46});
   r.dstMem = {0x4142434445464748ull, 0x4142434445464748ull};
