@@ -85,21 +85,7 @@ void Core::tick(Cycle now) {
   if (checking_) checkInvariants(now);
 
   anyRunning = anyRunning || loadStore_.hasBufferedStores();  // hasWork()
-  // A core whose threads wait for a known completion (a long access, an instruction fetch from DRAM) is not stuck:
-  // the watchdog starts counting again from here.
-  if (anyRunning && now - lastRetire_ > watchdogCycles_ && anyWaitsForCompletion(now)) lastRetire_ = now;
-  if (anyRunning && now - lastRetire_ > watchdogCycles_) {
-    throw DeadlockError(fmt::format("watchdog: core {} retired nothing for {} cycles (cycle {}): {}", id_.value,
-                                    now - lastRetire_, now.value, describeStuck(now)));
-  }
-  // A thread whose sibling retires never trips the test above: a starved thread (a sibling holding a shared
-  // structure it needs for ever) would run for ever without this one.
-  if (starved != threadCount_) {
-    throw DeadlockError(fmt::format("watchdog: core {} thread {} retired nothing for {} cycles while a sibling "
-                                    "retired (cycle {}): {}",
-                                    id_.value, starved, now - threads_[starved].lastRetire, now.value,
-                                    describeStuck(now)));
-  }
+  if ((anyRunning && now - lastRetire_ > watchdogCycles_) || starved != threadCount_) watchdog(now, starved);
   if (early || late || !events_.empty()) {
     nextWake_ = now + 1;
   } else if (issued || drained) {
@@ -419,6 +405,27 @@ Cycle Core::computeNextWake(Cycle now) const {
     for (Cycle c : th.missDone) consider(c);
   }
   return next;
+}
+
+void Core::watchdog(Cycle now, std::uint32_t starved) {
+  // A core whose threads wait for a known completion (a long access, an instruction fetch from DRAM) is not stuck:
+  // the watchdog starts counting again from here.
+  if (now - lastRetire_ > watchdogCycles_) {
+    if (anyWaitsForCompletion(now)) {
+      lastRetire_ = now;
+    } else {
+      throw DeadlockError(fmt::format("watchdog: core {} retired nothing for {} cycles (cycle {}): {}", id_.value,
+                                      now - lastRetire_, now.value, describeStuck(now)));
+    }
+  }
+  // A thread whose sibling retires never trips the test above: a starved thread (a sibling holding a shared
+  // structure it needs for ever) would run for ever without this one.
+  if (starved != threadCount_) {
+    throw DeadlockError(fmt::format("watchdog: core {} thread {} retired nothing for {} cycles while a sibling "
+                                    "retired (cycle {}): {}",
+                                    id_.value, starved, now - threads_[starved].lastRetire, now.value,
+                                    describeStuck(now)));
+  }
 }
 
 bool Core::waitsForCompletion(std::uint32_t t, Cycle now) const {

@@ -81,6 +81,10 @@ class Core {
   bool waitsForCompletion(std::uint32_t t, Cycle now) const;
 
  private:
+  // Past core.watchdog_cycles without a retirement (the core's, or thread `starved`'s while a sibling retires): a
+  // DeadlockError, unless the wait is for the memory system (waitsForCompletion). Out of line and cold: Core::tick
+  // sits at GCC's inlining limit, and its throws inline pushed FrontEnd::fetch out of it (+1 % host instructions).
+  [[gnu::noinline, gnu::cold]] void watchdog(Cycle now, std::uint32_t starved);
   bool anyWaitsForCompletion(Cycle now) const;
   // Removes every in-flight instruction of thread t with seq >= from; fetch restarts at `from`.
   void squashFrom(std::uint32_t t, SeqNum from);
