@@ -72,7 +72,8 @@ def placement(k: "Kernel") -> dict[int, dict[str, Any]]:
 
 
 # The columns of the frames, in order: a kernel that ran no task (or no segment, no decision) gives an empty frame
-# with these columns, so that selecting them works as after any run.
+# with these columns, so that selecting them works as after any run. A frame of records is built from the records'
+# own keys (a key added to the records is never dropped); tests/python/test_os_bad_input.py checks that the two agree.
 TASK_COLUMNS = ("pid", "name", "priority", "asid", "state", "instructions", "running", "runnable", "switching",
                 "sleeping", "io_wait", "blocked", "created", "started", "finished", "turnaround", "dispatches",
                 "preemptions", "migrations", "core_migrations", "ipc", "cpus", "packages", "doubled_up")
@@ -138,32 +139,31 @@ def decision_records(k: "Kernel") -> list[dict[str, Any]]:
             for cyc, cpu, what, task, detail in k.decisions]
 
 
-def task_frame(k: "Kernel") -> "pandas.DataFrame":
-    """task_records() as a DataFrame indexed by pid."""
+def _frame(records: list[dict[str, Any]], columns: tuple[str, ...]) -> "pandas.DataFrame":
+    """The records as a DataFrame with their own keys as columns; with no record, an empty one with ``columns``."""
     import pandas as pd
 
-    return pd.DataFrame(task_records(k), columns=list(TASK_COLUMNS)).set_index("pid")
+    return pd.DataFrame(records) if records else pd.DataFrame(columns=list(columns))
+
+
+def task_frame(k: "Kernel") -> "pandas.DataFrame":
+    """task_records() as a DataFrame indexed by pid."""
+    return _frame(task_records(k), TASK_COLUMNS).set_index("pid")
 
 
 def cpu_frame(k: "Kernel") -> "pandas.DataFrame":
     """cpu_records() as a DataFrame indexed by cpu."""
-    import pandas as pd
-
-    return pd.DataFrame(cpu_records(k), columns=list(CPU_COLUMNS)).set_index("cpu")
+    return _frame(cpu_records(k), CPU_COLUMNS).set_index("cpu")
 
 
 def timeline_frame(k: "Kernel") -> "pandas.DataFrame":
     """timeline_records() as a DataFrame."""
-    import pandas as pd
-
-    return pd.DataFrame(timeline_records(k), columns=list(TIMELINE_COLUMNS))
+    return _frame(timeline_records(k), TIMELINE_COLUMNS)
 
 
 def decision_frame(k: "Kernel") -> "pandas.DataFrame":
     """decision_records() as a DataFrame."""
-    import pandas as pd
-
-    return pd.DataFrame(decision_records(k), columns=list(DECISION_COLUMNS))
+    return _frame(decision_records(k), DECISION_COLUMNS)
 
 
 def overhead(k: "Kernel") -> dict[str, float]:
