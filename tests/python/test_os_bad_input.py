@@ -77,6 +77,20 @@ def test_compute_to_the_end_of_an_endless_generator_is_refused():
     assert "task 't'" in err and "'gen:alu,count=0'" in err and "endless" in err
 
 
+def test_compute_until_a_mark_on_an_endless_generator_is_refused():
+    # No generator emits a mark (docs/traces.md), and an endless one never ends: the step could never end.
+    proc = run_child("""
+        k = Kernel(cfg, Linux25HT())
+        k.spawn(Task("m", [Compute(until_mark=7)], source="gen:alu,count=0"))
+        try:
+            k.run()
+        except UsageError as e:
+            print("ERR", e)
+    """)
+    err = err_line(proc)
+    assert "task 'm'" in err and "until_mark=7" in err and "'gen:alu,count=0'" in err and "endless" in err
+
+
 def test_compute_naming_an_endless_source_in_a_generator_program_is_refused():
     # The step's own source= and a program that is a generator function: refused when the step starts.
     proc = run_child("""

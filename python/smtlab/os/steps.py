@@ -86,13 +86,16 @@ def advance(self: "Kernel", cpu: CpuState, task: Task) -> None:
             if step.instructions == 0:
                 continue
             src = self._resolve_source(task, step.source)
-            if step.instructions is None and not step.loop and (step.until_mark is None or step.until_mark is False) \
-                    and endless(src):
-                # The step would end at the source's end, which never comes: refused as `smtlab run` and
-                # run_traces refuse an endless generator without an instruction count.
-                raise UsageError(f"task {task.name!r}: Compute() without an instruction count runs to the end of "
-                                 f"source '{src.name}', which is endless (count=0): give Compute(n), or "
-                                 "Compute(loop=True) to compute for ever")
+            if step.instructions is None and not step.loop and endless(src):
+                # The step would end at the source's end, which never comes (nor does a mark: no generator emits
+                # one): refused as `smtlab run` and run_traces refuse an endless generator without a count.
+                if step.until_mark is None or step.until_mark is False:
+                    raise UsageError(f"task {task.name!r}: Compute() without an instruction count runs to the end of "
+                                     f"source '{src.name}', which is endless (count=0): give Compute(n), or "
+                                     "Compute(loop=True) to compute for ever")
+                raise UsageError(f"task {task.name!r}: Compute(until_mark={step.until_mark!r}) waits for a mark, "
+                                 f"which no generator emits, on source '{src.name}', which is endless (count=0): "
+                                 "give Compute(n), or a trace with marks")
             rec.step = step
             rec.remaining = step.instructions
             rec.source = src

@@ -70,8 +70,9 @@ def _time_to_cycles(cycles: int | None, ms: float | None, us: float | None, cycl
 class Compute:
     """Run instructions of a trace source on the task's logical CPU.
 
-    ``instructions``: how many to retire (None: until ``until_mark`` or the source's end; with neither, on an endless
-    generator, ``gen:...,count=0``, the step would never end and is refused with a UsageError when it starts).
+    ``instructions``: how many to retire (None: until ``until_mark`` or the source's end; on an endless generator,
+    ``gen:...,count=0``, which emits no mark, the step would never end and is refused with a UsageError when it
+    starts, unless ``loop``).
     ``until_mark``: a mark id, or True for any mark. ``source``: a spec/file (opened once per task and continued by
     later steps) or a Source; None means the task's own source. ``loop``: start the source again when it ends
     instead of ending the step (``Compute(loop=True)`` computes for ever).
