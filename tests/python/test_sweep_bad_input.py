@@ -92,6 +92,21 @@ def test_empty_seeds_is_one_error_for_dry_run_and_run_and_writes_nothing(tmp_pat
         Sweep("netburst", workloads=[("gen:alu",)], seeds=[], max_instructions=N)
 
 
+def test_a_repeated_seed_is_refused(tmp_path, capsys):
+    # A seed gives the same statistics every time: seeds = [1, 1] would count one run twice as two samples.
+    f = write(tmp_path, "twice.toml", HEADER + "seeds = [1, 2, 1]\n" + ALU)
+    assert sweep_main([str(f), "--dry-run"]) == 1
+    line = one_error(capsys)
+    assert "twice.toml" in line and "seeds" in line and "1 given more than once" in line
+
+
+def test_a_device_given_as_the_sweep_file_is_read_only_so_far(capsys):
+    # /dev/zero never ends: before session 43 it was read until memory ran out. A sweep file is far below the bound.
+    assert sweep_main(["/dev/zero", "--dry-run"]) == 1
+    line = one_error(capsys)
+    assert "/dev/zero" in line and "larger than" in line
+
+
 # --- 3. --workers: never more processes than runs; far beyond the host's CPUs is refused ------------------------------
 def test_workers_far_beyond_the_cpus_are_refused_before_anything_starts(tmp_path, capsys):
     f = write(tmp_path, "ok.toml", HEADER + ALU)

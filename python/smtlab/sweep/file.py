@@ -23,11 +23,19 @@ def _relative(value: str, base: Path) -> str:
     return str(candidate) if candidate.exists() else value
 
 
+#: A sweep file is a few hundred lines; anything beyond this is another file given by mistake.
+MAX_SWEEP_FILE_BYTES = 16 * 2**20
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     """The parsed file, or one SweepError naming it: missing, not a regular file, unreadable, not UTF-8, not TOML,
     or nested deeper than the parser can follow."""
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as f:
+            # Bounded: a device or a pipe given as the file (/dev/zero) would otherwise be read for ever.
+            data = f.read(MAX_SWEEP_FILE_BYTES + 1)
+        if len(data) > MAX_SWEEP_FILE_BYTES:
+            raise SweepError(f"sweep file '{path}': larger than {MAX_SWEEP_FILE_BYTES // 2**20} MiB, not a sweep file")
     except FileNotFoundError:
         raise SweepError(f"sweep file '{path}': not found") from None
     except IsADirectoryError:

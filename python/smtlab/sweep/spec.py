@@ -304,6 +304,10 @@ class SweepSpec:
         self.seeds = list(seeds)
         if not self.seeds:
             raise SweepError("seeds is empty: no runs (leave seeds out to run each point once with the config's seed)")
+        repeated = sorted({s for s in self.seeds if self.seeds.count(s) > 1}, key=str)
+        if repeated:  # the same seed twice is the same run twice: identical statistics, counted as two samples
+            raise SweepError(f"seeds: {', '.join(map(str, repeated))} given more than once (a seed gives the same "
+                             "statistics every time, so a repeat adds a copy, not a sample)")
         self.max_instructions = max_instructions
         self.warmup = warmup
         self.baseline = baseline
