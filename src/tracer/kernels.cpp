@@ -191,6 +191,7 @@ std::string ensureKernelTrace(const KernelInfo& k) {
   o.maxInstructions = kKernelMaxInstructions;
   o.quiet = true;
   o.fixedEnvironment = true;
+  o.detachProgramIo = true;
   RecordResult r;
   try {
     r = recordProgram(o);

@@ -1,5 +1,6 @@
 #include "smtlab/tracer/recorder.hpp"
 
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -17,6 +18,7 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -281,10 +283,47 @@ std::optional<std::string> tracerUnavailableReason() {
   return std::nullopt;
 }
 
+namespace {
+
+// True when `file` is one the recording with `prefix` writes or removes: PREFIX.trace, .json, .tK.trace, and the
+// plugin's PREFIX.raw.blocks, .events, .tK.raw, .tK.ring. By name (lexically, absolute), and for the two fixed names
+// also as the same file through another name (a link).
+bool isRecordingOutput(const fs::path& file, const std::string& prefix) {
+  const fs::path a = fs::absolute(file).lexically_normal(), p = fs::absolute(prefix).lexically_normal();
+  if (a.parent_path() == p.parent_path()) {
+    const std::string name = a.filename().string(), stem = p.filename().string() + ".";
+    static const std::regex kOutputs(R"((trace|json|t[0-9]+\.trace|raw\.(blocks|events|t[0-9]+\.(raw|ring))))");
+    if (name.size() > stem.size() && name.compare(0, stem.size(), stem) == 0 &&
+        std::regex_match(name.substr(stem.size()), kOutputs)) {
+      return true;
+    }
+  }
+  return sameFile(file, prefix + ".trace") || sameFile(file, prefix + ".json");
+}
+
+// The program and every argument that names an existing file must survive the recording: `-o prog -- ./prog.trace`
+// replaced the program with its own trace, `-o data -- cat data.trace` the file the program read.
+void refuseOutputsOverInputs(const std::vector<std::string>& inputs, const std::string& prefix) {
+  for (const std::string& in : inputs) {
+    std::error_code ec;
+    if (in.empty() || !fs::exists(in, ec) || fs::is_directory(in, ec)) continue;
+    if (isRecordingOutput(in, prefix)) {
+      throw UsageError(fmt::format("trace record: the outputs of -o {} would replace '{}', which the recorded "
+                                   "command uses; give another -o prefix",
+                                   prefix, in));
+    }
+  }
+}
+
+}  // namespace
+
 RecordResult recordProgram(const RecordOptions& o) {
   if (auto why = tracerUnavailableReason()) throw TraceError("trace record: cannot trace: " + *why);
   // Everything that can be checked is checked before QEMU starts: the program, the outputs, the disk.
   const std::vector<std::string> command = resolveTracedProgram(o.command);
+  std::vector<std::string> inputs = command;
+  inputs.insert(inputs.end(), o.command.begin(), o.command.end());
+  refuseOutputsOverInputs(inputs, o.outPrefix);
   checkOutputPath(o.outPrefix + ".trace", "trace");
   checkOutputPath(o.outPrefix + ".json", "manifest");
   const fs::path dir = directoryOf(o.outPrefix);
@@ -325,6 +364,15 @@ RecordResult recordProgram(const RecordOptions& o) {
     // allows: that file is not smtlab's to leave behind.
     const struct rlimit noCore {0, 0};
     ::setrlimit(RLIMIT_CORE, &noCore);
+    if (o.detachProgramIo) {
+      // The program's output is not smtlab's: filling the kernel: cache from `smtlab trace head kernel:X > f` wrote
+      // the kernel's printf into f. Its input is nothing, so it never waits on smtlab's terminal or pipe.
+      const int devNull = ::open("/dev/null", O_RDWR);
+      if (devNull < 0) std::_Exit(127);
+      ::dup2(devNull, 0);
+      ::dup2(devNull, 1);
+      if (devNull > 1) ::close(devNull);
+    }
     if (o.fixedEnvironment) {
       if (::chdir(programDir.c_str()) != 0) std::_Exit(127);
       ::execve(cargv[0], cargv.data(), emptyEnvironment);

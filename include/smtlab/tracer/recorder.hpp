@@ -41,6 +41,9 @@ struct RecordOptions {
   // name with the same arguments gives the same trace wherever and by whomever it is recorded (a program that reads
   // files beside itself or its environment cannot be recorded this way). The kernel: cache records this way.
   bool fixedEnvironment = false;
+  // The program's standard input and output are /dev/null (its stderr stays smtlab's): for recordings made on the
+  // way to something else (the kernel: cache), whose output would otherwise land in smtlab's own stdout.
+  bool detachProgramIo = false;
 };
 
 struct RecordedThread {

@@ -314,6 +314,39 @@ TEST_F(RecordHardening, ProgramsQemuCannotRunAreOneClearErrorAndNoFile) {
   EXPECT_EQ(run.err.find("wrote"), std::string::npos) << run.err;
 }
 
+TEST_F(RecordHardening, OutputsThatWouldReplaceWhatTheCommandUsesAreRefused) {
+  // Before session 43 `-o prog -- ./prog.trace` replaced the program with its own trace, and `-o data -- cat
+  // data.trace` the file the program read. Every name the recording writes or removes is checked against the
+  // program and its arguments; the inputs stay as they were.
+  auto refused = [&](const std::vector<std::string>& command, const std::string& victim) {
+    const std::string before = slurp(victim);
+    try {
+      record(command);
+      ADD_FAILURE() << "no error for " << victim;
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("would replace"), std::string::npos) << what;
+      EXPECT_NE(what.find(victim), std::string::npos) << what;
+    }
+    EXPECT_EQ(slurp(victim), before) << victim;
+  };
+  const std::string prog = outPrefix() + ".trace";  // the program itself under the trace's name
+  fs::copy_file("/bin/true", prog);
+  refused({prog}, prog);
+  for (const char* suffix : {".json", ".t1.trace", ".raw.blocks", ".raw.t0.raw"}) {
+    const std::string data = outPrefix() + suffix;
+    std::ofstream(data) << "precious\n";
+    refused({"/bin/cat", data}, data);
+  }
+  // A neighbour that the recording does not write is an input like any other: recorded, and left alone.
+  const std::string neighbour = outPrefix() + ".txt";
+  std::ofstream(neighbour) << "read me\n";
+  RecordOptions o;
+  o.maxInstructions = 1000;
+  EXPECT_GT(record({"/bin/cat", neighbour}, o).threads.at(0).instructions, 0u);
+  EXPECT_EQ(slurp(neighbour), "read me\n");
+}
+
 TEST_F(RecordHardening, NoInstructionRecordedIsAnErrorNotAnEmptySuccess) {
   const std::string bin = build("segv", ".S", kSegfaultAsm);
   if (bin.empty()) GTEST_SKIP() << "no cc";

@@ -209,6 +209,28 @@ TEST_F(Tracer, KernelIsTracedOnceIntoTheCache) {
   ::unsetenv("SMTLAB_KERNEL_CACHE");
 }
 
+TEST_F(Tracer, FillingTheKernelCacheKeepsTheProgramsOutputOutOfSmtlabsOwn) {
+  // chase.c prints its result (so that the compiler keeps the loop). Before session 43 the traced program shared
+  // smtlab's stdout: `smtlab trace head kernel:chase > f` on an empty cache put that line into f, which was then no
+  // text trace. Captured at the file-descriptor level, where the traced program writes.
+  ::setenv("SMTLAB_KERNEL_CACHE", (scratchDir() / "kernels-stdout").c_str(), 1);
+  std::size_t records = 0;
+  ::testing::internal::CaptureStdout();
+  try {
+    auto src = openTrace("kernel:chase");
+    records = readAll(*src).size();
+  } catch (...) {
+    ::testing::internal::GetCapturedStdout();
+    ::unsetenv("SMTLAB_KERNEL_CACHE");
+    throw;
+  }
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  ::unsetenv("SMTLAB_KERNEL_CACHE");
+  EXPECT_GT(records, 0u);
+  EXPECT_EQ(out, "") << "the traced program's output reached smtlab's stdout";
+  EXPECT_TRUE(fs::exists(scratchDir() / "kernels-stdout" / "chase.trace"));
+}
+
 TEST(TracerFallback, KernelWithoutTracerIsTheLookAlike) {
   ::setenv("SMTLAB_QEMU", "/nonexistent/qemu-x86_64", 1);
   ::setenv("SMTLAB_KERNEL_CACHE", "/nonexistent/smtlab-kernel-cache", 1);
