@@ -132,6 +132,11 @@ int configCommand(const std::vector<std::string>& args) {
     return args.empty() ? 1 : 0;
   }
   const std::string& sub = args[0];
+  // `smtlab config show --help` (or check's): the usage, which covers both.
+  if (std::any_of(args.begin() + 1, args.end(), [](const std::string& a) { return a == "-h" || a == "--help"; })) {
+    std::cout << kUsage;
+    return 0;
+  }
   if (sub == "show") {
     const Options o = parseOptions(args, 1);
     const Config config = effectiveConfig(o);

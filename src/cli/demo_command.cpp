@@ -23,7 +23,9 @@ int demoCommand(const std::vector<std::string>& args) {
   opts.add_options()("help,h", "this help")("config,c", po::value(&configName), "config file or preset")(
       "instructions,n", po::value(&nText), "instructions per program (300000, 50k, 2M)");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).run(), vm);
+  // No positional arguments (an empty description): `smtlab demo extra` ran the full demo, the word ignored.
+  const po::positional_options_description none;
+  po::store(po::command_line_parser(args).options(opts).positional(none).run(), vm);
   po::notify(vm);
   if (vm.count("help")) {
     std::cout << opts << "\n";

@@ -357,7 +357,10 @@ int traceCommand(const std::vector<std::string>& args) {
   if (std::any_of(args.begin() + 1, args.end(), [](const std::string& a) { return a == "-h" || a == "--help"; })) {
     return traceCommand({"--help"});
   }
-  if (sub == "kernels") return listKernels();
+  if (sub == "kernels") {
+    if (args.size() > 1) throw UsageError(fmt::format("trace kernels: takes no arguments, got {}", shortQuote(args[1])));
+    return listKernels();
+  }
   const Options o = parseOptions(args, 1);
   if (sub == "gen") {
     expectPositional(o, 1, "gen");

@@ -1,11 +1,14 @@
 // smtlab trace record: runs a program under QEMU with the tracer plugin and writes its native traces (recorder.hpp).
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "commands.hpp"
 #include "smtlab/common/error.hpp"
+#include "smtlab/common/short_quote.hpp"
 #include "smtlab/tracer/recorder.hpp"
 
 namespace smtlab::cli {
@@ -74,6 +77,7 @@ void printSummary(const RecordResult& r) {
 
 int traceRecordCommand(const std::vector<std::string>& args) {
   RecordOptions ro;
+  std::set<std::string> seen;
   std::size_t i = 1;
   for (; i < args.size() && args[i] != "--"; ++i) {
     const std::string& a = args[i];
@@ -84,6 +88,11 @@ int traceRecordCommand(const std::vector<std::string>& args) {
     if (a == "-h" || a == "--help") {
       fmt::print(fmt::runtime(kRecordUsage), kDefaultRecordMaxInstructions, kDefaultRecordMinFreeBytes >> 20);
       return 0;
+    }
+    // An option given twice is refused (the last one silently won before session 43), as `smtlab run` does.
+    const std::string canonical = a == "--output" ? "-o" : a == "--max-instructions" ? "-n" : a == "--quiet" ? "-q" : a;
+    if (!seen.insert(canonical).second) {
+      throw UsageError(fmt::format("trace record: option '{}' given more than once", a.substr(0, 80)));
     }
     if (a == "-o" || a == "--output") ro.outPrefix = value();
     else if (a == "--max-instructions" || a == "-n") ro.maxInstructions = parseRecordCount(a, value());
@@ -100,6 +109,22 @@ int traceRecordCommand(const std::vector<std::string>& args) {
   ro.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
   if (ro.outPrefix.size() > 6 && ro.outPrefix.compare(ro.outPrefix.size() - 6, 6, ".trace") == 0) {
     ro.outPrefix.resize(ro.outPrefix.size() - 6);
+  }
+  // -o is the start of file names: a folder ("dd/") made hidden files dd/.trace and dd/.json, and a name too long
+  // for the file system failed deep in the recorder as an "internal error".
+  const std::filesystem::path prefix(ro.outPrefix);
+  if (ro.outPrefix.empty() || !prefix.has_filename() || prefix.filename() == "." || prefix.filename() == "..") {
+    throw UsageError(fmt::format("trace record: -o {} names a folder; give the start of the files' names, such as "
+                                 "-o {}trace (writes trace.trace, trace.json)",
+                                 shortQuote(ro.outPrefix), ro.outPrefix.empty() || ro.outPrefix.back() == '/'
+                                                               ? ro.outPrefix : ro.outPrefix + "/"));
+  }
+  // The longest name written: PREFIX.raw.tNN.ring (the plugin's per-thread files).
+  constexpr std::size_t kLongestSuffix = sizeof(".raw.t99.ring") - 1;
+  if (prefix.filename().string().size() + kLongestSuffix > 255) {
+    throw UsageError(fmt::format("trace record: -o {}: its file name part has {} characters; with the recorder's "
+                                 "suffixes (up to '{}') the names would pass the file system's 255",
+                                 shortQuote(ro.outPrefix), prefix.filename().string().size(), ".raw.t99.ring"));
   }
   RecordResult r;
   try {

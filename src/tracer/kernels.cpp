@@ -218,6 +218,16 @@ std::unique_ptr<TraceSource> openKernelTrace(const std::string& spec) {
     if (info.name == name) k = &info;
   }
   if (!k) {
+    const std::size_t comma = name.find(',');
+    if (comma != std::string::npos) {
+      for (const auto& info : kernels()) {
+        if (info.name == name.substr(0, comma)) {
+          throw TraceError(fmt::format("'{}': kernel: traces take no options (kernel:{} is one recorded run; "
+                                       "generators take key=value options: gen:NAME,key=value)",
+                                       shortToken(spec), info.name));
+        }
+      }
+    }
     std::string names;
     for (const auto& info : kernels()) names += (names.empty() ? "" : " ") + info.name;
     // Quoted short: Python's Source() shows the message uncut, and a fuzzed name held control bytes.

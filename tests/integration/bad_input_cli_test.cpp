@@ -357,6 +357,29 @@ TEST_F(CliBadInput, CachesNoHostCanHoldAreRefusedBeforeAllocating) {
   expectOneLineError(r, "mem.l2.size_kb = 4194304 x 512 cores", {"of host memory to model", "make the caches smaller"});
 }
 
+TEST_F(CliBadInput, ExtraWordsRepeatsAndFolderPrefixesAreRefused) {
+  // The second probe of session 43: each of these was ignored, or silently took the last value, or wrote hidden
+  // files (-o dd/ made dd/.trace); each is now one line, exit 1, and nothing runs.
+  expectOneLineError(run({"demo", "extra"}), "smtlab demo: error:", {"positional"});
+  expectOneLineError(run({"trace", "kernels", "--bogus"}), "'--bogus'", {"takes no arguments"});
+  expectOneLineError(run({"trace", "head", "kernel:chase,seed=1", "-n", "1"}), "kernel:chase,seed=1",
+                     {"take no options"});
+  expectOneLineError(run({"trace", "record", "-o", path("a"), "-o", path("b"), "--", "/bin/true"}), "'-o'",
+                     {"more than once"});
+  expectOneLineError(run({"trace", "record", "-o", path("dd") + "/", "--", "/bin/true"}), "dd/", {"names a folder"});
+  const std::string longName = path(std::string(250, 'x'));
+  expectOneLineError(run({"trace", "record", "-o", longName, "--", "/bin/true"}), "-o", {"255"});
+  EXPECT_TRUE(fs::is_empty(dir_.path())) << "something was written";
+}
+
+TEST_F(CliBadInput, ConfigSubcommandHelpPrintsTheUsage) {
+  for (const char* sub : {"show", "check"}) {
+    const ProgramResult r = run({"config", sub, "--help"});  // "unknown argument '--help'" before session 43
+    EXPECT_EQ(r.status, 0) << sub << ": " << r.err;
+    EXPECT_NE(r.out.find("smtlab config show"), std::string::npos) << r.out;
+  }
+}
+
 TEST_F(CliBadInput, TraceGenDestinationIsCheckedWithTheReason) {
   expectOneLineError(run({"trace", "gen", "gen:alu", "-o", path("missing/t.smt")}), "missing/t.smt",
                      {"does not exist"});
