@@ -17,9 +17,12 @@ import io
 import json
 import os
 import platform
+import contextlib
 import re
 import resource
 import shutil
+import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -50,8 +53,8 @@ class BenchError(Exception):
     pass
 
 
-def parse_count(text: str) -> int:
-    """Accepts 5000000, 5M, 5m, 500k, 2G."""
+def parse_count(text: str, allow_zero: bool = False) -> int:
+    """Accepts 5000000, 5M, 5m, 500k, 2G (and 0 with `allow_zero`)."""
     scale = {"k": 10**3, "m": 10**6, "g": 10**9}
     try:
         if text and text[-1].lower() in scale:
@@ -60,9 +63,14 @@ def parse_count(text: str) -> int:
             value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a count: {text!r} (examples: 5000000, 5M, 500k)") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"not a positive count: {text!r}")
+    if value < 0 or (value == 0 and not allow_zero):
+        raise argparse.ArgumentTypeError(f"not a {'non-negative' if allow_zero else 'positive'} count: {text!r}")
     return value
+
+
+def parse_count_or_zero(text: str) -> int:
+    """A count that may be 0 (a warm-up of none, say)."""
+    return parse_count(text, allow_zero=True)
 
 
 def run_command(binary: Path, config: str, specs: list[str], max_instructions: int, json_path: Path,
@@ -171,17 +179,80 @@ def parse_override(text: str) -> str:
     return text
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Writes `text` to `path` through a temporary file in the same folder, renamed when complete."""
+def _refuse_special(path: Path, what: str) -> None:
+    """BenchError when `path` exists and is not a regular file: it would be replaced by the rename, not written."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # absent: a new file
+    if stat.S_ISDIR(mode):
+        raise BenchError(f"cannot write {what} '{path}': it is a directory")
+    if not stat.S_ISREG(mode):
+        raise BenchError(f"cannot write {what} '{path}': it is not a regular file (a device, FIFO or socket)")
+
+
+def check_destination(path: Path, what: str = "output") -> None:
+    """BenchError naming `path` and the reason when `write_atomically` could not write it (the rule of
+    smtlab.fileio.check_output_path, except that missing folders are created): call it before a long run."""
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent  # write_atomically creates the missing folders below it
+    if not existing.is_dir():
+        raise BenchError(f"cannot write {what} '{path}': '{existing}' is not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise BenchError(f"cannot write {what} '{path}': directory '{existing}' is not writable")
+    if len(os.fsencode(path.name)) > 255:
+        raise BenchError(f"cannot write {what} '{path}': the file name is {len(os.fsencode(path.name))} bytes long, "
+                         "over the limit of 255")
+    _refuse_special(path, what)
+    if path.exists() and not os.access(path, os.W_OK):
+        raise BenchError(f"cannot write {what} '{path}': permission denied")
+
+
+def write_atomically(path: Path, text: str, what: str = "output") -> None:
+    """Writes `text` to `path` through a temporary file in the same folder, renamed when complete. Only a regular file
+    is replaced (a device, FIFO, socket or directory is a BenchError); it keeps its permission bits."""
+    path = Path(path)
+    check_destination(path, what)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    # The temporary name adds 17 characters to the target's; a name near the limit gets a short one instead.
+    prefix = f".{path.name}." if len(os.fsencode(path.name)) + 17 <= 255 else ".smtlab-out."
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".partial", dir=path.parent)
     try:
         with os.fdopen(fd, "w", newline="") as out:
+            os.chmod(tmp, mode)
             out.write(text)
+        _refuse_special(path, what)  # it may have become something else while the bench ran
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+@contextlib.contextmanager
+def sigterm_as_exit():
+    """Turns SIGTERM into SystemExit(143) while the block runs, so that `with` blocks (temporary folders) and
+    subprocess.run (which kills its child) clean up as on Ctrl-C. Does nothing outside the main thread."""
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def host_info() -> dict:
@@ -250,6 +321,22 @@ def main(argv: list[str] | None = None) -> int:
     known = sorted({w[0] for w in GENERATORS} | {p.name for p in programs.PROGRAMS})
     if args.only is not None and args.only not in known:
         parser.error(f"--only {args.only}: no such workload (known: {', '.join(known)})")
+    if args.no_programs and args.only in {p.name for p in programs.PROGRAMS}:
+        parser.error(f"--only {args.only} is a real program but --no-programs runs the generators only "
+                     f"({', '.join(sorted({w[0] for w in GENERATORS}))}): drop one of the two")
+    try:  # a bad destination is reported now, not after the whole bench has run
+        check_destination(Path(args.json), "--json")
+        if args.csv:
+            check_destination(Path(args.csv), "--csv")
+    except BenchError as err:
+        print(f"bench: {err}", file=sys.stderr)
+        return 2
+    with sigterm_as_exit():
+        return _bench(args, binary, baseline, configs)
+
+
+def _bench(args, binary: Path, baseline: Path | None, configs: list[str]) -> int:
+    """Runs the rows and writes the files (main, after the arguments are checked)."""
 
     def log(line: str) -> None:
         print(line, flush=True)
@@ -336,21 +423,27 @@ def main(argv: list[str] | None = None) -> int:
     info["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     print(f"load average after: {' '.join(map(str, info['load_average_after']))}")
     if not rows:
-        print("bench: no rows were run", file=sys.stderr)
+        program = args.only in {p.name for p in programs.PROGRAMS}
+        why = f": --only {args.only} is a real program whose traces are not available here" if program else ""
+        print(f"bench: no rows were run{why}", file=sys.stderr)
         return 1
     document = {"binary": str(binary), "baseline": None if baseline is None else str(baseline), "mode": mode,
                 "overrides": args.overrides, **info, "rows": rows}
-    write_atomically(Path(args.json), json.dumps(document, indent=1) + "\n")
-    print(f"wrote {args.json}")
-    if args.csv:
-        out = io.StringIO()
-        fields = ["date", "host", *dict.fromkeys(k for r in rows for k in r if k != "all_mips")]
-        writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({"date": info["date"], "host": info["host"], **row})
-        write_atomically(Path(args.csv), out.getvalue())
-        print(f"wrote {args.csv}")
+    try:
+        write_atomically(Path(args.json), json.dumps(document, indent=1) + "\n", "--json")
+        print(f"wrote {args.json}")
+        if args.csv:
+            out = io.StringIO()
+            fields = ["date", "host", *dict.fromkeys(k for r in rows for k in r if k != "all_mips")]
+            writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore")
+            writer.writeheader()
+            for row in rows:
+                writer.writerow({"date": info["date"], "host": info["host"], **row})
+            write_atomically(Path(args.csv), out.getvalue(), "--csv")
+            print(f"wrote {args.csv}")
+    except (BenchError, OSError) as err:
+        print(f"bench: {err}", file=sys.stderr)
+        return 1
     return 1 if args.check and below else 0
 
 

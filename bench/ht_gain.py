@@ -31,7 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import programs  # noqa: E402
-from bench import BenchError, host_info, parse_count, parse_override, run_json, write_atomically  # noqa: E402
+from bench import (BenchError, check_destination, host_info, parse_count, parse_count_or_zero,  # noqa: E402
+                   parse_override, run_json, sigterm_as_exit, write_atomically)
 
 REPO = Path(__file__).resolve().parent.parent
 GENERATOR_COPIES = {"mix": ("gen:mix,seed=1", "gen:mix,seed=2")}
@@ -110,8 +111,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the smtlab program (default: build/smtlab)")
     parser.add_argument("-n", "--max-instructions", type=parse_count, default=10_000_000, metavar="N",
                         help="instructions per thread measured in every run (default 10M)")
-    parser.add_argument("--warmup", type=parse_count, metavar="W",
-                        help="simulate W instructions per thread before measuring (default none)")
+    parser.add_argument("--warmup", type=parse_count_or_zero, default=0, metavar="W",
+                        help="simulate W instructions per thread before measuring (default 0: none)")
     parser.add_argument("-c", "--config", default="netburst,broadwell", metavar="PRESETS",
                         help="preset(s), comma-separated (default netburst,broadwell)")
     parser.add_argument("--only", metavar="NAME", help="only this program (mix or a real program)")
@@ -131,6 +132,20 @@ def main(argv: list[str] | None = None) -> int:
     known = [*GENERATOR_COPIES, *(p.name for p in programs.PROGRAMS)]
     if args.only is not None and args.only not in known:
         parser.error(f"--only {args.only}: no such program (known: {', '.join(known)})")
+    if args.no_programs and args.only not in (None, *GENERATOR_COPIES):
+        parser.error(f"--only {args.only} is a real program but --no-programs runs {', '.join(GENERATOR_COPIES)} "
+                     "only: drop one of the two")
+    try:  # a bad destination is reported now, not after every simulation has run
+        check_destination(Path(args.json), "--json")
+    except BenchError as err:
+        print(f"ht_gain: {err}", file=sys.stderr)
+        return 2
+    with sigterm_as_exit():
+        return _run(args, binary)
+
+
+def _run(args, binary: Path) -> int:
+    """Traces, runs and writes the table (main, after the arguments are checked)."""
     copies = {name: pair for name, pair in GENERATOR_COPIES.items()}
     if not args.no_programs:
         cache = args.trace_dir or programs.default_cache(binary)
@@ -164,12 +179,18 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append({"config": config, "program": name, "copy_a": a, "copy_b": b, **asdict(gain),
                              "windows": windows})
     if not rows:
-        print("ht_gain: nothing was run", file=sys.stderr)
+        program = args.only in {p.name for p in programs.PROGRAMS}
+        why = f": --only {args.only} is a real program whose traces are not available here" if program else ""
+        print(f"ht_gain: nothing was run{why}", file=sys.stderr)
         return 1
     document = {"binary": str(binary), "max_instructions": args.max_instructions, "warmup": args.warmup or 0,
                 "overrides": args.overrides,
                 **info, "rows": rows}
-    write_atomically(Path(args.json), json.dumps(document, indent=1) + "\n")
+    try:
+        write_atomically(Path(args.json), json.dumps(document, indent=1) + "\n", "--json")
+    except (BenchError, OSError) as err:
+        print(f"ht_gain: {err}", file=sys.stderr)
+        return 1
     print(f"wrote {args.json}")
     return 0
 

@@ -2,7 +2,8 @@
 
 An interrupted or failed run never leaves a half-written result (CSV, JSON, report, figure, Parquet) under its real
 name. Use :func:`atomic_path` for writers that take a path (``DataFrame.to_parquet``, ``Figure.savefig``) and
-:func:`write_text` / :func:`write_json` for text.
+:func:`write_text` / :func:`write_json` for text. Only regular files are replaced: an existing device, FIFO, socket
+or directory under the target name is refused, and a replaced file keeps its permission bits.
 """
 
 from __future__ import annotations
@@ -10,11 +11,36 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
 __all__ = ["atomic_path", "check_output_path", "write_text", "write_bytes", "write_json"]
+
+#: Characters the temporary name adds to the target's (``.`` + name + ``.`` + 8 random + ``.tmp``), and the short
+#: prefix used instead when a name that long would not fit in the directory's file-name limit.
+_TMP_EXTRA = 14
+_SHORT_PREFIX = ".smtlab-out."
+
+
+def _name_max(directory: Path) -> int:
+    try:
+        return os.pathconf(directory, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        return 255
+
+
+def _refuse_special(p: Path, what: str) -> None:
+    """Raise ValueError when ``p`` exists and is not a regular file (a directory, device, FIFO or socket)."""
+    try:
+        mode = p.stat().st_mode
+    except OSError:
+        return  # absent (or a dangling link): a new file
+    if stat.S_ISDIR(mode):
+        raise ValueError(f"cannot write {what} '{p}': it is a directory")
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"cannot write {what} '{p}': it is not a regular file (a device, FIFO or socket)")
 
 
 def check_output_path(path: str | os.PathLike[str], what: str = "output") -> Path:
@@ -30,8 +56,11 @@ def check_output_path(path: str | os.PathLike[str], what: str = "output") -> Pat
         raise ValueError(f"cannot write {what} '{p}': '{parent}' is not a directory")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise ValueError(f"cannot write {what} '{p}': directory '{parent}' is not writable")
-    if p.is_dir():
-        raise ValueError(f"cannot write {what} '{p}': it is a directory")
+    limit = _name_max(parent)
+    if len(os.fsencode(p.name)) > limit:
+        raise ValueError(f"cannot write {what} '{p}': the file name is {len(os.fsencode(p.name))} bytes long, "
+                         f"over the directory's limit of {limit}")
+    _refuse_special(p, what)
     if p.exists() and not os.access(p, os.W_OK):
         raise ValueError(f"cannot write {what} '{p}': permission denied")
     return p
@@ -39,16 +68,25 @@ def check_output_path(path: str | os.PathLike[str], what: str = "output") -> Pat
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str], what: str = "output") -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on normal exit rename it onto ``path``, on an exception remove it."""
+    """Yield a temporary path beside ``path``; on normal exit rename it onto ``path``, on an exception remove it.
+
+    The file gets the permission bits of the file it replaces, or those of a new file (0666 less the umask)."""
     target = check_output_path(path, what)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fits = len(os.fsencode(target.name)) + _TMP_EXTRA <= _name_max(target.parent)
+    prefix = f".{target.name}." if fits else _SHORT_PREFIX
+    fd, tmp_name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=target.parent)
     os.close(fd)
     tmp = Path(tmp_name)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)
     try:
+        mode = stat.S_IMODE(target.stat().st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    try:
+        os.chmod(tmp, mode)
         yield tmp
+        _refuse_special(target, what)  # it may have become a FIFO or a directory while the run went on
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -69,5 +107,31 @@ def write_bytes(path: str | os.PathLike[str], data: bytes, what: str = "output")
 
 
 def write_json(path: str | os.PathLike[str], obj: Any, what: str = "output", **dump_kwargs: Any) -> Path:
+    """Write ``obj`` as JSON. NaN and infinity are refused (JSON has neither) unless ``allow_nan=True`` is passed."""
     dump_kwargs.setdefault("indent", 2)
-    return write_text(path, json.dumps(obj, **dump_kwargs) + "\n", what)
+    dump_kwargs.setdefault("allow_nan", False)
+    try:
+        text = json.dumps(obj, **dump_kwargs)
+    except ValueError as err:
+        where = _non_finite(obj, "")
+        why = "" if where is None else (f" (at {where or 'the top level'}); JSON has no NaN or infinity (write None "
+                                        f"for a missing value)")
+        raise ValueError(f"cannot write {what} '{Path(path)}': {err}{why}") from None
+    return write_text(path, text + "\n", what)
+
+
+def _non_finite(obj: Any, where: str) -> str | None:
+    """Where the first NaN or infinity in ``obj`` is (``key.key[index]``, "" for ``obj`` itself), or None."""
+    if isinstance(obj, float):
+        return where if obj != obj or obj in (float("inf"), float("-inf")) else None
+    if isinstance(obj, dict):
+        items = ((f"{where}.{k}" if where else str(k), v) for k, v in obj.items())
+    elif isinstance(obj, (list, tuple)):
+        items = ((f"{where}[{i}]", v) for i, v in enumerate(obj))
+    else:
+        return None
+    for w, v in items:
+        found = _non_finite(v, w)
+        if found is not None:
+            return found
+    return None
