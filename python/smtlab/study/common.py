@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import pathlib
+import signal
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import pandas as pd
 
@@ -29,6 +31,56 @@ def kernel_cache_env() -> None:
                    key=lambda p: (p.parent.name != "build", -p.stat().st_mtime))
     if found:
         os.environ["SMTLAB_KERNEL_CACHE"] = str(found[0])
+
+
+#: ``--workers`` above this many per CPU of the host is refused (as ``smtlab sweep`` does): each worker is a process
+#: running one simulation, and a thousand of them only slow the host down.
+WORKERS_PER_CPU = 4
+
+
+def host_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask where the OS has one): the default number of workers."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def check_workers(workers: int | None, what: str = "--workers") -> int:
+    """The number of worker processes to use: ``workers``, or every CPU of the host when it is None. Raises ValueError
+    unless it is an integer from 1 to WORKERS_PER_CPU x the host's CPUs; ``what`` names it in the message."""
+    if workers is None:
+        return host_cpus()
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"{what} must be an integer of at least 1, got {workers!r}")
+    cpus = host_cpus()
+    if workers > WORKERS_PER_CPU * cpus:
+        raise ValueError(f"{what} {workers} is too many for this host: at most {WORKERS_PER_CPU} per CPU "
+                         f"({cpus} CPUs, so {WORKERS_PER_CPU * cpus}); each worker is a process running one simulation")
+    return workers
+
+
+def _worker_signals() -> None:
+    """A worker process leaves Ctrl-C (sent to the whole process group) to the study, which stops the workers itself
+    (process_pool), and dies at once on SIGTERM instead of running the study's handler inherited by fork: so an
+    interrupt prints one line, not one traceback per worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """A ProcessPoolExecutor of ``workers`` processes that ignore Ctrl-C; when the block ends with an exception
+    (KeyboardInterrupt, SIGTERM, a failed job) the workers are terminated at once instead of finishing their jobs."""
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_signals)
+    try:
+        yield pool
+    except BaseException:
+        for p in list((getattr(pool, "_processes", None) or {}).values()):
+            with contextlib.suppress(Exception):
+                p.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
 
 
 def _call(job: tuple[Callable[..., dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
@@ -60,7 +112,7 @@ def run_jobs(fn: Callable[..., dict[str, Any]], params: Sequence[dict[str, Any]]
             if bar is not None:
                 bar.update(1)
     else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        with process_pool(workers) as pool:
             for r in pool.map(_call, jobs):
                 done.append(r)
                 if bar is not None:
