@@ -7,7 +7,6 @@ spliced document are right on numbers worked out by hand.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import stat
 import sys
@@ -17,21 +16,13 @@ import pytest
 
 import smtlab
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+from bench_scripts import load as load_bench_script
 
 
-def _load(name: str):
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location(f"smtlab_bench_{name}", BENCH / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
-bench = _load("bench")
-mc = _load("mechanism_cost")
+bench = load_bench_script("bench")
+mc = load_bench_script("mechanism_cost")
 
 
 def _preset(name: str, overrides: dict | None = None) -> dict:
@@ -85,7 +76,7 @@ json.dump({{"host_seconds": 1.0, "instructions": 1000, "cycles": 2000, "logical_
 
 
 def test_ht_gain_passes_the_overrides_to_all_three_runs(tmp_path):
-    ht = _load("ht_gain")
+    ht = load_bench_script("ht_gain")
     log = tmp_path / "argv.log"
     exe = tmp_path / "smtlab"
     # Each run: thread i retired 1000 instructions in 2000 cycles; the run 2000 in 2000 (numbers only need to be

@@ -7,7 +7,6 @@ tracer is missing.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import stat
 import sys
@@ -15,23 +14,15 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+from bench_scripts import BENCH
+from bench_scripts import load as load_bench_script
 
 
-def _load(name: str):
-    # bench/ is a folder of scripts, not a package: load each by path (the scripts find their siblings themselves).
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location(f"smtlab_bench_{name}", BENCH / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
 
 
-ht = _load("ht_gain")
-bench = _load("bench")
-programs = _load("programs")
+ht = load_bench_script("ht_gain")
+bench = load_bench_script("bench")
+programs = load_bench_script("programs")
 
 
 def test_ht_gain_counts_what_the_faster_copy_runs_past_its_window():
@@ -173,7 +164,7 @@ def test_kpath_ratio_mixes_name_recorded_paths_in_the_studys_shares():
 
     from smtlab.workloads import fileserver, kpaths
 
-    ratio = _load("kpath_ratio")
+    ratio = load_bench_script("kpath_ratio")
     recorded = set(re.findall(r"^KPATH\((\w+),", (BENCH.parent / "workloads/kpath/kpath_paths.h").read_text(),
                               flags=re.M))
     assert ratio.MIXES["dbench"] == fileserver.dbench_call_shares()
@@ -191,7 +182,7 @@ def test_kpath_ratio_mixes_name_recorded_paths_in_the_studys_shares():
 def test_kpath_ratio_of_one_path_runs_both_machines_and_prints_the_ratio(real_paths, capsys):
     # One short window of one recorded path: HT off (core.threads = 1) and on. The printed ratio is the printed IPCs'
     # quotient, and a second run gives the same figures (seeded draws, deterministic model).
-    ratio = _load("kpath_ratio")
+    ratio = load_bench_script("kpath_ratio")
     args = ["--mix", "getppid", "--cycles", "200k", "--warmup", "50k"]
     assert ratio.main(args) == 0
     first = capsys.readouterr().out
@@ -206,7 +197,7 @@ def test_kpath_ratio_of_one_path_runs_both_machines_and_prints_the_ratio(real_pa
 def test_kpath_ratio_mem_rows_follow_the_cores_write_combining_counters(real_paths, capsys):
     # --mem prints the core's store path per 1,000 instructions. With netburst's write-through L1D every store goes
     # into a write-combining buffer (writes > 0, merged share a percentage); with a write-back L1D there are none.
-    ratio = _load("kpath_ratio")
+    ratio = load_bench_script("kpath_ratio")
 
     def mem_rows(extra: list[str]) -> dict[str, list[float]]:
         assert ratio.main(["--mix", "file_write", "--cycles", "200k", "--warmup", "50k", "--mem", *extra]) == 0

@@ -7,7 +7,6 @@ The "not a regular file" cases use a FIFO made here with os.mkfifo in tmp_path, 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import os
@@ -28,21 +27,14 @@ import pytest  # noqa: E402
 
 from smtlab import fileio, metrics, plot  # noqa: E402
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+from bench_scripts import BENCH  # noqa: E402
+from bench_scripts import load as load_bench_script  # noqa: E402
 
 
-def _load(name: str):
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location(f"smtlab_bench_{name}", BENCH / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
-bench = _load("bench")
-ht = _load("ht_gain")
+bench = load_bench_script("bench")
+ht = load_bench_script("ht_gain")
 
 
 def _umask() -> int:

@@ -12,6 +12,8 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import pandas as pd
 
+from ..workers import WORKERS_PER_CPU, host_cpus, workers_problem
+
 #: data/reference/ of the source tree (the published tables, copied from shared/reference with their source named).
 REFERENCE_DIR = pathlib.Path(__file__).resolve().parents[3] / "data" / "reference"
 
@@ -33,29 +35,13 @@ def kernel_cache_env() -> None:
         os.environ["SMTLAB_KERNEL_CACHE"] = str(found[0])
 
 
-#: ``--workers`` above this many per CPU of the host is refused (as ``smtlab sweep`` does): each worker is a process
-#: running one simulation, and a thousand of them only slow the host down.
-WORKERS_PER_CPU = 4
-
-
-def host_cpus() -> int:
-    """The CPUs this process may run on (its affinity mask where the OS has one): the default number of workers."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
-
-
 def check_workers(workers: int | None, what: str = "--workers") -> int:
     """The number of worker processes to use: ``workers``, or every CPU of the host when it is None. Raises ValueError
-    unless it is an integer from 1 to WORKERS_PER_CPU x the host's CPUs; ``what`` names it in the message."""
+    unless it is an integer from 1 to WORKERS_PER_CPU x the host's CPUs (smtlab/workers.py, as ``smtlab sweep``)."""
     if workers is None:
         return host_cpus()
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"{what} must be an integer of at least 1, got {workers!r}")
-    cpus = host_cpus()
-    if workers > WORKERS_PER_CPU * cpus:
-        raise ValueError(f"{what} {workers} is too many for this host: at most {WORKERS_PER_CPU} per CPU "
-                         f"({cpus} CPUs, so {WORKERS_PER_CPU * cpus}); each worker is a process running one simulation")
+    if (problem := workers_problem(workers, what)) is not None:
+        raise ValueError(problem)
     return workers
 
 

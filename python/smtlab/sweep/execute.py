@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping
 
 import smtlab
 
+from ..workers import WORKERS_PER_CPU, host_cpus, workers_problem
 from .backend import execute_all
 from .progress import Progress
 from .spec import RunSpec, SweepError, SweepSpec, json_default, resolve_scenario
@@ -27,30 +28,11 @@ from .tables import SweepResult, build_result, load_cpi_stacks, load_results, wr
 __all__ = ["WORKERS_PER_CPU", "Sweep", "check_workers", "execute_run", "host_cpus", "load_cpi_stacks", "load_results",
            "run_sweep", "write_result"]
 
-#: The most local worker processes per host CPU. Runs are CPU-bound, so processes beyond the CPUs only cost memory
-#: and start-up time; a few per CPU still lets a pool oversubscribe (another job holding some cores), while a count
-#: far beyond that (a typo, 100000) is refused before thousands of processes are started.
-WORKERS_PER_CPU = 4
-
-
-def host_cpus() -> int:
-    """The CPUs this process may run on (its affinity mask where the OS has one): the default pool size."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
-
-
 def check_workers(workers: int | None, what: str = "workers") -> None:
-    """Raises :class:`SweepError` unless ``workers`` is None (the default) or 1 .. WORKERS_PER_CPU x the host's CPUs;
-    ``what`` names the value in the message (``--workers`` on the command line)."""
-    if workers is None:
-        return
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise SweepError(f"{what} must be an integer of at least 1, got {workers!r}")
-    cpus = host_cpus()
-    if workers > WORKERS_PER_CPU * cpus:
-        raise SweepError(f"{what} {workers} is too many for this host: at most {WORKERS_PER_CPU} per CPU "
-                         f"({cpus} CPUs, so {WORKERS_PER_CPU * cpus}); each worker is a process running one simulation")
+    """Raises :class:`SweepError` unless ``workers`` is None (the default) or 1 .. WORKERS_PER_CPU x the host's CPUs
+    (smtlab/workers.py); ``what`` names the value in the message (``--workers`` on the command line)."""
+    if workers is not None and (problem := workers_problem(workers, what)) is not None:
+        raise SweepError(problem)
 
 
 def execute_run(spec: RunSpec) -> Record:
