@@ -18,8 +18,8 @@
 #include <fstream>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include <boost/json.hpp>
@@ -285,6 +285,22 @@ std::optional<std::string> tracerUnavailableReason() {
 
 namespace {
 
+// "tNN" + `tail`: a thread's numbered file.
+bool isThreadFile(std::string_view s, std::string_view tail) {
+  if (s.size() <= 1 + tail.size() || s[0] != 't' || !s.ends_with(tail)) return false;
+  const std::string_view digits = s.substr(1, s.size() - 1 - tail.size());
+  return std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// What follows "PREFIX." in the names a recording writes or removes: trace, json, tK.trace, raw.blocks, raw.events,
+// raw.tK.raw, raw.tK.ring (no std::regex: GCC 12's <regex> warns in the hardening builds).
+bool isRecordingSuffix(std::string_view s) {
+  if (s == "trace" || s == "json" || s == "raw.blocks" || s == "raw.events" || isThreadFile(s, ".trace")) return true;
+  if (!s.starts_with("raw.")) return false;
+  s.remove_prefix(4);
+  return isThreadFile(s, ".raw") || isThreadFile(s, ".ring");
+}
+
 // True when `file` is one the recording with `prefix` writes or removes: PREFIX.trace, .json, .tK.trace, and the
 // plugin's PREFIX.raw.blocks, .events, .tK.raw, .tK.ring. By name (lexically, absolute), and for the two fixed names
 // also as the same file through another name (a link).
@@ -292,9 +308,8 @@ bool isRecordingOutput(const fs::path& file, const std::string& prefix) {
   const fs::path a = fs::absolute(file).lexically_normal(), p = fs::absolute(prefix).lexically_normal();
   if (a.parent_path() == p.parent_path()) {
     const std::string name = a.filename().string(), stem = p.filename().string() + ".";
-    static const std::regex kOutputs(R"((trace|json|t[0-9]+\.trace|raw\.(blocks|events|t[0-9]+\.(raw|ring))))");
     if (name.size() > stem.size() && name.compare(0, stem.size(), stem) == 0 &&
-        std::regex_match(name.substr(stem.size()), kOutputs)) {
+        isRecordingSuffix(name.substr(stem.size()))) {
       return true;
     }
   }
