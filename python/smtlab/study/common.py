@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import pandas as pd
 
-from ..workers import WORKERS_PER_CPU, host_cpus, workers_problem
+from ..workers import host_cpus, workers_problem
 
 #: data/reference/ of the source tree (the published tables, copied from shared/reference with their source named).
 REFERENCE_DIR = pathlib.Path(__file__).resolve().parents[3] / "data" / "reference"

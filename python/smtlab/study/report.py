@@ -21,7 +21,8 @@ from typing import Any, Callable, Iterator
 from ..fileio import atomic_path, check_output_path, write_json, write_text
 from ..workloads.kpaths import REAL_PATHS, REAL_PATHS_ENV, TCP_BATCHES, enable_real_paths
 from ..workloads import compile_jobs, user_streams
-from .common import WORKERS_PER_CPU, check_workers, kernel_cache_env, markdown_table, text_table
+from ..workers import WORKERS_PER_CPU
+from .common import check_workers, kernel_cache_env, markdown_table, text_table
 from .fidelity import fidelity, fidelity_line
 from .section import Section
 
