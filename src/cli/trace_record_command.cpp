@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "count_arg.hpp"
 #include "smtlab/common/error.hpp"
 #include "smtlab/common/short_quote.hpp"
 #include "smtlab/tracer/recorder.hpp"
@@ -35,27 +36,6 @@ free, and on SIGINT, SIGTERM or SIGHUP (exit status 128 + the signal). A program
 SIGABRT, ...) gives a valid trace of what it executed, a warning and status 0; a program that forks is traced without
 its child processes (a warning names them).
 )";
-
-std::uint64_t parseRecordCount(const std::string& option, const std::string& s) {
-  std::uint64_t mult = 1;
-  std::string digits = s;
-  if (!digits.empty()) {
-    switch (digits.back()) {
-      case 'k': case 'K': mult = 1000; break;
-      case 'm': case 'M': mult = 1000000; break;
-      case 'g': case 'G': mult = 1000000000; break;
-      default: break;
-    }
-    if (mult != 1) digits.pop_back();
-  }
-  if (digits.empty() || digits.size() > 12 || !std::all_of(digits.begin(), digits.end(), [](char c) {
-        return c >= '0' && c <= '9';
-      })) {
-    throw UsageError(fmt::format("trace record: {} needs a count such as 1000000 or 200M, got '{}'", option,
-                                 s.substr(0, 40)));
-  }
-  return std::stoull(digits) * mult;  // at most 12 digits times 1e9: fits in 64 bits
-}
 
 void printSummary(const RecordResult& r) {
   const double n = static_cast<double>(r.instructions());
@@ -95,8 +75,10 @@ int traceRecordCommand(const std::vector<std::string>& args) {
       throw UsageError(fmt::format("trace record: option '{}' given more than once", a.substr(0, 80)));
     }
     if (a == "-o" || a == "--output") ro.outPrefix = value();
-    else if (a == "--max-instructions" || a == "-n") ro.maxInstructions = parseRecordCount(a, value());
-    else if (a == "--skip") ro.skip = parseRecordCount(a, value());
+    // The shared count parser (count_arg.hpp): a parser of its own here refused valid counts of 13 digits or more
+    // without saying why, and let "999999999999G" wrap around 2^64 to a small cap.
+    else if (a == "--max-instructions" || a == "-n") ro.maxInstructions = parseCount(value(), "--max-instructions/-n");
+    else if (a == "--skip") ro.skip = parseCount(value(), "--skip");
     else if (a == "--collapse-rep") ro.collapseRep = true;
     else if (a == "--keep-raw") ro.keepRaw = true;
     else if (a == "--fixed-env") ro.fixedEnvironment = true;
