@@ -154,11 +154,20 @@ void bindTrace(py::module_& m) {
       .def_static(
           "parse",
           [](const std::string& line) {
+            // The text reader splits lines before parsing one, so here a line break was a binary byte (a message
+            // about "not a text trace") or cut off by a '#' (a second record after a comment was silently dropped).
+            if (const std::size_t nl = line.find('\n'); nl != std::string::npos) {
+              throw TraceError(fmt::format("<python>:1: line break in column {}: Instr.parse reads one record, which "
+                                           "is one line; give it without its line end, or a whole text trace to "
+                                           "Source.from_text",
+                                           nl + 1));
+            }
             Instr in;
             if (!parseTextLine(line, in, "<python>", 1)) throw TraceError("<python>:1: no instruction on this line");
             return in;
           },
-          py::arg("line"), "Parses one text-format line ('400000 int dst=r1 src=r2'). Raises TraceError.")
+          py::arg("line"),
+          "Parses one text-format line ('400000 int dst=r1 src=r2'), without its line end. Raises TraceError.")
       .def_property(
           "pc", [](const Instr& in) { return in.pc; },
           [](Instr& in, const py::handle& v) { in.pc = unsignedArg(v, "Instr.pc", "value"); }, "Instruction address.")

@@ -97,7 +97,7 @@ class Instr:
         """Builds a record; registers as 'r1'/'f3' or ids, accesses as addresses or (address, size)."""
     @staticmethod
     def parse(line: str) -> Instr:
-        """Parses one text-format line."""
+        """Parses one text-format line, without its line end (one record is one line). Raises TraceError."""
     @property
     def op(self) -> str:
         """Op class name."""

@@ -132,6 +132,17 @@ def test_trace_errors_name_file_and_line():
         Source.from_text("400000 int dst=r1\n400004 bogus\n")
 
 
+@pytest.mark.parametrize("text", ["400000 int dst=r1\n400004 int dst=r2", "400000 int dst=r1\n",
+                                  "400000 int dst=r1 # one\n400004 int dst=r2", "# header\n400000 int"])
+def test_instr_parse_of_more_than_one_line_says_one_record_is_one_line(text):
+    # Before, a line break was "binary byte 0x0a ...: not a text trace", a comment hid it ("no instruction on this
+    # line"), or a second record after a comment was silently dropped.
+    column = text.index("\n") + 1
+    with pytest.raises(TraceError, match=f"<python>:1: line break in column {column}: .*one record, which is one line"):
+        Instr.parse(text)
+    assert Instr.parse("400000 int dst=r1\r") == Instr.parse("400000 int dst=r1")  # a CR alone is a blank, as before
+
+
 def test_retire_limit_is_exact(cfg_1x2):
     with Machine(cfg_1x2) as m:
         src = Source("gen:mix,count=0")
