@@ -10,6 +10,9 @@ import json
 import os
 import pathlib
 import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -141,6 +144,31 @@ def test_a_complete_run_publishes_everything_and_leaves_no_staging_folder(fake, 
     assert res["sections"][1].figures == [out / "figure1_chat.png"]
     assert "![figure1_chat](figure1_chat.png)" in (out / "study.md").read_text()
     assert json.loads((out / "checks.json").read_text())["checks"] == {"lmbench.ok": True, "chat.ok": True}
+
+
+def test_a_killed_runs_staging_folder_is_removed_by_the_next_run_and_a_live_runs_is_not(fake, tmp_path, capsys):
+    """SIGKILL cannot be caught, so a killed run leaves its staging folder; the next run removes it (its name holds the
+    pid, and no process has that pid any more) in one line, and leaves alone the folder of a live run, of another host
+    and one named without a pid."""
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    dead = int(done.stdout)  # ended and reaped: no process has this pid (unless the system reused it meanwhile)
+    host = socket.gethostname()
+    out = tmp_path / "out"
+    out.mkdir()
+    stale = out / f".smtlab-study.{dead}@{host}.k1ll3d_x"
+    (stale / "sub").mkdir(parents=True)
+    (stale / "sub" / "lmbench.csv").write_text("half of a killed run\n")
+    kept = [out / f".smtlab-study.{os.getpid()}@{host}.l1ve", out / f".smtlab-study.{dead}@elsewhere.example.0ther",
+            out / ".smtlab-study.n0p1d"]
+    for d in kept:
+        d.mkdir()
+    report.run_study(out, quick=True, workers=1, only=["lmbench"], progress=False, echo=False)
+    assert not stale.exists()
+    assert all(d.is_dir() for d in kept)
+    assert capsys.readouterr().err == (f"smtlab.study: removed '{stale}', the staging folder of run {dead}, which is "
+                                       "no longer running (killed before it could clean up)\n")
+    assert (out / "lmbench.csv").is_file()
 
 
 # --- finding 2: a full disk -------------------------------------------------------------------------------------

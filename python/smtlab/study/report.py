@@ -9,8 +9,10 @@ import errno
 import importlib
 import os
 import pathlib
+import re
 import shutil
 import signal
+import socket
 import stat
 import sys
 import tempfile
@@ -84,8 +86,11 @@ SECTION_OUTPUTS = {"lmbench": ["lmbench.csv"], "aim9": ["aim9.csv"], "chat": ["c
                    "two_package": ["two_package.csv"],
                    "sysbench_energy": ["sysbench_energy.csv", "sysbench_energy.png"]}
 REPORT_FILES = ["study.md", "checks.json"]
-#: The folder, inside the output folder, where a run writes its result set before publishing it.
+#: The folder, inside the output folder, where a run writes its result set before publishing it:
+#: ``.smtlab-study.PID@HOST.RANDOM``, so that a later run can tell the folder of a run that was killed (SIGKILL cannot
+#: be caught, so that run could not remove it) from one still running.
 STAGING_PREFIX = ".smtlab-study."
+_STAGING_NAME = re.compile(re.escape(STAGING_PREFIX) + r"(?P<pid>[1-9][0-9]*)@(?P<host>.+)\.[^.]+")
 #: Errors that mean "the output could not be written" when a section's writer raises them without a file name.
 _WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
 
@@ -142,6 +147,43 @@ def _make_folder(out_dir: pathlib.Path) -> list[pathlib.Path]:
         _remove_folders(created)
         raise ValueError(f"cannot create the study's output folder '{out_dir}': {e.strerror}") from None
     return created
+
+
+def _staging_prefix() -> str:
+    return f"{STAGING_PREFIX}{os.getpid()}@{socket.gethostname()}."
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def _remove_stale_staging(out_dir: pathlib.Path) -> None:
+    """Removes the staging folders in ``out_dir`` of runs on this host whose process no longer exists (killed by
+    SIGKILL or a power cut: nothing of theirs was published), one line on stderr each. A folder of a live process, of
+    another host (its pids mean nothing here) or in an older run's name without a pid is left alone."""
+    host = socket.gethostname()
+    try:
+        entries = list(out_dir.iterdir())
+    except OSError:
+        return
+    for d in entries:
+        m = _STAGING_NAME.fullmatch(d.name)
+        if m is None or m["host"] != host or d.is_symlink() or not d.is_dir() or _process_alive(int(m["pid"])):
+            continue
+        try:
+            shutil.rmtree(d)
+        except OSError as e:
+            print(f"smtlab.study: cannot remove '{d}', the staging folder of run {m['pid']}, which is no longer "
+                  f"running: {e.strerror or e}", file=sys.stderr)
+        else:
+            print(f"smtlab.study: removed '{d}', the staging folder of run {m['pid']}, which is no longer running "
+                  "(killed before it could clean up)", file=sys.stderr)
 
 
 def _remove_folders(created: list[pathlib.Path]) -> None:
@@ -221,8 +263,9 @@ def run_study(out_dir: pathlib.Path, quick: bool = False, workers: int | None = 
         # once, not after minutes of work.
         for name in planned:
             check_output_path(out_dir / name, _what(name))
+        _remove_stale_staging(out_dir)
         try:
-            staging = pathlib.Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out_dir))
+            staging = pathlib.Path(tempfile.mkdtemp(prefix=_staging_prefix(), dir=out_dir))
         except OSError as e:
             raise ValueError(f"cannot write the study into '{out_dir}': {e.strerror}") from None
         res = _run(out_dir, staging, quick, workers, only is not None, requested, progress, echo, real_kernel,
