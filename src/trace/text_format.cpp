@@ -204,6 +204,15 @@ bool parseTextLine(std::string_view line, Instr& out, std::string_view name, std
     }
   }
   if (seenKind && seenIndirect) ctx.fail("both 'indirect' and 'kind=' given");
+  // 'taken' is a branch's outcome: on a record with no branch kind nothing reads it (the core predicts and redirects
+  // only branches), so it is a mistake in the trace, such as a wrong op, not a flag to ignore.
+  if (seenTaken && instr.branch == BranchKind::None) {
+    ctx.fail(seenKind ? std::string("'taken' with kind=none: only a branch is taken (give a branch kind, or drop "
+                                    "'taken')")
+                      : fmt::format("'taken' on op '{}', which is no branch: only a branch is taken (use a branch op "
+                                    "such as br, give kind=, or drop 'taken')",
+                                    opClassName(instr.op)));
+  }
   // A microcoded instruction's length is what the sequencer needs; the flag alone would be a count the core guesses.
   if (seenUcode && !seenUops) ctx.fail("'ucode' needs uops=N (the microcode sequence's length)");
   switch (instr.op) {
@@ -257,7 +266,7 @@ std::string formatTextLine(const Instr& in) {
   for (const MemRef& m : in.stores) mem("st", m);
   const bool alwaysTaken = in.op == OpClass::Jump || in.op == OpClass::IndirectJump || in.op == OpClass::Call ||
                            in.op == OpClass::Return;
-  if (in.taken && !alwaysTaken) {
+  if (in.taken && !alwaysTaken && in.isBranch()) {  // the reader refuses 'taken' on a record that is no branch
     field();
     fmt::format_to(std::back_inserter(b), "taken");
   }

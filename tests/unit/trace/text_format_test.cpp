@@ -159,6 +159,19 @@ TEST(TextFormat, WriteThenReadIsLossless) {
   EXPECT_EQ(out.str().rfind(kTextTraceHeader, 0), 0u);
 }
 
+// The writer never emits what the reader refuses: a taken flag on a record that is no branch (possible in memory or
+// in a native trace) means nothing and is left out, so `trace convert` to text always reads back.
+TEST(TextFormat, TakenIsWrittenOnlyForABranch) {
+  Instr in;
+  in.pc = 0x400000;
+  in.op = OpClass::Int;
+  in.taken = true;
+  EXPECT_EQ(formatTextLine(in), "400000 int");
+  in.op = OpClass::Branch;
+  in.branch = BranchKind::Conditional;
+  EXPECT_EQ(formatTextLine(in), "400000 br    taken");
+}
+
 TEST(TextFormat, StreamingReaderInBatchesAndRewind) {
   std::istringstream in(kEveryField);
   TextTraceReader reader(in, "every.txt");
@@ -225,6 +238,9 @@ INSTANTIATE_TEST_SUITE_P(
                       BadLine{"400000 int dst=", "missing value for 'dst'"},
                       BadLine{"400000 load ld", "missing value for 'ld'"},
                       BadLine{"400000 br taken=1", "takes no value"},
+                      // 'taken' is a branch's outcome: before, a non-branch's flag was read and then ignored.
+                      BadLine{"400000 int dst=r1 taken", "'taken' on op 'int', which is no branch"},
+                      BadLine{"400000 br taken kind=none", "'taken' with kind=none"},
                       BadLine{"400000 load ld=10:0", "bad access size"},
                       BadLine{"400000 load ld=10:256", "bad access size"},
                       BadLine{"400000 load ld=10:", "bad access size"},
