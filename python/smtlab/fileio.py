@@ -3,7 +3,8 @@
 An interrupted or failed run never leaves a half-written result (CSV, JSON, report, figure, Parquet) under its real
 name. Use :func:`atomic_path` for writers that take a path (``DataFrame.to_parquet``, ``Figure.savefig``) and
 :func:`write_text` / :func:`write_json` for text. Only regular files are replaced: an existing device, FIFO, socket
-or directory under the target name is refused, and a replaced file keeps its permission bits.
+or directory under the target name is refused, and a replaced file keeps its permission bits. A target that is a
+symbolic link is written where the link points (as a shell's ``>`` writes through it); the link stays.
 """
 
 from __future__ import annotations
@@ -31,6 +32,22 @@ def _name_max(directory: Path) -> int:
         return 255
 
 
+_MAX_LINKS = 40  # Linux's MAXSYMLINKS
+
+
+def _follow_links(p: Path, what: str) -> Path:
+    """The file ``p`` names when it is a symbolic link (followed link by link; a dangling link's file is created where
+    it points), else ``p``. Renaming onto the link would replace it with a regular file and leave its file as it was.
+    The same rule as smtlab's C++ outputs (src/common/output_file.cpp)."""
+    for _ in range(_MAX_LINKS):
+        if not p.is_symlink():
+            return p
+        p = p.parent / os.readlink(p)  # an absolute link replaces the folder
+    if p.is_symlink():
+        raise ValueError(f"cannot write {what} '{p}': too many levels of symbolic links")
+    return p
+
+
 def _refuse_special(p: Path, what: str) -> None:
     """Raise ValueError when ``p`` exists and is not a regular file (a directory, device, FIFO or socket)."""
     try:
@@ -44,11 +61,12 @@ def _refuse_special(p: Path, what: str) -> None:
 
 
 def check_output_path(path: str | os.PathLike[str], what: str = "output") -> Path:
-    """Raise ValueError naming ``path`` and the reason when it cannot be written; return it as a Path.
+    """Raise ValueError naming ``path`` and the reason when it cannot be written; return the Path that will be written
+    (``path``, or the file it names when it is a symbolic link).
 
     Call it before a long run so that a bad destination is reported at once, not after the work is done.
     """
-    p = Path(path)
+    p = _follow_links(Path(path), what)
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.exists():
         raise ValueError(f"cannot write {what} '{p}': directory '{parent}' does not exist")
@@ -70,7 +88,8 @@ def check_output_path(path: str | os.PathLike[str], what: str = "output") -> Pat
 def atomic_path(path: str | os.PathLike[str], what: str = "output") -> Iterator[Path]:
     """Yield a temporary path beside ``path``; on normal exit rename it onto ``path``, on an exception remove it.
 
-    The file gets the permission bits of the file it replaces, or those of a new file (0666 less the umask)."""
+    The file gets the permission bits of the file it replaces, or those of a new file (0666 less the umask). A ``path``
+    that is a symbolic link is written where it points: the temporary file is made beside that file."""
     target = check_output_path(path, what)
     fits = len(os.fsencode(target.name)) + _TMP_EXTRA <= _name_max(target.parent)
     prefix = f".{target.name}." if fits else _SHORT_PREFIX

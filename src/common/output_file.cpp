@@ -26,6 +26,23 @@ fs::path directoryOf(const fs::path& target) {
   return dir.empty() ? fs::path(".") : dir;
 }
 
+// Where an output named `target` is written: the file a symbolic link names (followed link by link, as the kernel
+// does, up to its limit of 40), as a shell's `>` writes through a link. Renaming onto the link itself would replace
+// it with a regular file and leave the file it names unchanged. Not a link (the usual case): `target` itself.
+fs::path followLinks(fs::path target, const std::string& what) {
+  constexpr int kMaxLinks = 40;  // Linux's MAXSYMLINKS
+  for (int links = 0;; ++links) {
+    std::error_code ec;
+    if (!fs::is_symlink(fs::symlink_status(target, ec))) return target;
+    if (links == kMaxLinks) {
+      throw Error(fmt::format("cannot write {} {}: too many levels of symbolic links", what, quoted(target)));
+    }
+    const fs::path link = fs::read_symlink(target, ec);
+    if (ec) throw Error(fmt::format("cannot write {} {}: {}", what, quoted(target), ec.message()));
+    target = target.parent_path() / link;  // an absolute link replaces the folder
+  }
+}
+
 // The process's umask, read without changing it for longer than two calls.
 mode_t currentUmask() {
   const mode_t mask = ::umask(0);
@@ -35,8 +52,9 @@ mode_t currentUmask() {
 
 }  // namespace
 
-void checkOutputPath(const fs::path& target, const std::string& what) {
-  if (target.empty()) throw Error(fmt::format("cannot write {}: empty path", what));
+void checkOutputPath(const fs::path& output, const std::string& what) {
+  if (output.empty()) throw Error(fmt::format("cannot write {}: empty path", what));
+  const fs::path target = followLinks(output, what);
   const fs::path dir = directoryOf(target);
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) {
@@ -77,7 +95,7 @@ void refuseOverwritingInput(const fs::path& input, const fs::path& output) {
 }
 
 OutputFile::OutputFile(fs::path target, std::ios::openmode mode, const std::string& what)
-    : target_(std::move(target)), what_(what) {
+    : target_(followLinks(std::move(target), what)), what_(what) {
   checkOutputPath(target_, what_);
   const std::string pattern = (directoryOf(target_) / fmt::format(".{}.tmp-XXXXXX", target_.filename().string())).string();
   std::vector<char> name(pattern.begin(), pattern.end());
@@ -89,8 +107,10 @@ OutputFile::OutputFile(fs::path target, std::ios::openmode mode, const std::stri
   }
   ::close(fd);
   temp_ = fs::path(name.data());
-  // mkstemp makes the file private (0600); an output gets the permissions an ordinary new file would get.
-  ::chmod(temp_.c_str(), 0666 & ~currentUmask());
+  // mkstemp makes the file private (0600); an output keeps the permission bits of the file it replaces, or gets
+  // those an ordinary new file would get (as smtlab.fileio does).
+  struct stat st {};
+  ::chmod(temp_.c_str(), ::stat(target_.c_str(), &st) == 0 ? st.st_mode & 07777 : 0666 & ~currentUmask());
   stream_.open(temp_, mode | std::ios::out | std::ios::trunc);
   if (!stream_) {
     std::error_code ec;

@@ -171,6 +171,20 @@ def test_a_killed_runs_staging_folder_is_removed_by_the_next_run_and_a_live_runs
     assert (out / "lmbench.csv").is_file()
 
 
+def test_an_output_that_is_a_symbolic_link_is_written_where_it_points(fake, tmp_path):
+    """The result set is published as fileio writes: the link stays and the file it names gets the new report."""
+    out = tmp_path / "out"
+    out.mkdir()
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "study.md").write_text("old report\n")
+    (out / "study.md").symlink_to(kept / "study.md")
+    report.run_study(out, quick=True, workers=1, only=["lmbench"], progress=False, echo=False)
+    assert (out / "study.md").is_symlink()
+    assert (kept / "study.md").read_text().startswith("#")
+    assert sorted(p.name for p in kept.iterdir()) == ["study.md"]
+
+
 # --- finding 2: a full disk -------------------------------------------------------------------------------------
 
 

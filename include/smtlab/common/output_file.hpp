@@ -10,8 +10,9 @@
 namespace smtlab {
 
 // Throws smtlab::Error naming `target` and the reason when it cannot be written: its directory is missing or is not
-// a directory, the target is a directory, or the directory or an existing target is not writable. Cheap: call it
-// before a long simulation so that a bad destination is reported at once, not after the run.
+// a directory, the target is a directory, or the directory or an existing target is not writable. A target that is
+// a symbolic link is checked (and OutputFile writes) where the link points: the link stays. Cheap: call it before a
+// long simulation so that a bad destination is reported at once, not after the run.
 void checkOutputPath(const std::filesystem::path& target, const std::string& what = "output");
 
 // True when both paths name the same existing file (same device and inode: symlinks and other spellings included).
@@ -22,7 +23,8 @@ void refuseOverwritingInput(const std::filesystem::path& input, const std::files
 
 // An output file under construction. The constructor checks the destination and creates the temporary file next to
 // it (same directory, hence same file system, so the rename is atomic); commit() flushes, checks for write errors and
-// renames it onto the target; destroying it without commit() removes the temporary file.
+// renames it onto the target (the file a symbolic link names, keeping that file's permission bits); destroying it
+// without commit() removes the temporary file.
 class OutputFile {
  public:
   explicit OutputFile(std::filesystem::path target, std::ios::openmode mode = std::ios::binary,

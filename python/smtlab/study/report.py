@@ -223,12 +223,17 @@ def _stage(staging: pathlib.Path, out_dir: pathlib.Path, name: str, what: str,
 
 def _publish(staging: pathlib.Path, out_dir: pathlib.Path, names: list[str]) -> None:
     """Moves the staged files into ``out_dir`` (renames within one file system), the report last. A file replaced
-    keeps its permission bits, as fileio's writers keep them."""
+    keeps its permission bits, and a name that is a symbolic link is written where it points (copied, as the file may
+    be on another file system), as fileio's writers do."""
     for name in names:
         check_output_path(out_dir / name, _what(name))  # it may have become a directory or a FIFO meanwhile
     for name in sorted(names, key=lambda n: n in REPORT_FILES):
         src, dst = staging / name, out_dir / name
         try:
+            if dst.is_symlink():
+                with atomic_path(dst, _what(name)) as tmp:
+                    shutil.copyfile(src, tmp)
+                continue
             with contextlib.suppress(OSError):
                 os.chmod(src, stat.S_IMODE(dst.stat().st_mode))
             os.replace(src, dst)

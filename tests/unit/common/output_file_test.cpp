@@ -80,6 +80,47 @@ TEST_F(OutputFileTest, CommittedFileHasOrdinaryPermissions) {
   EXPECT_EQ(st.st_mode & 0777, 0666 & ~mask);
 }
 
+TEST_F(OutputFileTest, AReplacedFileKeepsItsPermissionBits) {
+  const fs::path target = dir_ / "private.json";
+  std::ofstream(target) << "old";
+  fs::permissions(target, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);  // 0640
+  writeFileAtomically(target, "new");
+  struct stat st {};
+  ASSERT_EQ(::stat(target.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+}
+
+// An output named by a symbolic link is written where the link points, as a shell's `>` writes, and the link stays.
+// Before, the rename replaced the link with a regular file and left the file it named as it was.
+TEST_F(OutputFileTest, ASymbolicLinkIsWrittenThrough) {
+  fs::create_directories(dir_ / "real");
+  const fs::path real = dir_ / "real" / "stats.json";
+  std::ofstream(real) << "old";
+  fs::permissions(real, fs::perms::owner_read | fs::perms::owner_write);  // 0600: kept, not the umask's 0644
+  fs::create_symlink("real/stats.json", dir_ / "link.json");                // relative to the link's folder
+  writeFileAtomically(dir_ / "link.json", "new");
+  EXPECT_TRUE(fs::is_symlink(dir_ / "link.json"));
+  EXPECT_EQ(slurp(real), "new");
+  struct stat st {};
+  ASSERT_EQ(::stat(real.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_EQ(entries(), 2u);  // link.json and real/: no temporary file left in either folder
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_ / "real"), {}), 1);
+  // A link to a link is followed to the end; a dangling link's file is created where it points.
+  fs::create_symlink("link.json", dir_ / "link2.json");
+  writeFileAtomically(dir_ / "link2.json", "newer");
+  EXPECT_EQ(slurp(real), "newer");
+  fs::create_symlink(dir_ / "real" / "new.json", dir_ / "dangling.json");  // absolute
+  writeFileAtomically(dir_ / "dangling.json", "created");
+  EXPECT_TRUE(fs::is_symlink(dir_ / "dangling.json"));
+  EXPECT_EQ(slurp(dir_ / "real" / "new.json"), "created");
+  // A link that points to itself is refused by name, before anything is written.
+  fs::create_symlink("loop.json", dir_ / "loop.json");
+  const std::string loop = messageOf([&] { checkOutputPath(dir_ / "loop.json", "JSON output"); });
+  EXPECT_NE(loop.find("cannot write JSON output '"), std::string::npos) << loop;
+  EXPECT_NE(loop.find("loop.json': too many levels of symbolic links"), std::string::npos) << loop;
+}
+
 TEST_F(OutputFileTest, BadDestinationsNameTheReason) {
   EXPECT_NE(messageOf([&] { checkOutputPath(dir_ / "missing" / "x.json"); }).find("does not exist"),
             std::string::npos);
