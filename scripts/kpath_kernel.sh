@@ -16,6 +16,8 @@ package=${SMTLAB_KPATH_KERNEL_PACKAGE:-linux-image-6.1.0-56-amd64}
 version=${SMTLAB_KPATH_KERNEL_VERSION:-6.1.192-2}
 release=${package#linux-image-}
 cache=${1:-${SMTLAB_KPATH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/smtlab/kpath}}
+# Absolute: the download runs in a folder of its own (cd), where a relative cache path would name nothing.
+cache=$(realpath -m -- "$cache")
 vmlinuz=$cache/vmlinuz-$release
 moddir=$cache/modules-$release
 # The guest's disk (fsync on ext4, workloads/kpath/make_initramfs.sh): in load order, each after what it depends on.
