@@ -128,4 +128,26 @@ std::uint64_t removeInterrupts(SystemRegion& region, const InterruptVectors& vec
   return removed;
 }
 
+std::uint64_t removeNestedInterrupts(SystemRegion& region, const InterruptVectors& vectors) {
+  const std::size_t n = region.instrs.size();
+  std::uint64_t removed = 0;
+  std::size_t out = 0;
+  for (std::size_t k = 0; k < n;) {
+    if (k > 0 && isDelivery(region, vectors, k)) {
+      if (const std::size_t end = balancedEnd(region, vectors, k, n); end != 0) {
+        k = end;
+        ++removed;
+        continue;
+      }
+    }
+    region.instrs[out] = region.instrs[k];
+    region.kernel[out] = region.kernel[k];
+    ++out;
+    ++k;
+  }
+  region.instrs.resize(out);
+  region.kernel.resize(out);
+  return removed;
+}
+
 }  // namespace smtlab

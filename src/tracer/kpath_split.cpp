@@ -112,6 +112,7 @@ std::vector<std::vector<KpathInstance>> splitKpathRecording(const std::string& r
         r.kernel.erase(r.kernel.begin(), r.kernel.begin() + first);
         r.instrs.erase(to, r.instrs.end());
         r.instrs.erase(r.instrs.begin(), r.instrs.begin() + first);
+        interrupts += removeNestedInterrupts(r, vectors);
         add(r);
         return;
       }
@@ -120,6 +121,7 @@ std::vector<std::vector<KpathInstance>> splitKpathRecording(const std::string& r
         const auto cut = std::find_if(e.instrs.begin(), e.instrs.end(), [&](const Instr& i) { return i.pc == stop; });
         e.kernel.resize(static_cast<std::size_t>(cut - e.instrs.begin()));
         e.instrs.erase(cut, e.instrs.end());
+        interrupts += removeNestedInterrupts(e, vectors);  // a tick pending at the handler's exit is not the IPI's
         add(e);
       }
     });

@@ -71,6 +71,8 @@ class KpathBoot : public ::testing::Test {
   static bool runs(const std::vector<Instr>& t, std::uint64_t pc) {
     return std::any_of(t.begin(), t.end(), [&](const Instr& i) { return i.pc == pc; });
   }
+  // A record after the first at an interrupt vector's entry (kpath_system_test.cpp).
+  static bool holdsAnotherInterrupt(const std::vector<Instr>& t);
   static int userRuns(const std::vector<Instr>& t) {
     int n = 0;
     for (std::size_t i = 0; i < t.size(); ++i) n += t[i].pc < kKernelHalf && (i == 0 || t[i - 1].pc >= kKernelHalf);

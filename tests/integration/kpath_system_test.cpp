@@ -162,6 +162,17 @@ void KpathBoot::checkFsyncReachesTheDiskAndTheWriteDoesNot() {
   EXPECT_GT(median(instances("fsync")), median(instances("disk_write")));
 }
 
+bool KpathBoot::holdsAnotherInterrupt(const std::vector<Instr>& t) {
+  // An IPI's instance is its own handler only: an interrupt pending at its exit (a tick; under TCG a spinning vCPU
+  // can take the IPI only when its timer fires, so in some recordings every instance held one: 2,500-7,300 more
+  // instructions on a 134-instruction handler) is the model's own cost, and the splitter takes it out.
+  const std::uint64_t vectors[] = {symbol("asm_sysvec_apic_timer_interrupt"), symbol("asm_sysvec_reschedule_ipi"),
+                                   symbol("asm_sysvec_call_function_single")};
+  return std::any_of(t.begin() + (t.empty() ? 0 : 1), t.end(), [&](const Instr& i) {
+    return std::find(std::begin(vectors), std::end(vectors), i.pc) != std::end(vectors);
+  });
+}
+
 void KpathBoot::checkReschedIpiStartsAtItsVectorAndStopsBeforeTheSwitch() {
   const std::uint64_t vector = symbol("asm_sysvec_reschedule_ipi"), schedule = symbol("__schedule");
   const std::size_t n = instances("resched_ipi").size();
@@ -172,6 +183,7 @@ void KpathBoot::checkReschedIpiStartsAtItsVectorAndStopsBeforeTheSwitch() {
     EXPECT_EQ(t.front().pc, vector);
     EXPECT_EQ(kernelCount(t), t.size());  // kernel mode only
     EXPECT_FALSE(runs(t, schedule));
+    EXPECT_FALSE(holdsAnotherInterrupt(t)) << "seed " << seed;
   }
 }
 
@@ -206,6 +218,7 @@ void KpathBoot::checkWakeIpiStartsAtItsVectorRunsTheWakeListAndStopsBeforeTheSwi
     EXPECT_EQ(t.front().pc, vector) << "seed " << seed;
     EXPECT_EQ(kernelCount(t), t.size()) << "seed " << seed;
     EXPECT_FALSE(runs(t, schedule)) << "seed " << seed;
+    EXPECT_FALSE(holdsAnotherInterrupt(t)) << "seed " << seed;
     enqueued += runs(t, pending);
   }
   EXPECT_GE(2 * enqueued, n);

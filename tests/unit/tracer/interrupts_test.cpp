@@ -185,5 +185,26 @@ TEST(Interrupts, ARunThatDoesNotReturnInsideTheRegion) {
   EXPECT_EQ(pcs(devices[0]), (std::vector<Addr>{kDisk, kIret}));
 }
 
+TEST(Interrupts, AnInterruptInsideAnIpiInstanceIsTakenOutFromItsEntryToItsReturn) {
+  // A reschedule IPI's instance (its vector first): the handler, then at its exit, where interrupts are enabled
+  // again, a tick that was pending (its entry to the iretq that balances it, with a device interrupt nested in its
+  // softirq), then the exit path up to the cut. Only the IPI's own records stay; the IPI's own entry at record 0 is
+  // not a nested one. Written out: 3 records of the 10 stay.
+  Builder b;
+  b.kernel(kResched).kernel(kResched + 4)                   // the IPI's handler, interrupts off
+      .kernel(kTick).kernel(kTick + 4)                      // a pending tick taken at the exit
+      .kernel(kDisk).kernel(kDisk + 8).kernel(kIret)        // the disk's completion inside the tick's softirq
+      .kernel(kTick + 8).kernel(kIret)                      // the tick returns into the IPI's exit
+      .kernel(kResched + 8);                                // the exit goes on (up to __schedule)
+  EXPECT_EQ(removeNestedInterrupts(b.r, full()), 1u);       // one run: the tick, with what it held
+  EXPECT_EQ(pcs(b.r), (std::vector<Addr>{kResched, kResched + 4, kResched + 8}));
+  EXPECT_EQ(b.r.kernel, (std::vector<std::uint8_t>{1, 1, 1}));
+  // Without the return's address no run closes: nothing is taken (an unbalanced entry stays).
+  Builder c;
+  c.kernel(kResched).kernel(kTick).kernel(kTick + 4).kernel(kResched + 8);
+  EXPECT_EQ(removeNestedInterrupts(c.r, withoutReturn()), 0u);
+  EXPECT_EQ(c.r.instrs.size(), 4u);
+}
+
 }  // namespace
 }  // namespace smtlab

@@ -73,6 +73,43 @@ TEST_F(KpathIpiSplit, OnlyTheRunFromTheVectorIsAnInstanceCutAtSchedule) {
   EXPECT_EQ(all.back().pc, kReschedVector + 2);
 }
 
+TEST_F(KpathIpiSplit, ATickPendingAtTheHandlersExitIsNotPartOfTheInstance) {
+  // Under QEMU's TCG a spinning vCPU may take the IPI only when its own timer fires: the tick is then pending when
+  // the handler's exit enables interrupts and runs inside the same kernel run, from its vector to its iretq (a
+  // recording of 2026-11-30 had one in each of its 26 instances, 2,500-7,300 instructions of tick in a 134-instruction
+  // handler). The instance is the IPI's records only: block 1's three and the exit's one before __schedule.
+  Raw b;
+  b.raw({"SMTLBLK\1", 8});
+  b.u32(0).u64(0x401000).u32(2).marker(id_).nop();
+  b.u32(1).u64(kReschedVector).u32(3).nop().nop().nop();                    // the vector's entry and handler
+  b.u32(2).u64(kReschedSchedule).u32(2).nop().insn({0x48, 0x0f, 0x07});     // __schedule ... sysretq
+  b.u32(4).u64(0x402000).u32(2).marker(0x8000 | id_).insn({0xc3});
+  b.u32(5).u64(0x401010).u32(1).nop();
+  b.u32(6).u64(kReschedTick).u32(3).nop().nop().insn({0x48, 0xcf});         // the tick: its handler, iretq
+  b.u32(7).u64(kReschedVector + 0x100).u32(1).nop();                        // the IPI's exit path goes on
+  b.save(dir_ / "y.blocks");
+  Raw s;
+  s.raw({"SMTLSYS\1", 8});
+  s.mark(id_, 0, 0).block(5, false).block(1, true).block(6, true).block(7, true).block(2, true).block(5, false)
+      .block(4, false).mark(0x8000 | id_, 4, 0);
+  s.save(dir_ / "y.cpu0.raw");
+  const KernelSymbols symbols = {{"asm_sysvec_reschedule_ipi", kReschedVector},
+                                 {"__schedule", kReschedSchedule},
+                                 {"asm_sysvec_apic_timer_interrupt", kReschedTick},
+                                 {"native_irq_return_iret", kReschedTick + 2}};
+  SplitStats stats;
+  const auto instances = splitKpathRecording((dir_ / "y").string(), (dir_ / "cache").string(), &stats, symbols);
+  ASSERT_EQ(instances.at(id_).size(), 1u);
+  EXPECT_EQ(instances[id_][0].length, 4u);
+  EXPECT_EQ(instances[id_][0].kernelInstructions, 4u);
+  EXPECT_EQ(stats.interrupts, 1u);
+  NativeTraceReader reader((dir_ / "cache" / "resched_ipi.trace").string());
+  const auto all = readAll(reader);
+  ASSERT_EQ(all.size(), 4u);
+  for (const Instr& i : all) EXPECT_TRUE(i.pc < kReschedTick || i.pc > kReschedTick + 2) << std::hex << i.pc;
+  EXPECT_EQ(all.back().pc, kReschedVector + 0x100);
+}
+
 TEST_F(KpathIpiSplit, WithoutTheSymbolsItIsOneClearError) {
   try {
     splitKpathRecording((dir_ / "x").string(), (dir_ / "cache").string(), nullptr, {{"__schedule", kReschedSchedule}});
