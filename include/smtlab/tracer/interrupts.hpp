@@ -53,8 +53,9 @@ std::uint64_t removeInterrupts(SystemRegion& region, const InterruptVectors& vec
 // For an instance that is itself an interrupt (its first record is the vector's entry: the reschedule IPI, the
 // wake-up IPI of a halted CPU): takes out every interrupt delivered inside it after that first record, from its entry
 // to the return that balances it. Such a one is another event that was pending when the handler's exit enabled
-// interrupts (a tick; under QEMU's TCG a spinning vCPU can take a cross-CPU IPI only when its timer fires, so the two
-// arrive together), which the model charges itself. An unbalanced one stays. Returns the runs taken out.
+// interrupts (a tick; on one host every reschedule IPI instance held one, apparently because a vCPU spinning under
+// TCG took the IPI only when its own timer fired), which the model charges itself. An unbalanced one stays. Returns
+// the runs taken out.
 std::uint64_t removeNestedInterrupts(SystemRegion& region, const InterruptVectors& vectors);
 
 }  // namespace smtlab
