@@ -40,7 +40,10 @@ def _follow_links(p: Path, what: str) -> Path:
     it points), else ``p``. Renaming onto the link would replace it with a regular file and leave its file as it was.
     The same rule as smtlab's C++ outputs (src/common/output_file.cpp)."""
     for _ in range(_MAX_LINKS):
-        if not p.is_symlink():
+        try:
+            if not stat.S_ISLNK(os.lstat(p).st_mode):
+                return p
+        except OSError:  # missing, a name too long, a folder that is not one: the checks after this report it
             return p
         p = p.parent / os.readlink(p)  # an absolute link replaces the folder
     if p.is_symlink():
