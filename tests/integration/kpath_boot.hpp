@@ -19,6 +19,7 @@
 
 #include <boost/json.hpp>
 
+#include "smtlab/trace/native_format.hpp"
 #include "smtlab/trace/source.hpp"
 #include "smtlab/trace/vector_source.hpp"
 #include "smtlab/tracer/kpath.hpp"
@@ -57,6 +58,17 @@ class KpathBoot : public ::testing::Test {
   static std::vector<Instr> instance(const std::string& name, int seed) {
     auto src = openTrace("kpath:" + name + ",seed=" + std::to_string(seed));
     return readAll(*src);
+  }
+  // Instance `index` of the manifest's list, as recorded (a seed draws an instance by a hash, so seeds 0..n-1 do not
+  // visit each one): records [offset, offset + length) of the path's trace file.
+  static std::vector<Instr> instanceAt(const std::string& name, std::size_t index) {
+    const auto entry = instances(name).at(index).as_array();
+    const auto offset = entry.at(0).to_number<std::size_t>(), length = entry.at(1).to_number<std::size_t>();
+    NativeTraceReader reader((cache_ / (name + ".trace")).string());
+    const auto all = readAll(reader);
+    if (offset + length > all.size()) return {};
+    return {all.begin() + static_cast<std::ptrdiff_t>(offset),
+            all.begin() + static_cast<std::ptrdiff_t>(offset + length)};
   }
   static boost::json::array instances(const std::string& name) {
     std::ifstream in(manifest_);

@@ -89,6 +89,14 @@ void KpathBoot::checkChatBatchesMoveEveryMessageInOneCall() {
   // instance; and it is shorter than the same B messages read two at a time in B / 2 calls plus one more call. Not
   // checked: that a batch is longer than the next smaller one; a recv's ACK, whose processing at the peer runs in the
   // same softirq, depends on the connection's state when the size was recorded (docs/tracing.md).
+  // Lengths carry the connection's timer work, which does not depend on B (16 recordings of session 44, a helper's
+  // probe): a 2-message send is 8,139 kernel records or, in 1-5 of its 10 instances, 8,376 (237 more: 183 more timer
+  // and 28 scheduler records, the same networking work), and every larger send takes the longer form; with all ten of
+  // a recording's b2 sends in that form the lower bound failed by 11-46 records (b3 8,430 against 8,375 + 100). So the
+  // lower bound allows 250 records of it (those 237 and jitter); the exact check that a batch of B copies B messages,
+  // not B - 1 or B + 1, is the per-instance byte count, asked of every instance. The upper bound uses the median
+  // 2-message send: one send whose delivery to the peer was left to ksoftirqd (seen once in 16 recordings: a
+  // tcp_send of 9,281 records against 13,316 or more) is short and must not fail all 19 sizes.
   const std::uint64_t sendmsg = symbol("tcp_sendmsg"), recvmsg = symbol("tcp_recvmsg");
   const auto entries = [](const std::vector<Instr>& t, std::uint64_t pc) {
     return std::count_if(t.begin(), t.end(), [&](const Instr& i) { return i.pc == pc; });
@@ -96,8 +104,10 @@ void KpathBoot::checkChatBatchesMoveEveryMessageInOneCall() {
   for (int b = 2; b <= 20; ++b) {
     const std::string send = "tcp_send_b" + std::to_string(b), recv = "tcp_recv_b" + std::to_string(b);
     const std::size_t bytes = static_cast<std::size_t>(b) * 100;
-    for (int seed = 0; seed < 4; ++seed) {
-      const auto s = instance(send, seed), r = instance(recv, seed);
+    const std::size_t count = std::min(instances(send).size(), instances(recv).size());
+    ASSERT_GE(count, 1u) << send;
+    for (std::size_t seed = 0; seed < count; ++seed) {  // every instance, by its place in the list
+      const auto s = instanceAt(send, seed), r = instanceAt(recv, seed);
       ASSERT_FALSE(s.empty()) << send;
       ASSERT_FALSE(r.empty()) << recv;
       EXPECT_EQ(entries(s, sendmsg), 1) << send << " seed " << seed;
@@ -112,9 +122,9 @@ void KpathBoot::checkChatBatchesMoveEveryMessageInOneCall() {
         EXPECT_LT(t->back().pc, kKernelHalf) << "seed " << seed;
       }
     }
-    const std::uint64_t sendOfTwo = minKernelRecords("tcp_send_b2"), copied = static_cast<std::uint64_t>(b - 2) * 100;
-    EXPECT_GE(minKernelRecords(send), sendOfTwo + copied) << send;
-    EXPECT_LT(minKernelRecords(send), 2 * sendOfTwo + copied) << send;
+    const std::uint64_t copied = static_cast<std::uint64_t>(b - 2) * 100, timerWork = 250;
+    EXPECT_GE(minKernelRecords(send) + timerWork, minKernelRecords("tcp_send_b2") + copied) << send;
+    EXPECT_LT(minKernelRecords(send), 2 * medianKernelRecords("tcp_send_b2") + copied) << send;
     EXPECT_GE(minKernelRecords(recv), minKernelRecords("tcp_recv") + bytes - 16) << recv;
     const std::uint64_t recvOfTwo = medianKernelRecords("tcp_recv_b2");
     EXPECT_LT(2 * minKernelRecords(recv), static_cast<std::uint64_t>(b + 2) * recvOfTwo) << recv;
