@@ -95,6 +95,13 @@ Instr makeInstr(const py::handle& pc, const std::string& op, const py::iterable&
   in.dst = toRegs<kMaxDstRegs>(dst, "destination");
   in.loads = toRefs<kMaxLoads>(loads, "loads");
   in.stores = toRefs<kMaxStores>(stores, "stores");
+  // 'taken' is a branch's outcome, as in the text format (text_format.cpp): on a record with no branch kind nothing
+  // would read it, so it is a mistake, such as a wrong op, not a flag to drop.
+  if (taken && !in.isBranch()) {
+    throw py::value_error(fmt::format("Instr: taken=True on op '{}'{}, which is no branch: only a branch is taken (use "
+                                      "a branch op such as 'br', give branch=, or leave taken out)",
+                                      op, branch ? fmt::format(" with branch='{}'", *branch) : std::string()));
+  }
   // Jumps, calls and returns are always taken (as in the text format).
   in.taken = taken || (in.isBranch() && in.branch != BranchKind::Conditional);
   in.target = unsignedArg(target, "Instr", "target");
@@ -175,7 +182,17 @@ void bindTrace(py::module_& m) {
           "target", [](const Instr& in) { return in.target; },
           [](Instr& in, const py::handle& v) { in.target = unsignedArg(v, "Instr.target", "value"); },
           "Branch target (0 if unknown).")
-      .def_readwrite("taken", &Instr::taken, "Whether the branch was taken.")
+      .def_property(
+          "taken", [](const Instr& in) { return in.taken; },
+          [](Instr& in, bool v) {
+            if (v && !in.isBranch()) {
+              throw py::value_error(fmt::format("Instr.taken: cannot set True on op '{}', which is no branch: only a "
+                                                "branch is taken",
+                                                opClassName(in.op)));
+            }
+            in.taken = v;
+          },
+          "Whether the branch was taken (True only on a branch).")
       .def_property(
           "mark_id", [](const Instr& in) { return in.markId; },
           [](Instr& in, const py::handle& v) {

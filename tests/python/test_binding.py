@@ -143,6 +143,24 @@ def test_instr_parse_of_more_than_one_line_says_one_record_is_one_line(text):
     assert Instr.parse("400000 int dst=r1\r") == Instr.parse("400000 int dst=r1")  # a CR alone is a blank, as before
 
 
+def test_taken_is_refused_on_an_instr_that_is_no_branch():
+    # As the text reader refuses 'taken' on a record with no branch kind (the core reads the flag only on branches,
+    # so on an 'int' it was silently ignored): the constructor and the setter say so, a branch keeps it.
+    with pytest.raises(ValueError, match=r"Instr: taken=True on op 'int', which is no branch"):
+        Instr(0x400000, "int", taken=True)
+    with pytest.raises(ValueError, match=r"taken=True on op 'br' with branch='none', which is no branch"):
+        Instr(0x400000, "br", taken=True, branch="none")
+    i = Instr(0x400000, "load")
+    with pytest.raises(ValueError, match=r"Instr.taken: cannot set True on op 'load', which is no branch"):
+        i.taken = True
+    assert i.taken is False
+    i.taken = False  # False is always allowed
+    b = Instr(0x400000, "br", taken=True, target=0x400100)
+    assert b.taken is True
+    b.taken = False
+    assert b.taken is False
+
+
 def test_retire_limit_is_exact(cfg_1x2):
     with Machine(cfg_1x2) as m:
         src = Source("gen:mix,count=0")
