@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -48,9 +49,17 @@ class KpathBoot : public ::testing::Test {
     o.quiet = true;
     manifest_ = ensureKpathCache(o);
   }
+  // SMTLAB_KEEP_KPATH_TEST_CACHE=1 keeps the recording for a look at a failure (its folder is printed); by default it
+  // is removed, as every test leaves its temporary folder empty.
   static void TearDownTestSuite() {
+    if (cache_.empty()) return;
+    if (const char* keep = std::getenv("SMTLAB_KEEP_KPATH_TEST_CACHE"); keep != nullptr && *keep != '\0' &&
+                                                                         std::string(keep) != "0") {
+      std::fprintf(stderr, "KpathBoot: the recording is kept in %s (SMTLAB_KEEP_KPATH_TEST_CACHE)\n", cache_.c_str());
+      return;
+    }
     std::error_code ec;
-    if (!cache_.empty()) fs::remove_all(cache_, ec);
+    fs::remove_all(cache_, ec);
   }
   void SetUp() override {
     if (!skip_.empty()) GTEST_SKIP() << skip_;
@@ -116,6 +125,13 @@ class KpathBoot : public ::testing::Test {
     for (const auto& i : instances(name)) k.push_back(i.as_array().at(2).to_number<std::uint64_t>());
     std::sort(k.begin(), k.end());
     return k;
+  }
+  // "name: k1 k2 ..." (kernel records of every instance, sorted): for a failed length bound's message, so that a CI
+  // log says which instances were long or short without the recording (which the suite deletes).
+  static std::string kernelRecordsText(const std::string& name) {
+    std::string text = name + ":";
+    for (std::uint64_t k : kernelRecords(name)) text += " " + std::to_string(k);
+    return text;
   }
   static std::uint64_t minKernelRecords(const std::string& name) { return kernelRecords(name).at(0); }
   static std::uint64_t medianKernelRecords(const std::string& name) {
