@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
@@ -333,9 +334,60 @@ KernelSymbols parseKernelSymbols(const std::string& console) {
   return symbols;
 }
 
+std::uint64_t removeStaleRecordingWork(const std::string& dir) {
+  auto pidSuffix = [](std::string_view name, std::string_view prefix) {
+    return name.size() > prefix.size() && name.substr(0, prefix.size()) == prefix &&
+           std::all_of(name.begin() + static_cast<std::ptrdiff_t>(prefix.size()), name.end(),
+                       [](char c) { return c >= '0' && c <= '9'; });
+  };
+  std::uint64_t freed = 0;
+  std::error_code ec;
+  std::vector<fs::path> stale;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const std::size_t trace = name.rfind(".trace.tmp");
+    const bool work = pidSuffix(name, "boot.tmp") && it->is_directory(ec) && !it->is_symlink(ec);
+    const bool split = trace != std::string::npos && trace > 0 &&
+                       pidSuffix(std::string_view(name).substr(trace), ".trace.tmp") && it->is_regular_file(ec);
+    if (work || split) stale.push_back(it->path());
+  }
+  for (const fs::path& p : stale) {
+    std::error_code e;
+    if (fs::is_directory(fs::symlink_status(p, e))) {
+      for (auto f = fs::recursive_directory_iterator(p, e); !e && f != fs::recursive_directory_iterator(); f.increment(e)) {
+        std::error_code se;
+        if (f->is_regular_file(se) && !f->is_symlink(se)) freed += f->file_size(se);
+      }
+    } else {
+      freed += fs::file_size(p, e);
+    }
+    fs::remove_all(p, e);
+  }
+  return freed;
+}
+
 std::string ensureKpathCache(const KpathBuildOptions& o) {
   const fs::path dir = kpathCacheDir();
   const fs::path manifest = dir / kManifest;
+  // Once per process and cache: a recording that was killed (SIGKILL, a power cut) could not remove its work folder
+  // (about 500 MB) or its unfinished traces, and the next recording would only happen when the probe or the tracer
+  // changes. Asked without waiting: if the lock is taken, a recording is running, and it removes them itself.
+  static std::mutex sweptMutex;
+  static std::set<std::string> swept;
+  {
+    std::lock_guard guard(sweptMutex);
+    if (swept.insert(dir.string()).second && fs::is_directory(dir)) {
+      const int fd = ::open((dir / ".lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+      if (fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        const std::uint64_t freed = removeStaleRecordingWork(dir.string());
+        if (freed > 0 && !o.quiet) {
+          std::fprintf(stderr, "smtlab: kpath: removed %.0f MB left in %s by a recording that was interrupted\n",
+                       static_cast<double>(freed) / 1e6, dir.c_str());
+        }
+      }
+      if (fd >= 0) ::close(fd);  // releases the flock
+    }
+  }
   // What the cache's own files say (uops, boot options, tracer stamp) is asked once per process while the manifest
   // keeps its time and size: opening a trace to read its version cost about a millisecond per source.
   static std::mutex checkedMutex;
@@ -390,6 +442,7 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
     throw TraceError(fmt::format("kpath: cannot lock {}", (dir / ".lock").string()));
   }
   if (current()) return manifest.string();
+  removeStaleRecordingWork(dir.string());  // under the lock: any other recording's work is a killed one's
   const std::string tag = fmt::format("boot.tmp{}", ::getpid());
   const fs::path work = dir / tag;
   fs::create_directories(work, ec);

@@ -52,6 +52,10 @@ bool kpathProbeSourcesChanged(const std::optional<std::string>& kept, const std:
                               const std::function<bool()>& sourcesNewer);
 // $SMTLAB_KPATH_CACHE, else build/kpath of this build tree.
 std::string kpathCacheDir();
+// Removes what killed recordings left in the cache folder `dir`: their work folders (boot.tmpPID: the plugin's raw
+// streams, about 500 MB) and the split's unfinished traces (NAME.trace.tmpPID). The caller holds the cache's lock, so
+// no recording is using them. Nothing else is touched. Returns the bytes freed; errors are ignored (best effort).
+std::uint64_t removeStaleRecordingWork(const std::string& dir);
 // nullopt when kernel paths can be recorded here; otherwise why not (no capstone, qemu-system-x86_64, plugin).
 std::optional<std::string> systemTracerUnavailableReason();
 std::string systemTracerPluginPath();
