@@ -6,6 +6,7 @@ counted by hand, or from issue 5's shape bands; none from the model's own earlie
 from __future__ import annotations
 
 import math
+import os
 
 import pytest
 
@@ -129,3 +130,41 @@ def test_divider_interval_rule():
     assert sb.divider_interval(sb.make_config(False, {"core.fu.int_div.interval": 0})) == 32
     cfg = sb.make_config(False, {"core.fu.int_div.interval": 0, "core.fu.int_div.pipelined": True})
     assert sb.divider_interval(cfg) == 1
+
+
+def test_event_cache_key_is_the_trace_bytes(tmp_path):
+    """The cut event is cached by the kernel trace's bytes, not its time stamp: a fresh build traces the program
+    again and gets the same bytes with a new time, and under the old key each build added an entry no later build
+    read (six identical ones in ~/.cache/smtlab after one day of CI runs)."""
+    a, b, c = tmp_path / "a.trace", tmp_path / "b.trace", tmp_path / "c.trace"
+    a.write_bytes(b"\x01" * 5000)
+    b.write_bytes(b"\x01" * 5000)
+    c.write_bytes(b"\x01" * 4999 + b"\x02")
+    os.utime(a, (1_000_000, 1_000_000))
+    os.utime(b, (2_000_000, 2_000_000))
+    assert sb.event_stem(a) == sb.event_stem(b)
+    assert sb.event_stem(a) != sb.event_stem(c)  # same size, one byte differs
+    assert sb.event_stem(a).startswith("sysbench_cpu.event.b2-5000-")
+
+
+def test_event_cache_prune(tmp_path):
+    """What prune_event_cache removes: entries under the old size-and-time key and temporary files older than an
+    hour; it keeps entries under the new key, recent temporary files (a cut may be running), other files and links."""
+    now = 10_000_000.0
+    old = ["sysbench_cpu.event.59216-1796039604073057997.trace", "sysbench_cpu.event.59216-1796039604073057997.meta",
+           "sysbench_cpu.event.100-5.txt", "sysbench_cpu.event.59216-17.4242.tmp.meta"]
+    keep = ["sysbench_cpu.event.b2-59216-0123456789abcdef0123.trace",
+            "sysbench_cpu.event.b2-59216-0123456789abcdef0123.meta",
+            "sysbench_cpu.event.b2-59216-0123456789abcdef0123.99.tmp.txt",  # 10 minutes old
+            "sysbench_cpu.event.59216-1796039604073057997.trace.bak", "qemu-plugin-7.2.h", "other.meta"]
+    for n in old + keep:
+        (tmp_path / n).write_text("x")
+        os.utime(tmp_path / n, (now - 7200, now - 7200))
+    os.utime(tmp_path / keep[2], (now - 600, now - 600))
+    target = tmp_path / "elsewhere.trace"
+    target.write_text("y")
+    (tmp_path / "sysbench_cpu.event.1-2.trace").symlink_to(target)
+    assert sb.prune_event_cache(tmp_path, now=now) == sorted(old)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(keep + ["elsewhere.trace",
+                                                                        "sysbench_cpu.event.1-2.trace"])
+    assert target.read_text() == "y"

@@ -25,10 +25,12 @@ What is modelled (docs/energy.md, "sysbench cpu" has the numbers):
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import time
@@ -124,8 +126,45 @@ def _find_cli(kernel_trace: pathlib.Path) -> str | None:
     return None
 
 
+#: Cut events cached under the old key, the kernel trace's size and modification time (sessions up to 44): every
+#: fresh build traces the program again, which gives the same bytes a new time, so each build added an entry that no
+#: later build would read (six identical ones accumulated on one machine in a day). Removed when a new entry is made.
+_OLD_EVENT_ENTRY = re.compile(r"sysbench_cpu\.event\.[0-9]+-[0-9]+\.(trace|txt|meta)")
+#: A cut's temporary files (``STEM.PID.tmp.EXT``) older than this were left by a process that was killed.
+_STALE_TMP_SECONDS = 3600.0
+
+
+def event_stem(path: pathlib.Path) -> str:
+    """The cache name of the event cut from the kernel trace at ``path``: by its bytes (size and BLAKE2b digest), so
+    that the same recording made again, or in another build tree, finds the same entry."""
+    h = hashlib.blake2b(digest_size=10)
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return f"sysbench_cpu.event.b2-{path.stat().st_size}-{h.hexdigest()}"
+
+
+def prune_event_cache(cache: pathlib.Path, now: float | None = None) -> list[str]:
+    """Removes from ``cache`` what no run will read again: entries under the old size-and-time key and temporary
+    files of cuts older than an hour (a process killed while cutting). Returns the names removed; nothing else in the
+    folder is touched, and a file that cannot be removed is left."""
+    now = time.time() if now is None else now
+    removed = []
+    for p in cache.glob("sysbench_cpu.event.*"):
+        try:
+            st = p.lstat()
+            old = _OLD_EVENT_ENTRY.fullmatch(p.name) is not None
+            stale_tmp = ".tmp." in p.name and now - st.st_mtime > _STALE_TMP_SECONDS
+            if (old or stale_tmp) and p.is_file() and not p.is_symlink():
+                p.unlink()
+                removed.append(p.name)
+        except OSError:
+            continue
+    return sorted(removed)
+
+
 def event_trace(cache_dir: pathlib.Path | None = None) -> EventTrace:
-    """Cuts one event out of ``kernel:sysbench_cpu`` (once; cached by the kernel trace's size and time stamp) and
+    """Cuts one event out of ``kernel:sysbench_cpu`` (once; cached by the kernel trace's bytes: :func:`event_stem`) and
     returns where it is. The event is every record from the first to the last one inside main's loop code (the
     bytes around the hottest ``div``); it must hold exactly :func:`compiled_divisions` divisions at that pc and no
     other ``div``, or the trace is not the expected program and a RuntimeError says what was found."""
@@ -136,10 +175,9 @@ def event_trace(cache_dir: pathlib.Path | None = None) -> EventTrace:
                           f"kernel:sysbench_cpu is untraced here; its look-alike ({name}) stands in, one event = "
                           f"{LOOKALIKE_EVENT_INSTRUCTIONS} of its instructions")
     path = pathlib.Path(name)
-    st = path.stat()
     cache = cache_dir or _cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
-    stem = f"sysbench_cpu.event.{st.st_size}-{st.st_mtime_ns}"
+    stem = event_stem(path)
     meta = cache / f"{stem}.meta"
     for ext in (".trace", ".txt"):
         out = cache / f"{stem}{ext}"
@@ -186,6 +224,7 @@ def event_trace(cache_dir: pathlib.Path | None = None) -> EventTrace:
     meta_tmp = cache / f"{stem}.{os.getpid()}.tmp.meta"
     meta_tmp.write_text(json.dumps({"instructions": len(body), "divisions": n_div, "note": note, "cum_divisions": cum}))
     os.replace(meta_tmp, meta)
+    prune_event_cache(cache)
     return EventTrace(str(out), len(body), n_div, True, note, tuple(cum))
 
 
