@@ -22,7 +22,6 @@ import re
 import resource
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import tempfile
@@ -179,62 +178,61 @@ def parse_override(text: str) -> str:
     return text
 
 
-def _refuse_special(path: Path, what: str) -> None:
-    """BenchError when `path` exists and is not a regular file: it would be replaced by the rename, not written."""
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        return  # absent: a new file
-    if stat.S_ISDIR(mode):
-        raise BenchError(f"cannot write {what} '{path}': it is a directory")
-    if not stat.S_ISREG(mode):
-        raise BenchError(f"cannot write {what} '{path}': it is not a regular file (a device, FIFO or socket)")
+def _load_fileio():
+    """smtlab's own atomic writer (python/smtlab/fileio.py), loaded by its path: bench.py times any smtlab binary, an
+    old build's too, and imports nothing of the package (whose compiled module may be another build's or missing);
+    fileio.py needs only the standard library. One rule for every output smtlab writes: a temporary file beside the
+    target, renamed when complete; only a regular file is replaced, and it keeps its permission bits; a symbolic link
+    is written where it points."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "python" / "smtlab" / "fileio.py"
+    spec = importlib.util.spec_from_file_location("_smtlab_fileio_for_bench", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_fileio = _load_fileio()
 
 
 def check_destination(path: Path, what: str = "output") -> None:
-    """BenchError naming `path` and the reason when `write_atomically` could not write it (the rule of
-    smtlab.fileio.check_output_path, except that missing folders are created): call it before a long run."""
+    """BenchError naming `path` and the reason when `write_atomically` could not write it (smtlab.fileio's rule,
+    except that missing folders are created): call it before a long run."""
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     existing = folder
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent  # write_atomically creates the missing folders below it
-    if not existing.is_dir():
-        raise BenchError(f"cannot write {what} '{path}': '{existing}' is not a directory")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise BenchError(f"cannot write {what} '{path}': directory '{existing}' is not writable")
-    if len(os.fsencode(path.name)) > 255:
-        raise BenchError(f"cannot write {what} '{path}': the file name is {len(os.fsencode(path.name))} bytes long, "
-                         "over the limit of 255")
-    _refuse_special(path, what)
-    if path.exists() and not os.access(path, os.W_OK):
-        raise BenchError(f"cannot write {what} '{path}': permission denied")
+    try:
+        if existing != folder:  # the folder will be made: only what lies above it can be checked now
+            if not existing.is_dir():
+                raise ValueError(f"cannot write {what} '{path}': '{existing}' is not a directory")
+            if not os.access(existing, os.W_OK | os.X_OK):
+                raise ValueError(f"cannot write {what} '{path}': directory '{existing}' is not writable")
+            if len(os.fsencode(path.name)) > 255:
+                raise ValueError(f"cannot write {what} '{path}': the file name is {len(os.fsencode(path.name))} "
+                                 "bytes long, over the limit of 255")
+        else:
+            _fileio.check_output_path(path, what)
+    except ValueError as e:
+        raise BenchError(str(e)) from None
 
 
 def write_atomically(path: Path, text: str, what: str = "output") -> None:
-    """Writes `text` to `path` through a temporary file in the same folder, renamed when complete. Only a regular file
-    is replaced (a device, FIFO, socket or directory is a BenchError); it keeps its permission bits."""
+    """Writes `text` to `path` through a temporary file in the same folder, renamed when complete (smtlab.fileio),
+    making missing folders first. BenchError for a destination that cannot be written."""
     path = Path(path)
     check_destination(path, what)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    # The temporary name adds 17 characters to the target's; a name near the limit gets a short one instead.
-    prefix = f".{path.name}." if len(os.fsencode(path.name)) + 17 <= 255 else ".smtlab-out."
-    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".partial", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", newline="") as out:
-            os.chmod(tmp, mode)
-            out.write(text)
-        _refuse_special(path, what)  # it may have become something else while the bench ran
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        with _fileio.atomic_path(path, what) as tmp:
+            with open(tmp, "w", newline="") as out:  # csv's own line ends are kept as written
+                out.write(text)
+    except ValueError as e:
+        raise BenchError(str(e)) from None
 
 
 @contextlib.contextmanager

@@ -306,6 +306,20 @@ def test_bench_write_atomically_refuses_a_fifo_and_keeps_permission_bits(tmp_pat
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["pipe", "kept.json", "new", longest.name])
 
 
+def test_bench_writes_through_a_symbolic_link_as_every_smtlab_output_does(tmp_path):
+    """bench.py writes with smtlab.fileio (loaded by path), so a --json that is a link is written where it points and
+    the link stays, as smtlab's own outputs do (src/common/output_file.cpp). Its own copy of the writer replaced the
+    link with a regular file and left the linked file as it was."""
+    real = tmp_path / "results" / "bench.json"
+    real.parent.mkdir()
+    real.write_text("old\n")
+    link = tmp_path / "latest.json"
+    link.symlink_to(real)
+    bench.write_atomically(link, "[]\n")
+    assert link.is_symlink() and real.read_text() == "[]\n"
+    assert sorted(p.name for p in real.parent.iterdir()) == ["bench.json"]
+
+
 @pytest.mark.parametrize("script", ["bench", "ht_gain"])
 @pytest.mark.parametrize("make, reason", [
     (lambda d: d, "it is a directory"),
