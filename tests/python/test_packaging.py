@@ -21,6 +21,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -77,11 +78,83 @@ def test_an_interpreter_that_does_not_exist_is_named(tmp_path):
 
 
 # --- §7: the wheel -------------------------------------------------------------------------------------------------
+#: A build folder without a CMake cache this old is a build that was killed before configuring, not one under way.
+_UNCONFIGURED_STALE_SECONDS = 24 * 3600.0
+
+
+def _source_tree(build: Path) -> Path | None:
+    """The source tree a wheel build folder was configured from (its CMakeCache.txt), None if it has none."""
+    try:
+        for line in (build / "CMakeCache.txt").read_text(errors="replace").splitlines():
+            if line.startswith("CMAKE_HOME_DIRECTORY:"):
+                return Path(line.partition("=")[2])
+    except OSError:
+        return None
+    return None
+
+
+def prune_wheel_builds(root: Path, keep: Path, now: float | None = None) -> list[str]:
+    """Removes the build folders under ``root`` whose source tree is gone (a clone that was deleted: CI clones a fresh
+    tree each run, and each tree gets its own 74 MB folder, so they piled up, six in one day), and folders a build left
+    without a CMake cache more than a day ago; never ``keep`` (this tree's) or a tree that still exists. Returns the
+    names removed."""
+    now = time.time() if now is None else now
+    removed = []
+    for d in sorted(root.iterdir()) if root.is_dir() else []:
+        if d == keep or d.is_symlink() or not d.is_dir():
+            continue
+        src = _source_tree(d)
+        if src is not None:
+            stale = not (src / "pyproject.toml").is_file()
+        else:
+            try:
+                stale = now - d.stat().st_mtime > _UNCONFIGURED_STALE_SECONDS
+            except OSError:
+                continue
+        if stale:
+            shutil.rmtree(d, ignore_errors=True)
+            removed.append(d.name)
+    return removed
+
+
 def _build_dir() -> Path:
     if os.environ.get("SMTLAB_WHEEL_BUILD_DIR"):
         return Path(os.environ["SMTLAB_WHEEL_BUILD_DIR"])
     tree = hashlib.sha256(str(ROOT).encode()).hexdigest()[:12]  # one per source tree: worktrees do not collide
-    return Path.home() / ".cache" / "smtlab" / "wheel-build" / tree
+    build = Path.home() / ".cache" / "smtlab" / "wheel-build" / tree
+    prune_wheel_builds(build.parent, build)
+    return build
+
+
+def test_prune_wheel_builds_removes_only_the_folders_of_trees_that_are_gone(tmp_path):
+    root, trees = tmp_path / "wheel-build", tmp_path / "trees"
+    now = 1_000_000.0
+
+    def build(name: str, tree: str | None, age: float = 0.0) -> Path:
+        d = root / name
+        (d / "sub").mkdir(parents=True)
+        if tree is not None:
+            (d / "CMakeCache.txt").write_text(f"# cache\nCMAKE_HOME_DIRECTORY:INTERNAL={trees / tree}\nX:BOOL=ON\n")
+        os.utime(d, (now - age, now - age))
+        return d
+
+    for t in ("live", "mine"):
+        (trees / t).mkdir(parents=True)
+        (trees / t / "pyproject.toml").write_text("")
+    (trees / "not-a-checkout").mkdir()  # the folder exists but holds no source tree any more
+    mine = build("mine", "mine")
+    build("live", "live")
+    build("deleted", "gone")
+    build("emptied", "not-a-checkout")
+    build("killed-yesterday", None, age=2 * 24 * 3600)
+    build("configuring-now", None, age=60)
+    (root / "a-file").write_text("")
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "x").mkdir(parents=True)
+    (root / "link").symlink_to(elsewhere)
+    assert prune_wheel_builds(root, mine, now=now) == ["deleted", "emptied", "killed-yesterday"]
+    assert sorted(p.name for p in root.iterdir()) == ["a-file", "configuring-now", "link", "live", "mine"]
+    assert (elsewhere / "x").is_dir()
 
 
 @pytest.fixture(scope="session")
