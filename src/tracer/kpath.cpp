@@ -354,7 +354,8 @@ std::uint64_t removeStaleRecordingWork(const std::string& dir) {
   for (const fs::path& p : stale) {
     std::error_code e;
     if (fs::is_directory(fs::symlink_status(p, e))) {
-      for (auto f = fs::recursive_directory_iterator(p, e); !e && f != fs::recursive_directory_iterator(); f.increment(e)) {
+      const fs::recursive_directory_iterator end;
+      for (auto f = fs::recursive_directory_iterator(p, e); !e && f != end; f.increment(e)) {
         std::error_code se;
         if (f->is_regular_file(se) && !f->is_symlink(se)) freed += f->file_size(se);
       }
