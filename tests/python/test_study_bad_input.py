@@ -146,6 +146,31 @@ def test_a_complete_run_publishes_everything_and_leaves_no_staging_folder(fake, 
     assert json.loads((out / "checks.json").read_text())["checks"] == {"lmbench.ok": True, "chat.ok": True}
 
 
+def _progress_job(x: int) -> dict[str, int]:
+    return {"x": x}
+
+
+def test_progress_bars_say_which_section_of_how_many_is_running(fake, tmp_path, capsys):
+    """A default study runs 7 sections for 10-15 minutes on 2 cores; each section's bar counts only its own jobs. The
+    bars now start with the section's place in the run ("[2/3] aim9"), so a reader knows how far the whole run is."""
+    calls, sections = fake
+
+    def section(key: str):
+        def run(out_dir, quick, workers, progress, **kw):
+            assert common.run_jobs(_progress_job, [{"x": 1}, {"x": 2}], workers, progress, key) == [{"x": 1}, {"x": 2}]
+            return Section(key, key, pd.DataFrame({"x": [1]}), key, [], {"ok": True}, [])
+        return run
+
+    for key in ("lmbench", "aim9", "chat"):
+        sections[key] = section(key)
+    report.run_study(tmp_path / "out", quick=True, workers=1, only=["lmbench", "aim9", "chat"], progress=True,
+                     echo=False)
+    err = capsys.readouterr().err
+    for label in ("[1/3] lmbench", "[2/3] aim9", "[3/3] chat"):
+        assert label in err, err
+    assert common.progress_label("x") == "x"  # no counter outside a study's sections
+
+
 def test_a_killed_runs_staging_folder_is_removed_by_the_next_run_and_a_live_runs_is_not(fake, tmp_path, capsys):
     """SIGKILL cannot be caught, so a killed run leaves its staging folder; the next run removes it (its name holds the
     pid, and no process has that pid any more) in one line, and leaves alone the folder of a live run, of another host

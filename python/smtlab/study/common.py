@@ -45,6 +45,28 @@ def check_workers(workers: int | None, what: str = "--workers") -> int:
     return workers
 
 
+#: Put before every progress bar's label while a study runs its sections ("[3/7] "), so that a reader of the bars knows
+#: how far the whole run is, not only the section (:func:`progress_step`).
+_progress_step = ""
+
+
+@contextlib.contextmanager
+def progress_step(index: int, count: int) -> Iterator[None]:
+    """While the block runs, progress bars are labelled as section ``index`` of ``count`` (both from 1)."""
+    global _progress_step
+    before = _progress_step
+    _progress_step = f"[{index}/{count}] "
+    try:
+        yield
+    finally:
+        _progress_step = before
+
+
+def progress_label(desc: str) -> str:
+    """A progress bar's label: ``desc`` after the study's section counter, if one is set (:func:`progress_step`)."""
+    return _progress_step + desc
+
+
 def _worker_signals() -> None:
     """A worker process leaves Ctrl-C (sent to the whole process group) to the study, which stops the workers itself
     (process_pool), and dies at once on SIGTERM instead of running the study's handler inherited by fork: so an
@@ -88,7 +110,7 @@ def run_jobs(fn: Callable[..., dict[str, Any]], params: Sequence[dict[str, Any]]
     if progress:
         try:
             from tqdm import tqdm
-            bar = tqdm(total=len(jobs), desc=desc, leave=False)
+            bar = tqdm(total=len(jobs), desc=progress_label(desc), leave=False)
         except ImportError:  # pragma: no cover
             bar = None
     done: list[dict[str, Any]] = []

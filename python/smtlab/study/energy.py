@@ -13,7 +13,7 @@ from typing import Any
 
 from ..workloads import sysbench as sb
 from ..fileio import atomic_path
-from .common import process_pool
+from .common import process_pool, progress_label
 from .section import Section
 
 #: The published table (shared/reference/smt_energy_sysbench.csv; article "SMT energy", sysbench --test=cpu
@@ -228,7 +228,7 @@ def run_section(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(jobs), desc="sysbench energy", unit="run")
+        bar = tqdm(total=len(jobs), desc=progress_label("sysbench energy"), unit="run")
     with process_pool(max(1, workers)) as pool:
         for fut in cf.as_completed([pool.submit(_job, j) for j in jobs]):
             tag, res = fut.result()

@@ -24,7 +24,7 @@ from ..fileio import atomic_path, check_output_path, write_json, write_text
 from ..workloads.kpaths import REAL_PATHS, REAL_PATHS_ENV, TCP_BATCHES, enable_real_paths
 from ..workloads import compile_jobs, user_streams
 from ..workers import WORKERS_PER_CPU
-from .common import check_workers, kernel_cache_env, markdown_table, text_table
+from .common import check_workers, kernel_cache_env, markdown_table, progress_step, text_table
 from .fidelity import fidelity, fidelity_line
 from .section import Section
 
@@ -302,7 +302,7 @@ def _run(out_dir: pathlib.Path, staging: pathlib.Path, quick: bool, workers: int
     seconds: dict[str, float] = {}
     written: list[str] = []
     t_all = time.perf_counter()
-    for key in keys:
+    for index, key in enumerate(keys, 1):
         t0 = time.perf_counter()
         try:
             extra = {}
@@ -310,7 +310,8 @@ def _run(out_dir: pathlib.Path, staging: pathlib.Path, quick: bool, workers: int
                 extra = {"steady": True}
             elif key == "chat" and chat_whole_run:
                 extra = {"whole_run": True}
-            sec = available[key](staging, quick, workers, progress, **extra)
+            with progress_step(index, len(keys)):
+                sec = available[key](staging, quick, workers, progress, **extra)
         except OSError as e:
             # A figure the section could not write (into the staging folder, or with no file named: a full disk).
             if (str(e.filename).startswith(str(staging)) if e.filename is not None else e.errno in _WRITE_ERRNOS):
