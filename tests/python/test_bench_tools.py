@@ -314,3 +314,53 @@ with open(args[args.index("--json") + 1], "w") as out:
         assert r["baseline_host_instructions_per_instruction"] == pytest.approx(2500)
         assert r["change_percent"] == pytest.approx(25.0)
         assert r["same_statistics"] is True
+
+
+# --- study_point.py: one study point, timed ------------------------------------------------------------------------
+study_point = load_bench_script("study_point")
+
+
+@pytest.fixture
+def no_real_streams(monkeypatch):
+    """study_point --no-real writes the two switches into os.environ, as the study does; restored afterwards."""
+    from smtlab.workloads import user_streams
+    from smtlab.workloads.kpaths import REAL_PATHS_ENV
+
+    for var in (REAL_PATHS_ENV, user_streams.USER_STREAMS_ENV):
+        monkeypatch.setenv(var, "0")
+
+
+def test_study_point_runs_a_point_and_applies_its_overrides(no_real_streams, tmp_path, capsys):
+    """A tbench point on generated streams (--no-real, 1 + 1 ms: a few seconds), once as the preset has it and once
+    with DRAM 1,000 cycles slower. The slower memory cannot make the same point's instructions faster, so its CPI must
+    be higher: the override reached the machine. The JSON holds what was printed."""
+    out = tmp_path / "point.json"
+    base = ["tbench", "20", "--warm", "1", "--window", "1", "--no-real"]
+    assert study_point.main(base + ["--json", str(out)]) == 0
+    fast = json.loads(out.read_text())
+    assert study_point.main(base + ["--set", "mem.dram.latency=1300", "--json", str(out)]) == 0
+    slow = json.loads(out.read_text())
+    assert fast["overrides"] == {} and slow["overrides"] == {"mem.dram.latency": "1300"}
+    assert fast["real"] == [] and fast["instructions"] > 0 and fast["host_seconds"] > 0
+    assert slow["cpi"] > fast["cpi"]
+    text = capsys.readouterr().out
+    assert "tbench 20 HT on linux25ht --set mem.dram.latency=1300" in text and "real streams: none" in text
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["tbench", "20", "--set", "core.threads=1"], "--set core.threads: the point sets it"),
+    (["tbench", "0"], "N must be at least 1"),
+    (["tbench", "20", "--window", "0"], "--window must be a positive number of ms"),
+])
+def test_study_point_refuses_bad_arguments_before_anything_runs(no_real_streams, capsys, argv, message):
+    with pytest.raises(SystemExit) as caught:
+        study_point.main(argv)
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_study_point_names_an_unknown_config_key_in_one_line(no_real_streams, capsys):
+    assert study_point.main(["tbench", "20", "--set", "core.no_such_key=1", "--no-real"]) == 1
+    err = capsys.readouterr().err
+    assert "unknown key 'core.no_such_key'" in err and "Traceback" not in err and len(err.splitlines()) == 1

@@ -60,9 +60,9 @@ def test_the_default_study_gives_tbench_a_window_of_whole_swings():
     quick mode keeps 2 + 2 ms."""
     from smtlab.study import ht_linux
 
-    warm, window = ht_linux._mt_windows("tbench", quick=False)
+    warm, window = ht_linux.study_windows("tbench", quick=False)
     assert warm == 5.0 and 40.0 <= window <= fileserver.MAX_WINDOW_MS
-    assert ht_linux._mt_windows("dbench", quick=False) == (5.0, fileserver.DBENCH_WINDOW_MS)
+    assert ht_linux.study_windows("dbench", quick=False) == (5.0, fileserver.DBENCH_WINDOW_MS)
     assert fileserver.DBENCH_WINDOW_MS >= 40.0
-    assert ht_linux._mt_windows("dbench", quick=True) == (2.0, 2.0)
-    assert ht_linux._mt_windows("tbench", quick=True) == (2.0, 2.0)
+    assert ht_linux.study_windows("dbench", quick=True) == (2.0, 2.0)
+    assert ht_linux.study_windows("tbench", quick=True) == (2.0, 2.0)

@@ -294,7 +294,9 @@ _MT = {"chat": ("rooms", [20, 30, 40, 50], [20], "messages/s"),
 _FIG = {"chat": 1, "dbench": 2, "tbench": 3}
 
 
-def _mt_windows(workload: str, quick: bool) -> tuple[float, float]:
+def study_windows(workload: str, quick: bool) -> tuple[float, float]:
+    """The warm-up and window (simulated ms, at least: chat and tbench extend them) of a chat, dbench or tbench point
+    in the default (``quick`` False) or quick study; bench/study_point.py times a point with them."""
     # The warm-up lets the schedulers spread the start-up burst of tasks over both logical CPUs and fills the
     # caches; 120 tbench clients are 240 cold processes.
     # tbench's window holds whole periods of the run's swings under Linux25HT (fileserver.STUDY_WINDOW_MS).
@@ -328,7 +330,7 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
         raise ValueError("chat: steady windows and whole runs exclude each other")
     pname, full, short, unit = _MT[workload]
     values = short if quick else full
-    warm, window = _mt_windows(workload, quick)
+    warm, window = study_windows(workload, quick)
     pub = read_reference("ht_linux_multithreaded.csv")
     pub = pub[pub.workload == workload]
     bounds = QUICK_BOUNDS[workload] if quick and not steady else {}

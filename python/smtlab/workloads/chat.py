@@ -266,7 +266,7 @@ def whole_pipeline_ran(result: dict[str, Any]) -> bool:
 
 def run(rooms: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float, seed: int = 0,
         stagger_ms: float | None = None, max_ms: float = MAX_MS, settle: bool = False,
-        scheduler_params: dict[str, Any] | None = None) -> dict[str, Any]:
+        scheduler_params: dict[str, Any] | None = None, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """Messages sent by the clients per second over the window, the messages each room sent in it
     (``sent_by_room``), the switch-ins of each role in it (``dispatches_by_role``, see :func:`whole_pipeline_ran`),
     and the machine statistics of the window. ``stagger_ms``: the client senders' start-up spread (default: half the
@@ -287,8 +287,9 @@ def run(rooms: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float, 
     the estimator drifts in a long run (:meth:`Linux25HT.settle_sleep_avg`; the result's ``settled_at_cap`` says how
     many went to the cap). A window of 0.25-0.63 s is shorter than MAX_SLEEP_AVG (2 s), so without it the window
     measures the tasks' bonuses moving from their start (docs/study.md). ``scheduler_params``: keywords of the
-    scheduler (smtlab.os.SchedulerParams), as make_kernel takes them."""
-    k = make_kernel(ht, scheduler, seed=seed, scheduler_params=scheduler_params)
+    scheduler (smtlab.os.SchedulerParams), as make_kernel takes them; ``overrides``: config keys over the preset's
+    (``{"core.wrong_path": False}``), as make_kernel takes them (the study uses none)."""
+    k = make_kernel(ht, scheduler, seed=seed, scheduler_params=scheduler_params, overrides=overrides)
     built = build(rooms)
     spawn(k, built, warm_ms / 2 if stagger_ms is None else stagger_ms)
     step, cap = k.ms_to_cycles(_STEP_MS), k.ms_to_cycles(max_ms)

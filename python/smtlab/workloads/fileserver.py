@@ -324,9 +324,11 @@ def _every_client_done(done: list[int], base: list[int]) -> bool:
 
 def run(workload: str, clients: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float,
         seed: int = 0, max_warm_ms: float = MAX_WARM_MS, max_window_ms: float = MAX_WINDOW_MS,
-        time_slice_ms: float | None = None, scheduler_params: dict[str, Any] | None = None) -> dict[str, Any]:
+        time_slice_ms: float | None = None, scheduler_params: dict[str, Any] | None = None,
+        overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """MB/s over the window (``workload`` 'dbench' or 'tbench') and the machine statistics of the window.
-    ``scheduler_params``: keywords of the scheduler (smtlab.os.SchedulerParams), as make_kernel takes them.
+    ``scheduler_params``: keywords of the scheduler (smtlab.os.SchedulerParams), as make_kernel takes them;
+    ``overrides``: config keys over the preset's (``{"core.wrong_path": False}``; the study uses none).
 
     tbench counts a reply when the client has read it, and on one CPU the start is a convoy: every client sends,
     then every server replies, then every client reads, so the first reply of N clients comes after about 3N
@@ -342,7 +344,8 @@ def run(workload: str, clients: int, ht: bool, scheduler: str, warm_ms: float, w
     window starts inside the convoy. Raises :class:`NoCompletion` if no request completed in the window. dbench
     counts bytes as each operation runs, so its window stays fixed. ``time_slice_ms``: the kernel's slice (default
     the scheduler's own; tests use a short one to keep a round cheap)."""
-    k = make_kernel(ht, scheduler, seed=seed, time_slice_ms=time_slice_ms, scheduler_params=scheduler_params)
+    k = make_kernel(ht, scheduler, seed=seed, time_slice_ms=time_slice_ms, scheduler_params=scheduler_params,
+                    overrides=overrides)
     stats: dict[str, Any] = {}
     builder = build_dbench if workload == "dbench" else build_tbench
     for t in builder(k, clients, stats, seed):
