@@ -7,8 +7,10 @@ WORKLOAD is chat (N rooms), dbench or tbench (N clients). The point runs with th
 unless ``--no-real`` or they cannot be had (a line says why). ``--set`` changes a config key over the netburst preset,
 as ``smtlab run --set`` does (``--set core.wrong_path=false``): what a mechanism costs in host time on the study's
 own workload, which ticks nearly every cycle, unlike the bench programs (bench/README.md, "Where a study point's
-time goes"). Prints the host seconds, the simulated instructions per host second, the point's throughput, CPI and
-the warm-up and window it used; ``--json`` writes them.
+time goes"). Prints the host seconds of the whole point (set-up, warm-up and window), the window's instructions and
+their rate over those host seconds (a figure to compare between runs of one point, not the simulator's speed: the
+warm-up's instructions are simulated too but not counted), the point's throughput, CPI and the warm-up and window it
+used; ``--json`` writes them.
 """
 
 from __future__ import annotations
@@ -84,7 +86,7 @@ def run_point(args: argparse.Namespace) -> dict:
     host = time.perf_counter() - t0
     return {"workload": args.workload, "n": args.n, "ht": ht, "scheduler": args.scheduler, "overrides": overrides,
             "real": real, "host_seconds": host, "instructions": r["instructions"],
-            "m_instructions_per_second": r["instructions"] / host / 1e6, "throughput": r["throughput"],
+            "window_m_instructions_per_host_second": r["instructions"] / host / 1e6, "throughput": r["throughput"],
             "cpi": r["cpi"], "warm_ms": r["warm_ms"], "window_ms": r["window_ms"]}
 
 
@@ -104,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{res['workload']} {res['n']} HT {'on' if res['ht'] else 'off'} {res['scheduler']} {sets}".rstrip())
     print(f"  real streams: {', '.join(res['real']) or 'none'}")
     print(f"  {res['warm_ms']:g} ms warm-up + {res['window_ms']:g} ms window: {res['host_seconds']:.2f} host s, "
-          f"{res['instructions']:,} instructions, {res['m_instructions_per_second']:.2f} M/s")
+          f"{res['instructions']:,} window instructions, {res['window_m_instructions_per_host_second']:.2f} M per "
+          "host s")
     print(f"  throughput {res['throughput']:.4g}, CPI {res['cpi']:.3f}")
     if args.json:
         try:
