@@ -14,6 +14,10 @@
 #include "smtlab/trace/source.hpp"
 #include "smtlab/tracer/system_trace.hpp"
 
+namespace boost::json {
+class value;
+}  // namespace boost::json
+
 namespace smtlab {
 
 struct KpathInfo {
@@ -90,11 +94,16 @@ struct KpathBuildOptions {
   bool quiet = false;
 };
 
+// The parsed manifest (kpaths.json) at `manifestPath`, parsed once per process while the file keeps its time and size.
+// Throws what boost::json throws for a file that is not JSON.
+std::shared_ptr<const boost::json::value> kpathManifest(const std::string& manifestPath);
+
 // Makes sure the cache exists and is current (boots and records when not); returns the manifest's path. Throws
 // TraceError with one clear message when something needed is missing or the boot fails.
 std::string ensureKpathCache(const KpathBuildOptions& options = {});
 
 // Opens "kpath:NAME[,seed=N]": instance (splitmix64(N) mod instances) of the path, recording first if needed.
+// Defined in kpath_instance.cpp, beside the source it returns and the per-process cache of instances it keeps.
 std::unique_ptr<TraceSource> openKpathTrace(const std::string& spec);
 
 }  // namespace smtlab
