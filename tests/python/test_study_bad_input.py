@@ -307,3 +307,23 @@ def test_an_earlier_runs_files_that_remain_are_named(fake, tmp_path, capsys):
     assert (out / "notes.txt").read_text() == "the user's\n"  # not one of the study's names: not mentioned
     assert "notes.txt" not in err
     assert (out / "aim9.csv").read_text() != "old aim9\n"
+
+
+def _sleep_job(seconds: float) -> dict[str, float]:
+    time.sleep(seconds)
+    return {"slept": seconds}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_sections_jobs_say_what_they_cost(workers):
+    """Each section's notes give its simulations' host seconds against its wall time, so a reader of a slow run sees
+    whether the workers were busy. Three jobs sleeping 0.05, 0.10 and 0.15 s: the jobs' own seconds add up to at least
+    0.30 s (each is timed in its worker around the call), and the wall time is at least the longest job and at least
+    the jobs' sum over the workers; the results keep the parameters' order whatever order the jobs ran in."""
+    res = common.run_jobs(_sleep_job, [{"seconds": s} for s in (0.05, 0.10, 0.15)], workers, False, "sleep",
+                          cost=lambda p: p["seconds"])
+    assert [r["slept"] for r in res] == [0.05, 0.10, 0.15]
+    assert 0.30 <= res.host_seconds < 0.30 + 1.0
+    assert res.wall_seconds >= max(0.15, 0.30 / workers) and res.workers == workers
+    sentence = common.cost_sentence(len(res), res.host_seconds, res.workers, res.wall_seconds)
+    assert sentence.startswith(f"3 simulations, {res.host_seconds:.1f} s of simulation on {workers} worker(s)")

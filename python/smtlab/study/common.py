@@ -7,6 +7,7 @@ import math
 import os
 import pathlib
 import signal
+import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -91,17 +92,38 @@ def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     pool.shutdown(wait=True)
 
 
-def _call(job: tuple[Callable[..., dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+def _call(job: tuple[Callable[..., dict[str, Any]], dict[str, Any]]) -> tuple[dict[str, Any], float]:
+    """A job's result and the host seconds it took in its worker."""
     fn, kwargs = job
-    return fn(**kwargs)
+    start = time.perf_counter()
+    result = fn(**kwargs)
+    return result, time.perf_counter() - start
+
+
+class JobResults(list):  # type: ignore[type-arg]
+    """run_jobs's results (a list of dicts in the order of the parameters) with what they cost: ``host_seconds``
+    (summed over the jobs, each timed in its worker), ``wall_seconds`` (from the first job's start to the last
+    one's end, the pool's start included) and ``workers``."""
+
+    def __init__(self, results: list[dict[str, Any]], host_seconds: float, wall_seconds: float, workers: int) -> None:
+        super().__init__(results)
+        self.host_seconds = host_seconds
+        self.wall_seconds = wall_seconds
+        self.workers = workers
+
+
+def cost_sentence(jobs: int, host_seconds: float, workers: int, wall_seconds: float) -> str:
+    """The line a section's notes give about what its simulations cost (every section says it the same way)."""
+    return (f"{jobs} simulations, {host_seconds:.1f} s of simulation on {workers} worker(s), section wall time "
+            f"{wall_seconds:.1f} s.")
 
 
 def run_jobs(fn: Callable[..., dict[str, Any]], params: Sequence[dict[str, Any]], workers: int, progress: bool,
-             desc: str, cost: Callable[[dict[str, Any]], Any] | None = None) -> list[dict[str, Any]]:
+             desc: str, cost: Callable[[dict[str, Any]], Any] | None = None) -> JobResults:
     """``fn(**p)`` for every ``p``, on ``workers`` processes (each job a pure function returning a plain dict); the
     results in the order of ``params``. ``cost``: a sort key of a job's parameters, larger for longer jobs; the jobs
     then start longest first, so that the pool's last jobs are short and no worker waits long for the others at the
-    end (the results keep the order of ``params``)."""
+    end (the results keep the order of ``params``). The results also say what the jobs cost (JobResults)."""
     order = list(range(len(params)))
     if cost is not None:
         order.sort(key=lambda i: cost(params[i]), reverse=True)
@@ -113,7 +135,8 @@ def run_jobs(fn: Callable[..., dict[str, Any]], params: Sequence[dict[str, Any]]
             bar = tqdm(total=len(jobs), desc=progress_label(desc), leave=False)
         except ImportError:  # pragma: no cover
             bar = None
-    done: list[dict[str, Any]] = []
+    done: list[tuple[dict[str, Any], float]] = []
+    start = time.perf_counter()
     if workers <= 1:
         for j in jobs:
             done.append(_call(j))
@@ -125,12 +148,13 @@ def run_jobs(fn: Callable[..., dict[str, Any]], params: Sequence[dict[str, Any]]
                 done.append(r)
                 if bar is not None:
                     bar.update(1)
+    wall = time.perf_counter() - start
     if bar is not None:
         bar.close()
     results: list[dict[str, Any]] = [{}] * len(params)
-    for i, r in zip(order, done):
+    for i, (r, _) in zip(order, done):
         results[i] = r
-    return results
+    return JobResults(results, sum(s for _, s in done), wall, max(1, min(workers, len(jobs))))
 
 
 def speedup_pct(noht: float, ht: float, lower_is_better: bool = False) -> float:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..workloads import sysbench as sb
 from ..fileio import atomic_path
-from .common import process_pool, progress_label
+from .common import cost_sentence, process_pool, progress_label
 from .section import Section
 
 #: The published table (shared/reference/smt_energy_sysbench.csv; article "SMT energy", sysbench --test=cpu
@@ -420,8 +420,7 @@ def run_section(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool
         notes.append(f"1-thread events: model {by[1]['model_noht_events']:,.0f} vs published {PUBLISHED[1][0]:,} "
                      f"({dev1:+.1f}%): {why}.")
     host = sum(r["host_seconds"] for r in results.values())
-    notes.append(f"{len(jobs)} simulations, {host:.1f} s of simulation on {workers} worker(s), section wall time "
-                 f"{time.perf_counter() - t_start:.1f} s.")
+    notes.append(cost_sentence(len(jobs), host, workers, time.perf_counter() - t_start))
     md += ["", "Notes:", *[f"- {n}" for n in notes], "", f"![sysbench energy]({fig.name})"]
     return Section(key="sysbench_energy", title="SMT energy: sysbench cpu on the i7-5557U", table=table,
                    markdown="\n".join(md), figures=[fig], checks=checks, notes=notes)

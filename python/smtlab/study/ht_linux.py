@@ -13,7 +13,8 @@ import pandas as pd
 from ..workloads import aim9, chat, chat_source, fileserver, kpaths, lmbench
 from ..workloads.base import KERNELS
 from . import checks as chk
-from .common import generated_line, geomean, markdown_table, read_reference, run_jobs, speedup_pct, stack_line
+from .common import (cost_sentence, generated_line, geomean, markdown_table, read_reference, run_jobs, speedup_pct,
+                     stack_line)
 from ..fileio import atomic_path
 from .section import Section
 from .two_package_section import run_two_package
@@ -215,6 +216,7 @@ def run_lmbench(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool
                      "/ iret traps of 2.4.19's system calls, which would dilute any fixed HT cost.")
     notes.append("LMbench absolute latencies come from the documented kernel-path instruction counts "
                  "(workloads/kpaths.py), not from fitting; compare the speed-up columns.")
+    notes.append(cost_sentence(len(res), res.host_seconds, res.workers, res.wall_seconds))
     return Section("lmbench", "Table 1: LMbench latencies, Linux 2.4.19, HT off vs on (1 package)", df,
                    "\n".join(md), [], checks, notes)
 
@@ -269,6 +271,7 @@ def run_aim9(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool) -
                          f"{r['model speed-up %']:+.1f}%: not reproduced. {_AIM9_WHY.get(r['test'], '')}".rstrip())
     if lookalike:
         notes.append(f"AIM9: kernel traces not available, generator look-alikes used: {', '.join(lookalike)}")
+    notes.append(cost_sentence(len(res), res.host_seconds, res.workers, res.wall_seconds))
     return Section("aim9", "Table 2: AIM9, Linux 2.4.19, HT off vs on (1 package)", df, "\n".join(md), [],
                    checks, notes)
 
@@ -490,6 +493,7 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
                             "The clients are identical processes (each its own address space) and the window sees "
                             "the first one on each logical CPU, which keeps its time slice while no read waits for "
                             "the disk (below about 98 clients), so the client count does not reach the window."))
+    notes.append(cost_sentence(len(res), res.host_seconds, res.workers, res.wall_seconds))
     figs = [_plot_mt(workload, df, pname, unit, out_dir)]
     return Section(workload, f"Figure {_FIG[workload]} / Tables 4-7: {workload}, HT off vs on, 2.4.19 and 2.5.32",
                    df, "\n".join(md), [f for f in figs if f is not None], checks, notes)

@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..workloads import compile_jobs, two_package
 from ..workloads.base import KERNELS
-from .common import markdown_table, run_jobs
+from .common import cost_sentence, markdown_table, run_jobs
 from .section import Section
 
 
@@ -77,7 +77,7 @@ def run_two_package(out_dir: pathlib.Path, quick: bool, workers: int, progress: 
           f"{make['HT-aware gain %'].max():+.1f}%): Linux24's sibling check spreads the jobs at fork and wake-up, "
           f"and Linux25HT pays for 2.5's wake-up, which looks only at the woken task's last CPU and its siblings "
           f"(see the note)."]
-    notes = [jobs_note]
+    notes = [jobs_note, cost_sentence(len(res), res.host_seconds, res.workers, res.wall_seconds)]
     if not checks["ht_aware_never_worse"]:
         bad = [r for r in rows if r["Linux25HT ms"] > r["Linux24 ms"] * 1.005]
         kinds = sorted({r["experiment"] for r in bad})
