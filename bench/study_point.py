@@ -87,7 +87,8 @@ def run_point(args: argparse.Namespace) -> dict:
     return {"workload": args.workload, "n": args.n, "ht": ht, "scheduler": args.scheduler, "overrides": overrides,
             "real": real, "host_seconds": host, "instructions": r["instructions"],
             "window_m_instructions_per_host_second": r["instructions"] / host / 1e6, "throughput": r["throughput"],
-            "cpi": r["cpi"], "warm_ms": r["warm_ms"], "window_ms": r["window_ms"]}
+            "cpi": r["cpi"], "warm_ms": r["warm_ms"], "window_ms": r["window_ms"],
+            "warm_end": r.get("warm_end", "fixed"), "window_end": r.get("window_end", "fixed")}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -105,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     sets = " ".join(f"--set {k}={v}" for k, v in res["overrides"].items())
     print(f"{res['workload']} {res['n']} HT {'on' if res['ht'] else 'off'} {res['scheduler']} {sets}".rstrip())
     print(f"  real streams: {', '.join(res['real']) or 'none'}")
-    print(f"  {res['warm_ms']:g} ms warm-up + {res['window_ms']:g} ms window: {res['host_seconds']:.2f} host s, "
+    print(f"  {res['warm_ms']:g} ms warm-up ({res['warm_end']}) + {res['window_ms']:g} ms window "
+          f"({res['window_end']}): {res['host_seconds']:.2f} host s, "
           f"{res['instructions']:,} window instructions, {res['window_m_instructions_per_host_second']:.2f} M per "
           "host s")
     print(f"  throughput {res['throughput']:.4g}, CPI {res['cpi']:.3f}")

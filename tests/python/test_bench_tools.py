@@ -345,6 +345,9 @@ def test_study_point_runs_a_point_and_applies_its_overrides(no_real_streams, tmp
     assert slow["cpi"] > fast["cpi"]
     text = capsys.readouterr().out
     assert "tbench 20 HT on linux25ht --set mem.dram.latency=1300" in text and "real streams: none" in text
+    # Why the warm-up and window ended (fileserver.run's reasons) is printed and kept.
+    assert fast["warm_end"] in ("met", "stalled", "bound") and fast["window_end"] in ("met", "stalled", "bound")
+    assert f"ms warm-up ({fast['warm_end']})" in text
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from ..workloads import aim9, chat, chat_source, fileserver, kpaths, lmbench
-from ..workloads.base import KERNELS
+from ..workloads.base import KERNELS, STALL_MS
 from . import checks as chk
 from .common import (cost_sentence, generated_line, geomean, markdown_table, read_reference, run_jobs, speedup_pct,
                      stack_line)
@@ -43,11 +43,13 @@ def tbench_short_window_note(r: dict[str, Any]) -> str:
                    "other keep a CPU until the ticks use up their counters: docs/study.md, \"2.4.19's run-list "
                    "order\")")
     if not r.get("warm_complete", True):
+        ended = (f"the warm-up ended at {r['warm_ms']:.0f} ms, {STALL_MS:g} ms after the last client's first reply "
+                 "or task's first dispatch, before every client had read a reply" if r.get("warm_end") == "stalled"
+                 else f"the warm-up reached the {r['warm_ms']:.0f} ms bound before every client had read a reply")
         if head_first:
-            return (f"{head}, {served}; the warm-up reached the {r['warm_ms']:.0f} ms bound before every client had "
-                    "read a reply: the clients wait their turn a pair at a time, not in a start-up convoy.")
-        return (f"{head}, {served}; the warm-up reached the {r['warm_ms']:.0f} ms bound before every client had read "
-                "a reply, so the window lies in the start-up convoy, not in the benchmark's steady state.")
+            return f"{head}, {served}; {ended}: the clients wait their turn a pair at a time, not in a start-up convoy."
+        return (f"{head}, {served}; {ended}, so the window lies in the start-up convoy, not in the benchmark's steady "
+                "state.")
     if several:
         return f"{head}, {served}: the scheduler served some clients several times before others once."
     return f"{head}, {served}: the bound came before the other clients had their turn."

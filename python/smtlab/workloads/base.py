@@ -3,7 +3,7 @@ statistics the study explains its tables with."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Hashable
 
 from .. import load_config
 from ..os import Kernel, make_scheduler
@@ -91,6 +91,38 @@ _STACK_GROUPS = {
     "sibling": ("sibling_retire",),
     "pause": ("pause",),
 }
+
+
+#: How long an adaptive warm-up or window goes on past its minimum without progress toward its criterion, in
+#: simulated ms (session 46; :func:`run_until`). Chosen from the criteria's progress measured at 0.25 ms steps
+#: (docs/study.md, "Stalled warm-ups"): under service in turn (Linux25HT) the longest gap was 4.75 ms (tbench, 120
+#: clients, HT off: from the last of 240 tasks' first dispatch to the first reply read) and chat's criterion moved at
+#: every step; under 2.4.19's head-first order progress came only at ticks, 9.75-20 ms apart (HZ=100: a pair that
+#: wakes each other keeps the CPU until the ticks use up its counters), and chat's criterion never moved in 60 ms.
+#: 7.5 ms lies between the two, above 1.5 x the longest gap of a convoy.
+STALL_MS = 7.5
+
+
+def run_until(k: Kernel, met: Callable[[], bool], progress: Callable[[], Hashable], cap: int, step: int,
+              stall_ms: float | None = STALL_MS) -> str:
+    """Runs ``k`` in steps of ``step`` cycles until ``met()``, until ``progress()`` (a value that changes whenever
+    the run gets closer to the criterion) has not changed for ``stall_ms`` simulated ms (None: never), or until the
+    next step would pass cycle ``cap``. The stall clock starts at the call. Returns why it stopped: ``"met"``,
+    ``"stalled"`` (the scheduler is not working through a start-up but serving the tasks it holds, so waiting longer
+    measures that same state) or ``"bound"``."""
+    stall = k.ms_to_cycles(stall_ms) if stall_ms is not None else None
+    last, since = progress(), k.now
+    while True:
+        if met():
+            return "met"
+        if stall is not None and k.now - since >= stall:
+            return "stalled"
+        if k.now + step > cap:
+            return "bound"
+        k.run(until=k.now + step)
+        now = progress()
+        if now != last:
+            last, since = now, k.now
 
 
 def counters(k: Kernel) -> dict[str, float]:

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from ..os import Block, Compute, Linux25HT, Send, Task
-from .base import counters, machine_summary, make_kernel
+from .base import STALL_MS, counters, machine_summary, make_kernel, run_until
 from .kpaths import (PATHS, TCP_BATCHES, TRAP_INSTRUCTIONS, WakeChannel, after_wake, mark_waker, real_paths_on,
                      recorded, syscall, task_spec)
 from .user_streams import UserStream
@@ -246,6 +246,17 @@ def _sockets_reached(k: Any, built: list[Room]) -> bool:
     return all(k.record(t).stats.started is not None for room in built for t in room.tasks if t not in room.senders)
 
 
+def _sockets_count(k: Any, built: list[Room]) -> int:
+    """How many receiver and server tasks have been on a CPU (the progress of :func:`_sockets_reached`)."""
+    return sum(1 for room in built for t in room.tasks
+               if t not in room.senders and k.record(t).stats.started is not None)
+
+
+def _rooms_sent(built: list[Room], sent0: list[int]) -> int:
+    """How many rooms have sent a message since ``sent0``."""
+    return sum(1 for room, s in zip(built, sent0) if room.sent > s)
+
+
 def dispatches_by_role(k: Any, built: list[Any]) -> dict[str, int]:
     """Switch-ins so far of every room's tasks, summed by role (client_send, client_recv, server_recv, server_send);
     rooms of this model or of chat_source, whose tasks are named the same way."""
@@ -266,7 +277,8 @@ def whole_pipeline_ran(result: dict[str, Any]) -> bool:
 
 def run(rooms: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float, seed: int = 0,
         stagger_ms: float | None = None, max_ms: float = MAX_MS, settle: bool = False,
-        scheduler_params: dict[str, Any] | None = None, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+        scheduler_params: dict[str, Any] | None = None, overrides: dict[str, Any] | None = None,
+        stall_ms: float | None = STALL_MS) -> dict[str, Any]:
     """Messages sent by the clients per second over the window, the messages each room sent in it
     (``sent_by_room``), the switch-ins of each role in it (``dispatches_by_role``, see :func:`whole_pipeline_ran`),
     and the machine statistics of the window. ``stagger_ms``: the client senders' start-up spread (default: half the
@@ -280,8 +292,12 @@ def run(rooms: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float, 
     the warm-up lasts at least ``warm_ms`` and until every receiver and server task has run once (is waiting on
     its socket); the window lasts at least
     ``window_ms`` and until every room has sent a message in it, both in steps of 1 ms and bounded by ``max_ms`` in
-    all. ``warm_ms`` / ``window_ms`` in the result are the lengths used. Raises :class:`NoCompletion` if no message
-    was sent in the window.
+    all, and each ending early when its criterion has made no progress (a receiver or server task's first dispatch;
+    a room's first message in the window) for ``stall_ms`` (base.run_until; None: never): under 2.4.19's head-first
+    order the senders spawned later run ahead of every receiver and server, none of which runs in 60 ms at 50 rooms
+    (docs/study.md, "Stalled warm-ups"). ``warm_ms`` / ``window_ms`` in the result are the lengths used,
+    ``warm_end`` / ``window_end`` why each ended ("met", "stalled", "bound"). Raises :class:`NoCompletion` if no
+    message was sent in the window.
 
     ``settle`` (the study's steady windows): under Linux25HT, every task's sleep_avg is set after the warm-up to where
     the estimator drifts in a long run (:meth:`Linux25HT.settle_sleep_avg`; the result's ``settled_at_cap`` says how
@@ -294,23 +310,22 @@ def run(rooms: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float, 
     spawn(k, built, warm_ms / 2 if stagger_ms is None else stagger_ms)
     step, cap = k.ms_to_cycles(_STEP_MS), k.ms_to_cycles(max_ms)
     k.run(until=k.ms_to_cycles(warm_ms))
-    while not _sockets_reached(k, built) and k.now + step <= cap:
-        k.run(until=k.now + step)
+    warm_end = run_until(k, lambda: _sockets_reached(k, built), lambda: _sockets_count(k, built), cap, step, stall_ms)
     settled = None
     if settle and isinstance(k.scheduler, Linux25HT) and k.scheduler.wakeup_preempt:
         settled = k.scheduler.settle_sleep_avg()
     snap, sent0, t0 = counters(k), [room.sent for room in built], k.now
     roles0 = dispatches_by_role(k, built)
     k.run(until=t0 + k.ms_to_cycles(window_ms))
-    while min(room.sent - s for room, s in zip(built, sent0)) == 0 and k.now + step <= cap:
-        k.run(until=k.now + step)
+    window_end = run_until(k, lambda: _rooms_sent(built, sent0) == len(built), lambda: _rooms_sent(built, sent0), cap,
+                           step, stall_ms)
     seconds = (k.now - t0) / (k.freq_ghz * 1e9)
     by_room = [room.sent - s for room, s in zip(built, sent0)]
     out = {"workload": "chat", "param": rooms, "ht": ht, "scheduler": scheduler,
            "throughput": sum(by_room) / seconds, "sent_by_room": by_room, "host_seconds": k.host_seconds,
            "dispatches_by_role": {r: n - roles0[r] for r, n in dispatches_by_role(k, built).items()},
            "warm_ms": t0 / k.cycles_per_us / 1000.0, "window_ms": (k.now - t0) / k.cycles_per_us / 1000.0,
-           "settled_at_cap": settled, **machine_summary(k, snap)}
+           "settled_at_cap": settled, "warm_end": warm_end, "window_end": window_end, **machine_summary(k, snap)}
     k.machine.close()
     if not sum(by_room):
         raise NoCompletion(f"chat {rooms} rooms, HT {'on' if ht else 'off'}, {scheduler}: no client message was "

@@ -36,7 +36,7 @@ import random
 from typing import Any, Iterator
 
 from ..os import IO, Block, Compute, Send, Task
-from .base import counters, machine_summary, make_kernel
+from .base import STALL_MS, counters, machine_summary, make_kernel, run_until
 from .disk import Disk
 from .kpaths import (PATHS, REAL_PATHS, WakeChannel, after_wake, estimated, kernel, mark_waker, recorded, syscall,
                      task_spec)
@@ -322,10 +322,20 @@ def _every_client_done(done: list[int], base: list[int]) -> bool:
     return all(d > b for d, b in zip(done, base))
 
 
+def _clients_done(done: list[int], base: list[int]) -> int:
+    """How many clients have read a reply since ``base``."""
+    return sum(1 for d, b in zip(done, base) if d > b)
+
+
+def _started(k: Any, tasks: list[Task]) -> int:
+    """How many of ``tasks`` have been on a CPU."""
+    return sum(1 for t in tasks if k.record(t).stats.started is not None)
+
+
 def run(workload: str, clients: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float,
         seed: int = 0, max_warm_ms: float = MAX_WARM_MS, max_window_ms: float = MAX_WINDOW_MS,
         time_slice_ms: float | None = None, scheduler_params: dict[str, Any] | None = None,
-        overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+        overrides: dict[str, Any] | None = None, stall_ms: float | None = STALL_MS) -> dict[str, Any]:
     """MB/s over the window (``workload`` 'dbench' or 'tbench') and the machine statistics of the window.
     ``scheduler_params``: keywords of the scheduler (smtlab.os.SchedulerParams), as make_kernel takes them;
     ``overrides``: config keys over the preset's (``{"core.wrong_path": False}``; the study uses none).
@@ -336,43 +346,49 @@ def run(workload: str, clients: int, ht: bool, scheduler: str, warm_ms: float, w
     than that measured nothing (0 MB/s at 90 and 120 clients). So for tbench the warm-up lasts at least ``warm_ms``
     and until every client has read a reply (the convoy has passed), and the window lasts at least ``window_ms``
     and until every client has read a reply inside it (so the window spans a round, not one pair's exchanges), both
-    in steps of 1 ms, the warm-up bounded by ``max_warm_ms`` and the window by ``max_window_ms``; ``ops_by_client``
+    in steps of 1 ms, the warm-up bounded by ``max_warm_ms`` and the window by ``max_window_ms``, and each ending
+    early when its criterion has made no progress for ``stall_ms`` (base.run_until; None: never). Progress in the
+    warm-up is a task's first dispatch or a client's first reply, in the window a client's first reply in it: under
+    2.4.19's head-first order a client-server pair keeps the CPU until the ticks use up its counters, and waiting
+    for the others' turns would take about a tick per pair (docs/study.md, "Stalled warm-ups"). ``ops_by_client``
     gives each client's replies in the window. ``warm_ms`` / ``window_ms`` in the result are the lengths used;
     ``clients_done`` the fraction of clients that completed a request in the window (below 1 when the scheduler
     served some clients several times before others once, or when the window lies in the start-up convoy);
-    ``warm_complete`` False when the bound came before every client had read a reply in the warm-up, so that the
-    window starts inside the convoy. Raises :class:`NoCompletion` if no request completed in the window. dbench
-    counts bytes as each operation runs, so its window stays fixed. ``time_slice_ms``: the kernel's slice (default
-    the scheduler's own; tests use a short one to keep a round cheap)."""
+    ``warm_complete`` False when the bound or a stall came before every client had read a reply in the warm-up, so
+    that the window starts inside the convoy or in a scheduler's turns; ``warm_end`` and ``window_end`` say why each
+    ended ("met", "stalled", "bound"; "fixed" for dbench). Raises :class:`NoCompletion` if no request completed in
+    the window. dbench counts bytes as each operation runs, so its window stays fixed. ``time_slice_ms``: the
+    kernel's slice (default the scheduler's own; tests use a short one to keep a round cheap)."""
     k = make_kernel(ht, scheduler, seed=seed, time_slice_ms=time_slice_ms, scheduler_params=scheduler_params,
                     overrides=overrides)
     stats: dict[str, Any] = {}
     builder = build_dbench if workload == "dbench" else build_tbench
-    for t in builder(k, clients, stats, seed):
+    tasks = list(builder(k, clients, stats, seed))
+    for t in tasks:
         k.spawn(t)
     done = stats.get("done")
     step = k.ms_to_cycles(_STEP_MS)
     k.run(until=k.ms_to_cycles(warm_ms))
-    warm_complete = True
+    warm_end = window_end = "fixed"
     if done is not None:
         zero, cap = [0] * len(done), k.ms_to_cycles(max(warm_ms, max_warm_ms))
-        while not _every_client_done(done, zero) and k.now + step <= cap:
-            k.run(until=k.now + step)
-        warm_complete = _every_client_done(done, zero)
+        # Progress toward the criterion: a task's first dispatch (the convoy's first pass) or a client's reply.
+        warm_end = run_until(k, lambda: _every_client_done(done, zero),
+                             lambda: (_started(k, tasks), _clients_done(done, zero)), cap, step, stall_ms)
     snap, b0, t0 = counters(k), stats["bytes"], k.now
     base = list(done) if done is not None else []
     k.run(until=t0 + k.ms_to_cycles(window_ms))
     if done is not None:
         cap = t0 + k.ms_to_cycles(max(window_ms, max_window_ms))
-        while not _every_client_done(done, base) and k.now + step <= cap:
-            k.run(until=k.now + step)
+        window_end = run_until(k, lambda: _every_client_done(done, base), lambda: _clients_done(done, base), cap,
+                               step, stall_ms)
     seconds = (k.now - t0) / (k.freq_ghz * 1e9)
     out = {"workload": workload, "param": clients, "ht": ht, "scheduler": scheduler,
            "throughput": (stats["bytes"] - b0) / seconds / 1e6, "host_seconds": k.host_seconds,
            "warm_ms": t0 / k.cycles_per_us / 1000.0, "window_ms": (k.now - t0) / k.cycles_per_us / 1000.0,
            "clients_done": (sum(1 for d, b in zip(done, base) if d > b) / len(done)) if done else 1.0,
            "ops_by_client": [d - b for d, b in zip(done, base)] if done else [],
-           "warm_complete": warm_complete,
+           "warm_complete": warm_end in ("met", "fixed"), "warm_end": warm_end, "window_end": window_end,
            **machine_summary(k, snap)}
     k.machine.close()
     if stats["bytes"] == b0:

@@ -1,0 +1,113 @@
+"""Adaptive warm-ups and windows end when their criterion stops progressing (session 46, issue 11 §5).
+
+chat's and tbench's warm-ups wait for the start-up convoy to pass (every receiver and server task has run once;
+every client has read a reply), and their windows for every room or client to be served. Those criteria assume that
+a scheduler serves equal tasks in turn. Under 2.4.19's head-first order a pair that wakes each other keeps the CPU
+until the ticks use up its counters, so a criterion that needs every task moves a step per tick at best, and in the
+study the bound (50 or 60 ms) decided every Linux24 point. ``workloads.base.run_until`` ends such a run when the
+criterion's progress has not moved for ``STALL_MS`` (docs/study.md, "Stalled warm-ups").
+
+run_until is checked here on a scripted kernel, where each expected stop is derived from the script; the workloads
+are checked on small runs: with equals served in turn (``run_list_head=False``) the convoy progresses at every step,
+so the stall rule changes nothing, and under the head-first order a chat warm-up stalls.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from smtlab.workloads import base, chat
+
+MS = 1000  # cycles per simulated ms of the scripted kernel
+
+
+class ScriptedKernel:
+    """Just what run_until uses: a clock in cycles that run() moves, and ms_to_cycles."""
+
+    def __init__(self) -> None:
+        self.now = 0
+        self.runs = 0
+
+    def ms_to_cycles(self, ms: float) -> int:
+        return round(ms * MS)
+
+    def run(self, until: int) -> None:
+        assert until > self.now
+        self.now = until
+        self.runs += 1
+
+
+def _progress_at(k: ScriptedKernel, changes: list[int]):
+    """A progress value that grows by one at each cycle of ``changes`` (reached or passed)."""
+    return lambda: sum(1 for c in changes if k.now >= c)
+
+
+def test_a_criterion_that_keeps_progressing_runs_until_it_is_met():
+    # Progress every 2 ms, met at 9 ms; stall 3 ms, bound 20 ms: gaps of 2 ms never reach 3, so "met" at 9 ms.
+    k = ScriptedKernel()
+    reason = base.run_until(k, lambda: k.now >= 9 * MS, _progress_at(k, [2 * MS, 4 * MS, 6 * MS, 8 * MS]),
+                            cap=20 * MS, step=MS, stall_ms=3.0)
+    assert (reason, k.now) == ("met", 9 * MS)
+
+
+def test_a_criterion_that_stops_progressing_ends_a_stall_after_its_last_move():
+    # Progress at 1 and 2 ms, never met: the last move is at 2 ms, so with a 3 ms stall the run ends at 5 ms, long
+    # before the 50 ms bound; without a stall rule (None) the bound decides, at the last step that fits: 50 ms.
+    k = ScriptedKernel()
+    assert base.run_until(k, lambda: False, _progress_at(k, [MS, 2 * MS]), cap=50 * MS, step=MS,
+                          stall_ms=3.0) == "stalled"
+    assert k.now == 5 * MS
+    k = ScriptedKernel()
+    assert base.run_until(k, lambda: False, _progress_at(k, [MS, 2 * MS]), cap=50 * MS, step=MS,
+                          stall_ms=None) == "bound"
+    assert k.now == 50 * MS
+
+
+def test_the_stall_clock_starts_at_the_call_and_the_bound_still_holds():
+    # No progress at all, called at 10 ms: a 3 ms stall ends at 13 ms (the minimum warm-up before the call does not
+    # count as stalled time). A bound at 12 ms comes first: "bound" at 12 ms. A criterion met at the call: no step.
+    k = ScriptedKernel()
+    k.now = 10 * MS
+    assert base.run_until(k, lambda: False, lambda: 0, cap=50 * MS, step=MS, stall_ms=3.0) == "stalled"
+    assert k.now == 13 * MS
+    k = ScriptedKernel()
+    k.now = 10 * MS
+    assert base.run_until(k, lambda: False, lambda: 0, cap=12 * MS, step=MS, stall_ms=3.0) == "bound"
+    assert k.now == 12 * MS
+    k = ScriptedKernel()
+    assert base.run_until(k, lambda: True, lambda: 0, cap=50 * MS, step=MS, stall_ms=3.0) == "met"
+    assert k.runs == 0
+
+
+def test_the_stall_lies_between_a_convoys_longest_gap_and_a_tick():
+    """STALL_MS must exceed the longest gap in a convoy's progress under service in turn (4.75 ms measured, module
+    doc of base) with a margin of 1.5, and stay below 2.4.19's tick at HZ=100 (10 ms), the earliest a head-first
+    pair can lose the CPU to the next; with the workloads' 1 ms steps a stall is seen at most 1 ms late."""
+    assert 1.5 * 4.75 <= base.STALL_MS and base.STALL_MS + 1.0 < 10.0
+
+
+@pytest.mark.parametrize("stall_ms", [None, base.STALL_MS])
+def test_served_in_turn_a_chat_point_meets_its_criteria_whatever_the_stall_rule(stall_ms):
+    # In turn, the 2 rooms' receivers and servers (spawned first) run one after another from the start, a switch
+    # every few microseconds, so the warm-up's criterion moves at every 1 ms step and is met; the stall rule (on or
+    # off) then gives the same point.
+    r = chat.run(2, False, "linux24", 1.0, 1.0, max_ms=30.0, scheduler_params={"run_list_head": False},
+                 stall_ms=stall_ms)
+    assert r["warm_end"] == "met" and r["window_end"] == "met"
+    ref = chat.run(2, False, "linux24", 1.0, 1.0, max_ms=30.0, scheduler_params={"run_list_head": False},
+                   stall_ms=None)
+    assert (r["throughput"], r["warm_ms"], r["window_ms"]) == (ref["throughput"], ref["warm_ms"], ref["window_ms"])
+
+
+def test_under_the_head_first_order_a_chat_warm_up_stalls_instead_of_running_to_its_bound():
+    """2.4.19's order (the default Linux24): the room's 20 client senders, spawned over the first 0.5 ms at the run
+    list's head, and the tasks their messages wake, keep running ahead of the receivers and servers spawned before
+    them, so the warm-up's criterion (every receiver and server has run once) stops moving when the senders arrive.
+    The stall rule ends the warm-up STALL_MS after its 1 ms minimum, at the first 1 ms step past it: 1 + 7.5 -> 9 ms.
+    Without the rule the bound decides (14 ms in all here, the study's 60 ms), which is what every Linux24 point of
+    the default study did before session 46."""
+    r = chat.run(1, False, "linux24", 1.0, 1.0, max_ms=14.0)
+    assert r["warm_end"] == "stalled"
+    assert 1.0 + base.STALL_MS <= r["warm_ms"] < 1.0 + base.STALL_MS + 1.0
+    bounded = chat.run(1, False, "linux24", 1.0, 1.0, max_ms=14.0, stall_ms=None)
+    assert bounded["warm_end"] == "bound" and bounded["warm_ms"] > 12.0
