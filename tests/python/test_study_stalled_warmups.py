@@ -111,3 +111,11 @@ def test_under_the_head_first_order_a_chat_warm_up_stalls_instead_of_running_to_
     assert 1.0 + base.STALL_MS <= r["warm_ms"] < 1.0 + base.STALL_MS + 1.0
     bounded = chat.run(1, False, "linux24", 1.0, 1.0, max_ms=14.0, stall_ms=None)
     assert bounded["warm_end"] == "bound" and bounded["warm_ms"] > 12.0
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), "7.5"])
+def test_a_stall_that_is_not_a_positive_number_is_refused_in_one_line(bad):
+    # chat.run and fileserver.run pass their stall_ms here: a zero or negative stall would end every warm-up at its
+    # minimum, NaN would never compare, so each is refused before anything runs.
+    with pytest.raises(ValueError, match="stall_ms must be a positive number"):
+        base.run_until(ScriptedKernel(), lambda: False, lambda: 0, cap=10 * MS, step=MS, stall_ms=bad)

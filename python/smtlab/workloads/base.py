@@ -109,7 +109,9 @@ def run_until(k: Kernel, met: Callable[[], bool], progress: Callable[[], Hashabl
     the run gets closer to the criterion) has not changed for ``stall_ms`` simulated ms (None: never), or until the
     next step would pass cycle ``cap``. The stall clock starts at the call. Returns why it stopped: ``"met"``,
     ``"stalled"`` (the scheduler is not working through a start-up but serving the tasks it holds, so waiting longer
-    measures that same state) or ``"bound"``."""
+    measures that same state) or ``"bound"``. Raises ValueError for a ``stall_ms`` that is not a positive number."""
+    if stall_ms is not None and not (isinstance(stall_ms, (int, float)) and 0 < stall_ms < float("inf")):
+        raise ValueError(f"stall_ms must be a positive number of simulated ms or None, got {stall_ms!r}")
     stall = k.ms_to_cycles(stall_ms) if stall_ms is not None else None
     last, since = progress(), k.now
     while True:
