@@ -3,7 +3,7 @@ statistics the study explains its tables with."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Hashable
+from typing import Any, Callable, Hashable, Iterable
 
 from .. import load_config
 from ..os import Kernel, make_scheduler
@@ -101,6 +101,11 @@ _STACK_GROUPS = {
 #: wakes each other keeps the CPU until the ticks use up its counters), and chat's criterion never moved in 60 ms.
 #: 7.5 ms lies between the two, above 1.5 x the longest gap of a convoy.
 STALL_MS = 7.5
+
+
+def started(k: Kernel, tasks: Iterable[Any]) -> int:
+    """How many of ``tasks`` have been on a CPU (the progress of a start-up convoy, run_until)."""
+    return sum(1 for t in tasks if k.record(t).stats.started is not None)
 
 
 def run_until(k: Kernel, met: Callable[[], bool], progress: Callable[[], Hashable], cap: int, step: int,

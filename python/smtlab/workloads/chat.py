@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from ..os import Block, Compute, Linux25HT, Send, Task
-from .base import STALL_MS, counters, machine_summary, make_kernel, run_until
+from .base import STALL_MS, counters, machine_summary, make_kernel, run_until, started
 from .kpaths import (PATHS, TCP_BATCHES, TRAP_INSTRUCTIONS, WakeChannel, after_wake, mark_waker, real_paths_on,
                      recorded, syscall, task_spec)
 from .user_streams import UserStream
@@ -248,8 +248,7 @@ def _sockets_reached(k: Any, built: list[Room]) -> bool:
 
 def _sockets_count(k: Any, built: list[Room]) -> int:
     """How many receiver and server tasks have been on a CPU (the progress of :func:`_sockets_reached`)."""
-    return sum(1 for room in built for t in room.tasks
-               if t not in room.senders and k.record(t).stats.started is not None)
+    return started(k, (t for room in built for t in room.tasks if t not in room.senders))
 
 
 def _rooms_sent(built: list[Room], sent0: list[int]) -> int:

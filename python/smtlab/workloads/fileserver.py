@@ -36,7 +36,7 @@ import random
 from typing import Any, Iterator
 
 from ..os import IO, Block, Compute, Send, Task
-from .base import STALL_MS, counters, machine_summary, make_kernel, run_until
+from .base import STALL_MS, counters, machine_summary, make_kernel, run_until, started
 from .disk import Disk
 from .kpaths import (PATHS, REAL_PATHS, WakeChannel, after_wake, estimated, kernel, mark_waker, recorded, syscall,
                      task_spec)
@@ -327,11 +327,6 @@ def _clients_done(done: list[int], base: list[int]) -> int:
     return sum(1 for d, b in zip(done, base) if d > b)
 
 
-def _started(k: Any, tasks: list[Task]) -> int:
-    """How many of ``tasks`` have been on a CPU."""
-    return sum(1 for t in tasks if k.record(t).stats.started is not None)
-
-
 def run(workload: str, clients: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float,
         seed: int = 0, max_warm_ms: float = MAX_WARM_MS, max_window_ms: float = MAX_WINDOW_MS,
         time_slice_ms: float | None = None, scheduler_params: dict[str, Any] | None = None,
@@ -374,7 +369,7 @@ def run(workload: str, clients: int, ht: bool, scheduler: str, warm_ms: float, w
         zero, cap = [0] * len(done), k.ms_to_cycles(max(warm_ms, max_warm_ms))
         # Progress toward the criterion: a task's first dispatch (the convoy's first pass) or a client's reply.
         warm_end = run_until(k, lambda: _every_client_done(done, zero),
-                             lambda: (_started(k, tasks), _clients_done(done, zero)), cap, step, stall_ms)
+                             lambda: (started(k, tasks), _clients_done(done, zero)), cap, step, stall_ms)
     snap, b0, t0 = counters(k), stats["bytes"], k.now
     base = list(done) if done is not None else []
     k.run(until=t0 + k.ms_to_cycles(window_ms))
@@ -386,7 +381,7 @@ def run(workload: str, clients: int, ht: bool, scheduler: str, warm_ms: float, w
     out = {"workload": workload, "param": clients, "ht": ht, "scheduler": scheduler,
            "throughput": (stats["bytes"] - b0) / seconds / 1e6, "host_seconds": k.host_seconds,
            "warm_ms": t0 / k.cycles_per_us / 1000.0, "window_ms": (k.now - t0) / k.cycles_per_us / 1000.0,
-           "clients_done": (sum(1 for d, b in zip(done, base) if d > b) / len(done)) if done else 1.0,
+           "clients_done": _clients_done(done, base) / len(done) if done else 1.0,
            "ops_by_client": [d - b for d, b in zip(done, base)] if done else [],
            "warm_complete": warm_end in ("met", "fixed"), "warm_end": warm_end, "window_end": window_end,
            **machine_summary(k, snap)}
