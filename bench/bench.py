@@ -72,20 +72,33 @@ def parse_count_or_zero(text: str) -> int:
     return parse_count(text, allow_zero=True)
 
 
+# The simulation modes a row can be timed in (docs/sampling.md): `smtlab run` options for each. "functional" is a
+# sampled run with one window per run (the period is the run's length), so nearly every instruction is warmed only.
+MODES = ("detailed", "functional", "sampled")
+
+
+def mode_options(mode: str, max_instructions: int) -> list[str]:
+    if mode == "functional":
+        return ["--sample", "--sample-period", str(max_instructions)]
+    if mode == "sampled":
+        return ["--sample"]
+    return []
+
+
 def run_command(binary: Path, config: str, specs: list[str], max_instructions: int, json_path: Path,
-                warmup: int = 0, overrides: tuple[str, ...] | list[str] = ()) -> list[str]:
+                warmup: int = 0, overrides: tuple[str, ...] | list[str] = (), mode: str = "detailed") -> list[str]:
     """The `smtlab run` command line; each of `overrides` (KEY=VALUE) becomes one `--set`, applied over the preset."""
     cmd = [str(binary), "run", "-q", "-c", config, *specs, "--max-instructions", str(max_instructions),
-           "--json", str(json_path)]
+           "--json", str(json_path), *mode_options(mode, max_instructions)]
     for override in overrides:
         cmd += ["--set", override]
     return cmd + (["--warmup", str(warmup)] if warmup else [])
 
 
 def run_json(binary: Path, config: str, specs: list[str], max_instructions: int, json_path: Path,
-             warmup: int = 0, overrides: tuple[str, ...] | list[str] = ()) -> dict:
+             warmup: int = 0, overrides: tuple[str, ...] | list[str] = (), mode: str = "detailed") -> dict:
     """Runs smtlab once and returns its JSON result (the keys this script reads are checked)."""
-    cmd = run_command(binary, config, specs, max_instructions, json_path, warmup, overrides)
+    cmd = run_command(binary, config, specs, max_instructions, json_path, warmup, overrides, mode)
     json_path.unlink(missing_ok=True)  # a result left from an earlier run must not pass for this one
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -114,7 +127,9 @@ def speed(data: dict) -> dict:
     host_seconds = float(data["host_seconds"])
     simulated = int(data.get("simulated_instructions", data["instructions"]))
     cpu_seconds = float(data.get("process_cpu_seconds", 0.0))
+    cpus = data.get("logical_cpus") or [{}]
     return {
+        "ipc0": cpus[0].get("ipc"),
         "instructions": simulated,
         "cycles": int(data["cycles"]),
         "host_seconds": host_seconds,
@@ -289,6 +304,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--csv", nargs="?", const=str(REPO / "bench" / "results.csv"), metavar="FILE",
                         help="also write the rows as CSV (default file: bench/results.csv)")
     parser.add_argument("--check", action="store_true", help="exit with status 1 if a row is below its target")
+    parser.add_argument("--modes", default=",".join(MODES), metavar="MODES",
+                        help="simulation modes to time, comma-separated, of " + ", ".join(MODES) + " (default all); "
+                             "functional and sampled get a second table of their speed against detailed's "
+                             "(docs/sampling.md); not with --against or --callgrind, which time detailed only")
     parser.add_argument("--set", dest="overrides", action="append", type=parse_override, default=[],
                         metavar="KEY=VALUE", help="override a config key over every preset, as `smtlab run --set` "
                                                   "(repeatable; e.g. --set core.wrong_path=true)")
@@ -307,6 +326,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
+    unknown = [m for m in args.modes.split(",") if m and m not in MODES]
+    if unknown:
+        parser.error(f"--modes: unknown mode(s) {', '.join(unknown)} (known: {', '.join(MODES)})")
     baseline = args.against
     if baseline is not None:
         if not (baseline.is_file() and os.access(baseline, os.X_OK)):
@@ -331,6 +353,41 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     with sigterm_as_exit():
         return _bench(args, binary, baseline, configs)
+
+
+def mode_row(detailed: dict, mode: str, results: list[dict]) -> dict:
+    """A row of the modes table: the fastest of `results` (sampled runs' JSON) against the detailed row's speed, and
+    the first CPU's sampled IPC with its interval against the detailed run's IPC of that CPU."""
+    best = max(results, key=lambda d: speed(d)["mips"])
+    fast = speed(best)
+    cpu = best["logical_cpus"][0]
+    sampling = best.get("sampling", {})
+    detailed_ipc = detailed.get("ipc0")
+    return {"config": detailed["config"], "workload": detailed["workload"], "threads": detailed["threads"],
+            "mode": mode, "mips": fast["mips"], "host_seconds": fast["host_seconds"],
+            "speedup": fast["mips"] / detailed["mips"] if detailed.get("mips") else None,
+            "ipc": cpu.get("ipc"), "ipc_ci95": cpu.get("ipc_ci95"), "detailed_ipc": detailed_ipc,
+            "windows": sampling.get("windows"),
+            "detailed_fraction": (sampling["detailed_instructions"] / max(1, sampling["detailed_instructions"] +
+                                                                           sampling["functional_instructions"]))
+            if sampling else None}
+
+
+def print_mode_table(rows: list[dict], mode_rows: list[dict]) -> None:
+    """The functional and sampled modes against the detailed one, row by row."""
+    print()
+    header = (f"{'config':<10} {'workload':<10} {'threads':>7} {'mode':<10} {'M instr/s':>10} {'x detailed':>10} "
+              f"{'in detail':>9}  {'IPC cpu 0':>9} {'+- 95%':>7} {'detailed':>8}")
+    print(header)
+    print("-" * len(header))
+    for r in mode_rows:
+        ipc = "n/a" if r["ipc"] is None else f"{r['ipc']:.3f}"
+        ci = "n/a" if r["ipc_ci95"] is None else f"{r['ipc_ci95']:.3f}"
+        det = "n/a" if r["detailed_ipc"] is None else f"{r['detailed_ipc']:.3f}"
+        frac = "n/a" if r["detailed_fraction"] is None else f"{100 * r['detailed_fraction']:.1f} %"
+        up = "n/a" if r["speedup"] is None else f"{r['speedup']:.1f}"
+        print(f"{r['config']:<10} {r['workload']:<10} {r['threads']:>7} {r['mode']:<10} {r['mips']:>10.2f} {up:>10} "
+              f"{frac:>9}  {ipc:>9} {ci:>7} {det:>8}", flush=True)
 
 
 def _bench(args, binary: Path, baseline: Path | None, configs: list[str]) -> int:
@@ -359,7 +416,9 @@ def _bench(args, binary: Path, baseline: Path | None, configs: list[str]) -> int
     print(header)
     print("-" * len(header))
     rows = []
+    mode_rows = []
     below = 0
+    modes = [m for m in args.modes.split(",") if m] if baseline is None and not args.callgrind else ["detailed"]
     with tempfile.TemporaryDirectory(prefix="smtlab-bench-") as tmp:
         for config in configs:
             for name, specs in rows_to_run:
@@ -403,6 +462,7 @@ def _bench(args, binary: Path, baseline: Path | None, configs: list[str]) -> int
                 below += not met
                 verdict = "" if target is None else f">= {target:g} " + ("ok" if met else "BELOW")
                 ipc = best["instructions"] / best["cycles"] if best["cycles"] else 0.0
+                row["ipc0"] = best.get("ipc0")
                 best_cpu = max((r["mips_cpu"] or 0.0) for r in runs)
                 line = (f"{config:<10} {name:<10} {threads:>7} {best['instructions']:>13,} {best['cycles']:>13,} "
                         f"{ipc:>6.3f} {best['host_seconds']:>8.3f} {best['mips']:>10.2f} {best_cpu:>8.2f}  {verdict}")
@@ -417,6 +477,18 @@ def _bench(args, binary: Path, baseline: Path | None, configs: list[str]) -> int
                 row.update({"all_mips": [round(r["mips"], 4) for r in runs], "best_mips_cpu": best_cpu,
                             "target_mips": target})
                 rows.append(row)
+                for mode in modes:
+                    if mode == "detailed":
+                        continue
+                    try:
+                        results = [run_json(binary, config, specs, args.max_instructions, json_path,
+                                            overrides=args.overrides, mode=mode) for _ in range(args.repeat)]
+                    except (BenchError, OSError, ValueError, KeyError) as err:
+                        print(f"bench: {err}", file=sys.stderr)
+                        return 1
+                    mode_rows.append(mode_row(row, mode, results))
+    if mode_rows:
+        print_mode_table(rows, mode_rows)
 
     info["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     print(f"load average after: {' '.join(map(str, info['load_average_after']))}")
@@ -426,7 +498,7 @@ def _bench(args, binary: Path, baseline: Path | None, configs: list[str]) -> int
         print(f"bench: no rows were run{why}", file=sys.stderr)
         return 1
     document = {"binary": str(binary), "baseline": None if baseline is None else str(baseline), "mode": mode,
-                "overrides": args.overrides, **info, "rows": rows}
+                "overrides": args.overrides, **info, "rows": rows, "mode_rows": mode_rows}
     try:
         write_atomically(Path(args.json), json.dumps(document, indent=1) + "\n", "--json")
         print(f"wrote {args.json}")

@@ -24,6 +24,43 @@ namespace smtlab::python {
 
 namespace {
 
+// run_traces' `sample`: None or False (a detailed run), True (the defaults), or a dict of SampleOptions by name.
+std::optional<SampleOptions> sampleOptionsArg(const py::handle& sample) {
+  if (sample.is_none()) return std::nullopt;
+  if (py::isinstance<py::bool_>(sample)) {
+    if (!sample.cast<bool>()) return std::nullopt;
+    return SampleOptions{};
+  }
+  if (!py::isinstance<py::dict>(sample)) {
+    throw UsageError(fmt::format("run_traces: sample must be True, False, None or a dict of period, window, warmup "
+                                 "and target, not {}",
+                                 std::string(py::str(py::type::of(sample).attr("__name__")))));
+  }
+  SampleOptions s;
+  for (const auto& [key, value] : sample.cast<py::dict>()) {
+    const std::string name = py::str(key);
+    if (name == "period") {
+      s.period = unsignedArg(value, "run_traces", "sample['period']");
+    } else if (name == "window") {
+      s.window = unsignedArg(value, "run_traces", "sample['window']");
+    } else if (name == "warmup") {
+      s.warmup = unsignedArg(value, "run_traces", "sample['warmup']");
+    } else if (name == "target") {
+      if (!py::isinstance<py::float_>(value) && !py::isinstance<py::int_>(value)) {
+        throw UsageError("run_traces: sample['target'] must be a number (0.02 = +-2 %)");
+      }
+      s.target = value.cast<double>();
+    } else {
+      throw UsageError(fmt::format("run_traces: sample has no key '{}' (known: period, window, warmup, target)", name));
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+namespace {
+
 class PyMachine {
  public:
   explicit PyMachine(const Config& config)
@@ -351,10 +388,11 @@ void bindMachine(py::module_& m) {
   m.def(
       "run_traces",
       [](const Config& config, const std::vector<std::string>& traces, const py::handle& maxInstructions,
-         const py::handle& warmup) {
+         const py::handle& warmup, const py::handle& sample) {
         RunOptions options;
         options.maxInstructions = unsignedArg(maxInstructions, "run_traces", "max_instructions");
         options.warmup = unsignedArg(warmup, "run_traces", "warmup");
+        options.sample = sampleOptionsArg(sample);
         // Ctrl-C: between chunks the run takes the GIL back briefly and runs the Python signal handlers; a
         // KeyboardInterrupt they raise stops the run and reaches the caller (no statistics: the run is incomplete).
         options.stopRequested = [] {
@@ -371,9 +409,11 @@ void bindMachine(py::module_& m) {
         return jsonToPython(result.stats);
       },
       py::arg("config"), py::arg("traces"), py::arg("max_instructions") = 0, py::arg("warmup") = 0,
+      py::arg("sample") = py::none(),
       "What `smtlab run` does: trace i on logical CPU i, each measured over max_instructions (0: to its end) after "
-      "warmup; returns the statistics dict of `smtlab run --json`. Releases the GIL; Ctrl-C stops it with "
-      "KeyboardInterrupt.");
+      "warmup; returns the statistics dict of `smtlab run --json`. sample=True (or a dict with any of period, "
+      "window, warmup, target) makes it a sampled run, as `smtlab run --sample` (docs/sampling.md). Releases the "
+      "GIL; Ctrl-C stops it with KeyboardInterrupt.");
 }
 
 }  // namespace smtlab::python

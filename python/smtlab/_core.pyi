@@ -255,6 +255,10 @@ class Machine:
     def __exit__(self, *args: Any) -> None: ...
 
 def run_traces(
-    config: Config, traces: Sequence[str], max_instructions: int = 0, warmup: int = 0
+    config: Config,
+    traces: Sequence[str],
+    max_instructions: int = 0,
+    warmup: int = 0,
+    sample: bool | dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """What `smtlab run` does; returns the statistics dict."""

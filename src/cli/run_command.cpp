@@ -24,20 +24,65 @@ namespace json = boost::json;
 
 namespace {
 
+// The four largest parts of a CPI stack, "name cycles-per-instruction" each.
+std::string topCpiComponents(const json::object& stack) {
+  std::vector<std::pair<double, std::string>> parts;
+  for (const auto& [k, val] : stack) {
+    if (val.as_double() > 0.005) parts.emplace_back(val.as_double(), std::string(k));
+  }
+  std::sort(parts.rbegin(), parts.rend());
+  std::string top;
+  for (std::size_t i = 0; i < parts.size() && i < 4; ++i) top += fmt::format("{} {:.2f}  ", parts[i].second, parts[i].first);
+  return top;
+}
+
+// A sampled run: each thread's IPC with its 95 % interval, and how the run was sampled.
+void printSampledSummary(const RunResult& r) {
+  const json::object& s = r.stats;
+  fmt::print("{:>4} {:>5} {:>14} {:>7} {:>9} {:>8}  {}\n", "cpu", "core", "instructions", "IPC", "+- (95%)", "windows",
+             "top CPI components in the windows");
+  for (const auto& v : s.at("logical_cpus").as_array()) {
+    const json::object& c = v.as_object();
+    const std::string top = topCpiComponents(c.at("cpi_stack").as_object());
+    auto num = [](const json::value& x) { return x.is_null() ? std::string("n/a") : fmt::format("{:.3f}", x.as_double()); };
+    fmt::print("{:>4} {:>5} {:>14} {:>7} {:>9} {:>8}  {}\n", c.at("id").as_uint64(), c.at("core").as_uint64(),
+               c.at("instructions").as_uint64(), num(c.at("ipc")), num(c.at("ipc_ci95")), c.at("windows").as_uint64(),
+               top);
+  }
+  const json::object& sm = s.at("sampling").as_object();
+  const std::uint64_t detailed = sm.at("detailed_instructions").as_uint64();
+  const std::uint64_t functional = sm.at("functional_instructions").as_uint64();
+  fmt::print("sampled: {} windows of {} cycles ({} instructions per thread at the calibration IPC {:.3f}), one every "
+             "{} instructions per thread; {:.1f} % of instructions in detail; {} pass(es)\n",
+             sm.at("windows").as_uint64(), sm.at("window_cycles").as_uint64(), sm.at("window_instructions").as_uint64(),
+             sm.at("calibration_ipc").as_double(), sm.at("period_instructions").as_uint64(),
+             detailed + functional > 0 ? 100.0 * double(detailed) / double(detailed + functional) : 0.0,
+             sm.at("passes").as_uint64());
+  if (!sm.at("target_met").is_null()) {
+    const json::value& worst = sm.at("max_relative_half_width");
+    fmt::print("target +-{:.2f} %: {} (widest interval +-{})\n", 100 * sm.at("target").as_double(),
+               sm.at("target_met").as_bool() ? "met" : "NOT met",
+               worst.is_null() ? std::string("unknown") : fmt::format("{:.2f} %", 100 * worst.as_double()));
+  }
+  fmt::print("total: {} instructions in {} simulated cycles ({:.6f} simulated s)\n", r.instructions, r.cycles,
+             s.at("seconds").as_double());
+  fmt::print("speed: {} instructions in {:.2f} host s = {:.2f} M instructions per host second (effective)\n",
+             r.simulatedInstructions, r.hostSeconds,
+             r.hostSeconds > 0 ? double(r.simulatedInstructions) / r.hostSeconds / 1e6 : 0.0);
+}
+
 void printSummary(const RunResult& r) {
   const json::object& s = r.stats;
+  if (s.contains("sampling")) {
+    printSampledSummary(r);
+    return;
+  }
   fmt::print("{:>4} {:>5} {:>12} {:>12} {:>7}  {}\n", "cpu", "core", "instructions", "cycles", "IPC",
              "top CPI components (cycles per instruction)");
   for (const auto& v : s.at("logical_cpus").as_array()) {
     const json::object& c = v.as_object();
     if (c.at("instructions").as_uint64() == 0 && c.at("trace").is_null()) continue;
-    std::vector<std::pair<double, std::string>> parts;
-    for (const auto& [k, val] : c.at("cpi_stack").as_object()) {
-      if (val.as_double() > 0.005) parts.emplace_back(val.as_double(), std::string(k));
-    }
-    std::sort(parts.rbegin(), parts.rend());
-    std::string top;
-    for (std::size_t i = 0; i < parts.size() && i < 4; ++i) top += fmt::format("{} {:.2f}  ", parts[i].second, parts[i].first);
+    const std::string top = topCpiComponents(c.at("cpi_stack").as_object());
     fmt::print("{:>4} {:>5} {:>12} {:>12} {:>7.3f}  {}\n", c.at("id").as_uint64(), c.at("core").as_uint64(),
                c.at("instructions").as_uint64(), c.at("cycles").as_uint64(), c.at("ipc").as_double(), top);
   }
@@ -59,6 +104,9 @@ int runCommand(const std::vector<std::string>& args) {
   std::string maxInstructionsText = "0";
   std::string warmupText = "0";
   bool quiet = false;
+  bool sample = false;
+  std::string samplePeriodText = "0", sampleWindowText, sampleWarmupText;
+  double sampleTarget = 0;
   po::options_description opts(
       "usage: smtlab run [options] TRACE...\n"
       "Runs trace i on logical CPU i (numbered as Linux does: see system.siblings_adjacent, docs/model.md).\n"
@@ -71,7 +119,16 @@ int runCommand(const std::vector<std::string>& args) {
       "running (their trace restarting) until all have N; 0 = run every trace to its end")(
       "warmup", po::value(&warmupText), "simulate N instructions per thread before statistics start")(
       "json", po::value(&jsonFile), "write all statistics and the effective config to this JSON file")(
-      "quiet,q", po::bool_switch(&quiet), "no progress indication");
+      "quiet,q", po::bool_switch(&quiet), "no progress indication")(
+      "sample", po::bool_switch(&sample),
+      "sampled simulation (docs/sampling.md): functional warming between short detailed windows spaced in time; "
+      "each IPC with its 95 % confidence interval")(
+      "sample-period", po::value(&samplePeriodText),
+      "instructions per thread from one window to the next (default: the run's length / 100, or 1M if unknown)")(
+      "sample-window", po::value(&sampleWindowText), "detailed instructions per thread measured in each window (10k)")(
+      "sample-warmup", po::value(&sampleWarmupText), "detailed instructions per thread before each window (20k)")(
+      "sample-target", po::value(&sampleTarget),
+      "wanted relative half-width of every thread's IPC interval (0.02 = +-2 %); windows are added until met");
   po::options_description hidden;
   hidden.add_options()("trace", po::value(&traces)->composing());
   po::options_description all;
@@ -103,6 +160,17 @@ int runCommand(const std::vector<std::string>& args) {
   RunOptions options;
   options.maxInstructions = maxInstructions;
   options.warmup = warmup;
+  const bool sampleOption = vm.count("sample-period") || vm.count("sample-window") || vm.count("sample-warmup") ||
+                            vm.count("sample-target");
+  if (sampleOption && !sample) throw UsageError("--sample-period, --sample-window, --sample-warmup and --sample-target go with --sample");
+  if (sample) {
+    SampleOptions s;
+    s.period = parseCount(samplePeriodText, "--sample-period");
+    if (!sampleWindowText.empty()) s.window = parseCount(sampleWindowText, "--sample-window");
+    if (!sampleWarmupText.empty()) s.warmup = parseCount(sampleWarmupText, "--sample-warmup");
+    s.target = sampleTarget;
+    options.sample = s;
+  }
   const bool tty = isatty(STDERR_FILENO) != 0;
   if (!quiet && tty) {
     options.progress = [](std::uint64_t done, std::uint64_t expected) {

@@ -137,12 +137,30 @@ struct MemorySystem::Impl {
 
   // One cache level: hit, merge with an in-flight fill, or a primary miss that waits for an MSHR, asks `below`
   // (a callable Cycle -> Outcome) and installs the line; a dirty victim goes to `writeback(line, cycle)`.
+  // In functional mode (setFunctional) only contents and replacement change: a hit touches its line, a miss fills
+  // it as present from cycle 0 with no MSHR taken, and `below` is asked at `now` (DRAM is not timed).
   template <class Below, class Writeback>
-  static Outcome accessCache(Cache& c, MemLevel level, LineAddr line, Cycle now, bool write, Below&& below,
-                             Writeback&& writeback) {
+  Outcome accessCache(Cache& c, MemLevel level, LineAddr line, Cycle now, bool write, Below&& below,
+                      Writeback&& writeback) {
     CacheStats& s = c.stats();
     ++s.accesses;
     const std::uint32_t entry = c.find(line);
+    if (functional) [[unlikely]] {
+      if (entry != Cache::kNotFound) {
+        c.touch(entry);
+        if (write) c.setDirty(entry);
+        return Outcome{now, level};
+      }
+      ++s.misses;
+      Outcome out = below(now);
+      const Cache::Eviction ev = c.fill(line, Cycle{0}, out.level, write);
+      if (ev.dirty) {
+        ++s.writebacks;
+        writeback(ev.line, now);
+      }
+      out.primaryMiss = true;
+      return out;
+    }
     const Cycle hitReady = now + c.latency();
     if (entry != Cache::kNotFound) {
       c.touch(entry);
@@ -172,8 +190,13 @@ struct MemorySystem::Impl {
     return accessCache(
         c, MemLevel::LLC, line, now, false,
         // The request leaves for DRAM once the LLC has found it missing: idle-channel total = llc + dram latency.
-        [this, &c](Cycle start) { return Outcome{dram.read(start + c.latency()), MemLevel::Dram}; },
-        [this](LineAddr, Cycle when) { dram.write(when); });
+        [this, &c](Cycle start) {
+          if (functional) return Outcome{start, MemLevel::Dram};
+          return Outcome{dram.read(start + c.latency()), MemLevel::Dram};
+        },
+        [this](LineAddr, Cycle when) {
+          if (!functional) dram.write(when);
+        });
   }
 
   void writebackToLlc(std::uint32_t core, LineAddr line, Cycle when) {
@@ -182,7 +205,7 @@ struct MemorySystem::Impl {
     const std::uint32_t entry = c.find(line);
     if (entry != Cache::kNotFound) {
       c.setDirty(entry);
-    } else {
+    } else if (!functional) {
       dram.write(when);
     }
   }
@@ -221,6 +244,16 @@ struct MemorySystem::Impl {
   // waits for an MSHR (dropped when none is free) and skips a line the L2 holds or has in flight.
   void prefetchLine(std::uint32_t core, Cache& c, LineAddr line, Cycle now) {
     if (c.find(line) != Cache::kNotFound) return;
+    if (functional) [[unlikely]] {  // no MSHR and no timing: the line is there from now on
+      ++c.stats().prefetches;
+      const Outcome out = llcAccess(core, line, now);
+      const Cache::Eviction ev = c.fill(line, Cycle{0}, out.level, false);
+      if (ev.dirty) {
+        ++c.stats().writebacks;
+        writebackToLlc(core, ev.line, now);
+      }
+      return;
+    }
     const std::uint32_t slot = c.freeMshrAt(now);
     if (slot == Cache::kNotFound) return;
     ++c.stats().prefetches;
@@ -296,6 +329,7 @@ struct MemorySystem::Impl {
   // when the store is in a buffer, the level L1 if the L1D held the line, else L2.
   MemResult storeAccess(CoreId core, Asid asid, Addr addr, std::uint32_t size, Cycle now) {
     if (!l1dWriteThrough) return dataAccess(core, asid, addr, size, now, true);
+    if (functional) [[unlikely]] return writeThroughFunctional(core, asid, addr, size, now);
     checkCore(core);
     Tlb& tlb = dtlb[core.value];
     const Addr first = physicalAddress(asid, addr);
@@ -328,6 +362,34 @@ struct MemorySystem::Impl {
     }
     const Cycle in = wc[core].write(line, now, [&](Cycle start) { return l2Access(core, line, start, true).ready; });
     return MemResult{in, level, false};
+  }
+
+  // A write-through store in functional mode: the L1D's copy is touched, the L2 owns the line (dirty), with no
+  // write-combining buffer and no timing.
+  MemResult writeThroughFunctional(CoreId core, Asid asid, Addr addr, std::uint32_t size, Cycle now) {
+    checkCore(core);
+    const Addr first = physicalAddress(asid, addr);
+    const Addr last = physicalAddress(asid, addr + (size > 0 ? size - 1 : 0));
+    const Tlb::Translation tr = translate(dtlb[core.value], core.value, asid, addr, first, now);
+    auto write = [&](LineAddr line) {
+      Cache& l1 = l1d[core.value];
+      ++l1.stats().accesses;
+      const std::uint32_t entry = l1.find(line);
+      if (entry != Cache::kNotFound) {
+        l1.touch(entry);
+      } else {
+        ++l1.stats().misses;
+      }
+      l2Access(core.value, line, now, true);
+    };
+    write(LineAddr::of(first, lineShift));
+    if (LineAddr::of(last, lineShift) != LineAddr::of(first, lineShift)) [[unlikely]] {
+      if ((last >> pageShift) != (first >> pageShift)) {
+        translate(dtlb[core.value], core.value, asid, addr + size - 1, last, now);
+      }
+      write(LineAddr::of(last, lineShift));
+    }
+    return MemResult{now, MemLevel::L1, tr.miss};
   }
 
   void checkThread(ThreadId thread) const {
@@ -419,6 +481,7 @@ struct MemorySystem::Impl {
   std::vector<StreamPrefetcher> streamPrefetchers;  // per core; empty without mem.stream_prefetch
   const bool l1dWriteThrough;  // mem.l1d_write_through
   std::vector<WriteCombiningBuffers> wc;  // per core; empty with a write-back L1D
+  bool functional = false;  // setFunctional: contents only, no timing (sampling's functional warming)
 };
 
 namespace {
@@ -486,6 +549,10 @@ std::uint32_t MemorySystem::outstandingMisses(CoreId core, Cycle now) const {
   impl_->checkCore(core);
   return impl_->l1d[core.value].busyMshrs(now);
 }
+
+void MemorySystem::setFunctional(bool on) { impl_->functional = on; }
+
+bool MemorySystem::functional() const { return impl_->functional; }
 
 std::uint32_t MemorySystem::lineBytes() const { return impl_->lineBytes; }
 

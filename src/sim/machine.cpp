@@ -164,6 +164,67 @@ std::vector<Event> Machine::run(Cycle until) {
   return out;
 }
 
+void Machine::warm(std::span<WarmLane> lanes, std::uint64_t cycles) {
+  for (const WarmLane& lane : lanes) {
+    checkCpu(lane.cpu, "warm");
+    if (lane.cursor == nullptr) throw UsageError(fmt::format("warm: no trace given for CPU {}", lane.cpu.value));
+    if (busy(lane.cpu) || lane.cursor->attached) {
+      throw UsageError(fmt::format("warm: CPU {} or its trace '{}' is attached; detach it first", lane.cpu.value,
+                                   lane.cursor->describe()));
+    }
+    if (!(lane.ipc >= 0) || lane.ipc > 1e6) {
+      throw UsageError(fmt::format("warm: CPU {}: rate {} is not a number of instructions per cycle", lane.cpu.value,
+                                   lane.ipc));
+    }
+  }
+  for (WarmLane& lane : lanes) lane.done = 0;
+  struct Functional {  // the memory system leaves functional mode however this ends
+    MemorySystem& memory;
+    explicit Functional(MemorySystem& m) : memory(m) { memory.setFunctional(true); }
+    ~Functional() { memory.setFunctional(false); }
+  } functional(*memory_);
+  const bool sharedSpace = config_.mem.threads_share_address_space;
+  for (std::uint64_t left = cycles; left > 0;) {
+    const std::uint64_t step = std::min(left, kWarmSliceCycles);
+    left -= step;
+    for (WarmLane& lane : lanes) {
+      if (lane.ended) continue;
+      lane.credit += lane.ipc * static_cast<double>(step);
+      auto n = static_cast<std::uint64_t>(lane.credit);
+      lane.credit -= static_cast<double>(n);
+      const CpuInfo& info = cpus_[lane.cpu.value];
+      Core& core = *cores_[info.core.value];
+      const Asid asid = sharedSpace ? Asid{0} : lane.asid;
+      TraceCursor& cursor = *lane.cursor;
+      for (; n > 0; --n) {
+        const Instr* in = cursor.peek();
+        if (in == nullptr) [[unlikely]] {
+          if (!lane.restart) {
+            lane.ended = true;
+            lane.endedAt = now_;
+            break;
+          }
+          if (cursor.retired() == 0) {
+            throw TraceError(fmt::format("trace '{}' on CPU {} has no instructions", cursor.describe(),
+                                         lane.cpu.value));
+          }
+          cursor.restart();
+          in = cursor.peek();
+          if (in == nullptr) {
+            throw TraceError(fmt::format("trace '{}' on CPU {} has no instructions after a restart",
+                                         cursor.describe(), lane.cpu.value));
+          }
+        }
+        core.warm(info.thread.value, asid, *in, now_);
+        cursor.advanceFetch();
+        cursor.retireOne();
+        ++lane.done;
+      }
+    }
+    now_ = now_ + step;
+  }
+}
+
 std::uint32_t Machine::flushTlb(LogicalCpu cpu, Asid asid) {
   checkCpu(cpu, "flushTlb");
   if (config_.mem.tlb_tagged) return 0;

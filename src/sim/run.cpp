@@ -78,27 +78,38 @@ void runPhase(Machine& m, std::vector<bool> pending, std::uint64_t target, const
 
 }  // namespace
 
-RunResult runTraces(const Config& config, const std::vector<std::string>& traces, const RunOptions& options) {
+std::vector<std::shared_ptr<TraceCursor>> openRunTraces(const std::vector<std::string>& traces,
+                                                        std::uint64_t maxInstructions, const Config& config,
+                                                        std::uint32_t logicalCpus) {
   if (traces.empty()) throw UsageError("no trace given");
-  Machine m(config);
-  if (traces.size() > m.logicalCpus()) {
+  if (traces.size() > logicalCpus) {
     throw UsageError(fmt::format("{} traces given but the machine has {} logical CPUs (system.packages = {} x "
                                  "system.cores = {} x core.threads = {})",
-                                 traces.size(), m.logicalCpus(), config.system.packages, config.system.cores,
+                                 traces.size(), logicalCpus, config.system.packages, config.system.cores,
                                  config.core.threads));
   }
+  std::vector<std::shared_ptr<TraceCursor>> cursors;
   for (std::uint32_t i = 0; i < traces.size(); ++i) {
     std::unique_ptr<TraceSource> source = openTrace(traces[i]);
     // Without an instruction count the run lasts until every trace ends; an endless generator (count=0) never does.
     // `smtlab trace gen` refuses the same spec without -n, and so does a run.
-    if (options.maxInstructions == 0 && !source->length() && traces[i].rfind("gen:", 0) == 0) {
+    if (maxInstructions == 0 && !source->length() && traces[i].rfind("gen:", 0) == 0) {
       throw UsageError(fmt::format("trace {} on CPU {} is endless (count=0): give an instruction count "
                                    "(smtlab run -n N, or max_instructions)",
                                    shortQuote(traces[i]), i));
     }
-    auto cursor = std::make_shared<TraceCursor>(std::move(source));
-    m.attach(LogicalCpu{i}, std::move(cursor), Asid{i + 1});
+    cursors.push_back(std::make_shared<TraceCursor>(std::move(source)));
   }
+  return cursors;
+}
+
+RunResult runTraces(const Config& config, const std::vector<std::string>& traces, const RunOptions& options) {
+  if (options.sample) return runSampled(config, traces, options);
+  if (traces.empty()) throw UsageError("no trace given");
+  Machine m(config);
+  std::vector<std::shared_ptr<TraceCursor>> cursors =
+      openRunTraces(traces, options.maxInstructions, config, m.logicalCpus());
+  for (std::uint32_t i = 0; i < cursors.size(); ++i) m.attach(LogicalCpu{i}, cursors[i], Asid{i + 1});
   std::vector<bool> all(traces.size(), true);
   if (options.warmup > 0) {
     runPhase(m, all, options.warmup, {}, [](LogicalCpu) {});

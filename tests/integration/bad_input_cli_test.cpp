@@ -595,5 +595,22 @@ TEST_F(CliBadInput, LongTokensInAConfigFileAreQuotedShort) {
   }
 }
 
+
+// Sampling options (docs/sampling.md): each misuse is one line naming the option, answered before anything runs.
+TEST_F(CliBadInput, SamplingOptionsThatCannotWorkAreRefused) {
+  expectOneLineError(run({"run", "gen:alu", "-n", "1M", "--sample-window", "5k"}), "--sample-window",
+                     {"go with --sample"});
+  expectOneLineError(run({"run", "gen:alu", "-n", "1M", "--sample", "--sample-window", "0"}), "--sample-window",
+                     {"at least 1"});
+  expectOneLineError(run({"run", "gen:alu", "-n", "1M", "--sample", "--sample-target", "2"}), "--sample-target",
+                     {"[0, 1)"});
+  expectOneLineError(run({"run", "gen:alu", "-n", "1M", "--sample", "--warmup", "5k"}), "--warmup",
+                     {"--sample-warmup"});
+  expectOneLineError(run({"run", "gen:alu", "-n", "1M", "--sample", "--sample-period", "20k"}), "--sample-period",
+                     {"shorter than a window"});
+  expectOneLineError(run({"run", "gen:alu", "-n", "100k", "--sample", "--sample-period", "1M"}), "first half period",
+                     {"--sample-period"});
+}
+
 }  // namespace
 }  // namespace smtlab

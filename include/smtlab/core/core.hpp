@@ -45,6 +45,13 @@ class Core {
   // Starts the trace of a finished thread again (the same cursor), for runs longer than a trace.
   void restartFinished(std::uint32_t thread, Cycle now);
 
+  // Functional warming (docs/sampling.md): thread t, which has no trace attached, executes `in` without timing: its
+  // code line, branch and memory accesses update the caches, TLBs, predictor and prefetchers as a detailed run would.
+  void warm(std::uint32_t t, Asid asid, const Instr& in, Cycle now) {
+    frontEnd_.warm(t, asid, in, now);
+    loadStore_.warm(asid, in, now);
+  }
+
   // Zeroes the statistics of every thread and of the core (the pipeline state stays).
   void resetStats();
   std::vector<CoreEvent>& events() { return events_; }

@@ -39,6 +39,19 @@ class FrontEnd final : public IBranchResolutionPort {
   // Inline: asked at every tick, and almost always no result is due (the earliest one is kept).
   bool resolveWrongPaths(Cycle now) { return earliestResolve_ <= now && squashResolvedWrongPaths(now); }
 
+  // Functional warming (docs/sampling.md): thread t's next instruction reaches the trace cache / L1I and the ITLB when
+  // it starts a new code line, and a branch trains the predictor as at fetch (shared tables, the thread's history and
+  // return stack); no timing. The thread has no trace attached.
+  void warm(std::uint32_t t, Asid asid, const Instr& in, Cycle now) {
+    ThreadContext& th = threads_[t];
+    const Addr line = in.pc >> lineShift_;
+    if (line != th.lastFetchLine) {
+      memory_.fetch(core_, ThreadId{t}, asid, in.pc, now);
+      th.lastFetchLine = line;
+    }
+    if (in.isBranch()) predictor_.predictAndTrain(in, asid.value, th.branch);
+  }
+
   const IFetchPolicy& policy() const { return *policy_; }
   const BranchPredictor& predictor() const { return predictor_; }
   // Instructions one thread can have in the front-end pipe: fetch_width x frontend_depth.

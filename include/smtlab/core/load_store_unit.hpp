@@ -59,6 +59,16 @@ class LoadStoreUnit final : public ILoadStorePort {
   void squashFrom(std::uint32_t thread, SeqNum from);
   // A trace was attached to (or restarted on) thread t.
   void threadBound(std::uint32_t thread);
+  // Functional warming (docs/sampling.md): the instruction's loads and stores reach the DTLB and data caches, in
+  // program order and with no timing (the memory system is in functional mode); no forwarding, no queue entry.
+  void warm(Asid asid, const Instr& in, Cycle now) {
+    for (const MemRef& m : in.loads) {
+      if (m.valid()) memory_.load(core_, asid, m.addr, m.size, now);
+    }
+    for (const MemRef& m : in.stores) {
+      if (m.valid()) memory_.store(core_, asid, m.addr, m.size, now);
+    }
+  }
 
   // (thread, seq) of loads after which FLUSH squashes, gathered during issue; the core applies and clears them.
   const std::vector<std::pair<std::uint32_t, SeqNum>>& pendingFlushes() const { return pendingFlushes_; }

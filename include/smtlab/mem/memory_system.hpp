@@ -94,6 +94,12 @@ class MemorySystem {
   // Loads of `core` that are currently missing the L1D (issued, data not yet back), for MISSCOUNT.
   std::uint32_t outstandingMisses(CoreId core, Cycle now) const;
 
+  // Functional mode (sampled simulation's warming, docs/sampling.md): accesses update what the caches, TLBs, page-walk
+  // cache and prefetchers hold and their replacement order, as timed accesses would, but take no MSHR, book no DRAM
+  // time and fill lines as present at once; the returned ready cycles mean nothing. Statistics still count.
+  void setFunctional(bool on);
+  bool functional() const;
+
   std::uint32_t lineBytes() const;
   // Zeroes every statistic (caches, TLBs, DRAM), keeping the contents: ends a warm-up.
   void resetStats();

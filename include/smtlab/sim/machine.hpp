@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,19 @@ struct CpuInfo {
 };
 
 // EventKind, its names and docs: kEventKindTable in core/core_event.hpp.
+
+// One trace advanced by Machine::warm (functional warming, docs/sampling.md). The trace is attached nowhere meanwhile.
+struct WarmLane {
+  LogicalCpu cpu;               // the hardware thread whose ITLB, history and return stack it warms
+  TraceCursor* cursor = nullptr;
+  Asid asid{0};                 // as given to attach
+  double ipc = 1;               // instructions per simulated cycle at which it advances
+  bool restart = false;         // at the end of its trace it starts again; otherwise it stops there
+  std::uint64_t done = 0;       // out: instructions it executed in the last warm()
+  bool ended = false;           // out: its trace ended (only without restart); an ended lane is skipped
+  Cycle endedAt{0};             // out: when it ended
+  double credit = 0;            // the fraction of an instruction carried to the next slice
+};
 
 struct Event {
   EventKind kind;
@@ -87,6 +101,13 @@ class Machine {
   // anything until the caller does (nothing runs, no wake-up is pending). A caller running in slices can then take
   // the whole stretch in one call.
   bool quiescent() const;
+
+  // Functional warming (docs/sampling.md): simulated time advances by `cycles` while each lane executes ipc x cycles
+  // instructions of its trace without pipeline timing, through its CPU's caches, TLBs, branch predictor and
+  // prefetchers. The lanes take turns in slices of kWarmSliceCycles, so the tables they share hold their mix. No lane's
+  // CPU may have a trace attached. Statistics of caches and TLBs count these accesses (reset before measuring).
+  static constexpr std::uint64_t kWarmSliceCycles = 128;
+  void warm(std::span<WarmLane> lanes, std::uint64_t cycles);
 
   // Zeroes every statistic (threads, caches, cycle count) while keeping the machine's state: ends a warm-up.
   void resetStats();

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,8 @@
 
 #include "smtlab/common/error.hpp"
 #include "smtlab/config/config.hpp"
+#include "smtlab/sim/sampling.hpp"
+#include "smtlab/trace/cursor.hpp"
 
 namespace smtlab {
 
@@ -23,6 +27,9 @@ struct RunOptions {
   // Called between chunks of simulated cycles (a chunk is 2^20 cycles, a fraction of a second of host time at
   // most); returning true ends the run by throwing RunInterrupted. The Python binding checks for Ctrl-C here.
   std::function<bool()> stopRequested;
+  // Set: a sampled run (sampling.hpp, docs/sampling.md) instead of a detailed one; warmup must then be 0 (the
+  // sampled run warms itself).
+  std::optional<SampleOptions> sample;
 };
 
 // Thrown by runTraces when options.stopRequested() said so; no statistics are returned for a stopped run.
@@ -41,5 +48,16 @@ struct RunResult {
 
 // Runs trace spec i on logical CPU i. Throws smtlab::Error on bad input or a model deadlock.
 RunResult runTraces(const Config& config, const std::vector<std::string>& traces, const RunOptions& options);
+
+// The sampled form of runTraces (options.sample set; runTraces calls it): the result's logical_cpus give each
+// thread's whole-run instructions and its IPC estimate with ipc_ci95, and a `sampling` object says how it was
+// sampled (docs/sampling.md).
+RunResult runSampled(const Config& config, const std::vector<std::string>& traces, const RunOptions& options);
+
+// Opens trace spec i for logical CPU i of a machine with `logicalCpus` CPUs, with runTraces' checks (no more traces
+// than CPUs; an endless generator needs maxInstructions).
+std::vector<std::shared_ptr<TraceCursor>> openRunTraces(const std::vector<std::string>& traces,
+                                                        std::uint64_t maxInstructions, const Config& config,
+                                                        std::uint32_t logicalCpus);
 
 }  // namespace smtlab

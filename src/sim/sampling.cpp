@@ -1,0 +1,518 @@
+// Sampled runs (sampling.hpp, docs/sampling.md): calibration, windows spaced in simulated time, functional warming
+// between them at the co-run rates, and the confidence intervals of the windows.
+#include "smtlab/sim/sampling.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include <boost/json.hpp>
+#include <boost/math/distributions/students_t.hpp>
+#include <fmt/format.h>
+
+#include "smtlab/common/error.hpp"
+#include "smtlab/config/loader.hpp"
+#include "smtlab/sim/machine.hpp"
+#include "smtlab/sim/run.hpp"
+
+namespace smtlab {
+
+namespace json = boost::json;
+
+MeanInterval meanInterval95(std::span<const double> samples) {
+  MeanInterval r;
+  r.n = samples.size();
+  if (r.n == 0) {
+    r.mean = std::numeric_limits<double>::quiet_NaN();
+    r.halfWidth = r.mean;
+    return r;
+  }
+  double sum = 0;
+  for (const double x : samples) sum += x;
+  r.mean = sum / static_cast<double>(r.n);
+  if (r.n < 2) {
+    r.halfWidth = std::numeric_limits<double>::quiet_NaN();
+    return r;
+  }
+  double squares = 0;
+  for (const double x : samples) squares += (x - r.mean) * (x - r.mean);
+  const double sd = std::sqrt(squares / static_cast<double>(r.n - 1));
+  const boost::math::students_t dist(static_cast<double>(r.n - 1));
+  r.halfWidth = boost::math::quantile(dist, 0.975) * sd / std::sqrt(static_cast<double>(r.n));
+  return r;
+}
+
+MeanInterval ratioInterval95(std::span<const double> y, std::span<const double> x) {
+  MeanInterval r;
+  r.n = std::min(y.size(), x.size());
+  double sy = 0, sx = 0;
+  for (std::size_t k = 0; k < r.n; ++k) sy += y[k], sx += x[k];
+  if (r.n == 0 || sx <= 0) {
+    r.mean = r.halfWidth = std::numeric_limits<double>::quiet_NaN();
+    return r;
+  }
+  r.mean = sy / sx;
+  if (r.n < 2) {
+    r.halfWidth = std::numeric_limits<double>::quiet_NaN();
+    return r;
+  }
+  // Cochran's variance of a ratio estimate: s^2 of the residuals y - R x over n x-bar^2.
+  double squares = 0;
+  for (std::size_t k = 0; k < r.n; ++k) squares += (y[k] - r.mean * x[k]) * (y[k] - r.mean * x[k]);
+  const double n = static_cast<double>(r.n);
+  const double xBar = sx / n;
+  const double variance = squares / (n - 1) / (n * xBar * xBar);
+  const boost::math::students_t dist(n - 1);
+  r.halfWidth = boost::math::quantile(dist, 0.975) * std::sqrt(variance);
+  return r;
+}
+
+namespace {
+
+// Adds every integer counter of `x` into `acc`, recursively (ratios and names are left out): the detailed statistics
+// of the windows, summed.
+void addCounters(json::object& acc, const json::object& x) {
+  for (const auto& [key, value] : x) {
+    if (value.is_uint64() || value.is_int64()) {
+      const std::uint64_t v = value.is_uint64() ? value.as_uint64() : static_cast<std::uint64_t>(value.as_int64());
+      json::value& a = acc[key];
+      a = (a.is_uint64() ? a.as_uint64() : 0) + v;
+    } else if (value.is_object()) {
+      json::value& a = acc[key];
+      if (!a.is_object()) a = json::object{};
+      addCounters(a.as_object(), value.as_object());
+    }
+  }
+}
+
+json::value orNull(double x) { return std::isfinite(x) ? json::value(x) : json::value(nullptr); }
+
+std::uint64_t cyclesFor(std::uint64_t instructions, double ipc) {
+  return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(static_cast<double>(instructions) / ipc)));
+}
+
+// One stretch of one thread (or core): the instructions y it retired and the cycles x it ran, from one window's
+// warm-up to the next one's.
+struct Stretches {
+  std::vector<double> y, x;
+};
+
+// One pass of a sampled run: a machine, its traces from their start, a window every `period` instructions.
+class SampledPass {
+ public:
+  SampledPass(const Config& config, const std::vector<std::string>& traces, const RunOptions& options)
+      : machine_(config), options_(options), sample_(*options.sample) {
+    cursors_ = openRunTraces(traces, options.maxInstructions, config, machine_.logicalCpus());
+    for (std::uint32_t i = 0; i < cursors_.size(); ++i) {
+      WarmLane lane;
+      lane.cpu = LogicalCpu{i};
+      lane.cursor = cursors_[i].get();
+      lane.asid = Asid{i + 1};
+      lane.restart = options.maxInstructions > 0;  // as a detailed run: keep the siblings company until all have N
+      lanes_.push_back(lane);
+    }
+    threadStretches_.resize(cursors_.size());
+    totals_.resize(cursors_.size());
+    windowsOf_.assign(cursors_.size(), 0);
+    lastIpc_.assign(cursors_.size(), 0.0);
+    gapDone_.assign(cursors_.size(), 0);
+    rate_.assign(cursors_.size(), 1.0);
+  }
+
+  // The run's length in instructions per thread, if known: the count asked for, or the longest trace.
+  std::optional<std::uint64_t> length() {
+    if (options_.maxInstructions > 0) return options_.maxInstructions;
+    std::uint64_t longest = 0;
+    for (auto& c : cursors_) {
+      const auto n = c->source().length();
+      if (!n) return std::nullopt;
+      longest = std::max(longest, *n);
+    }
+    return longest;
+  }
+
+  // Runs the pass with a window every `period` instructions per thread.
+  void run(std::uint64_t period) {
+    period_ = period;
+    // The first half period is warmed functionally (at an assumed IPC of 1), so that the calibration window does not
+    // measure the cold start. That window sets the cycles of every later warm-up and window from its mean IPC, so
+    // that all windows last the same time; it is not a sample.
+    gap(period / 2);
+    if (allDone()) {
+      throw UsageError(fmt::format("sampling: the run ended within the first half period ({} instructions per "
+                                   "thread); give a shorter --sample-period or run it in detail",
+                                   period / 2));
+    }
+    window(sample_.warmup, sample_.window, false);
+    double sum = 0;
+    int n = 0;
+    for (const double ipc : lastIpc_) {
+      if (ipc > 0) sum += ipc, ++n;
+    }
+    calibrationIpc_ = n > 0 ? sum / n : 1.0;
+    warmCycles_ = cyclesFor(sample_.warmup, calibrationIpc_);
+    windowCycles_ = cyclesFor(sample_.window, calibrationIpc_);
+    // Each window sits at a random point of its period (stratified sampling; a fixed seed, so a run repeats exactly):
+    // a window every `period` instructions at a fixed offset would alias with a program whose phases repeat at a
+    // multiple of the period and measure one phase only.
+    std::mt19937_64 rng(kOffsetSeed);
+    auto drawOffset = [&] {
+      std::uint64_t live = 0;
+      for (const WarmLane& lane : lanes_) live += lane.ended ? 0 : 1;
+      const std::uint64_t w = sample_.warmup + sample_.window;
+      const std::uint64_t room = period > w ? live * (period - w) : 0;
+      return room > 0 ? std::uniform_int_distribution<std::uint64_t>(0, room)(rng) : 0;
+    };
+    std::uint64_t offset = drawOffset();
+    gapInstructions(offset);
+    while (!allDone()) {
+      const Cycle start = machine_.now();
+      std::vector<std::uint64_t> retiredAtStart(cursors_.size());
+      std::vector<bool> measured(cursors_.size());
+      for (std::size_t i = 0; i < cursors_.size(); ++i) {
+        retiredAtStart[i] = cursors_[i]->retired();
+        measured[i] = measuring(i);
+      }
+      std::fill(gapDone_.begin(), gapDone_.end(), 0);
+      window(warmCycles_, windowCycles_, true);
+      const Cycle windowEnd = machine_.now();
+      // The rest of the period, and the next one up to its window, is warmed: together the live threads retire
+      // `period` instructions each per period, split by their rates in the window (the co-phase).
+      std::uint64_t live = 0;
+      for (const WarmLane& lane : lanes_) live += lane.ended ? 0 : 1;
+      const std::uint64_t done = retiredAll() - sumOf(retiredAtStart);
+      const std::uint64_t next = drawOffset();
+      if (live * period + next > done + offset) gapInstructions(live * period + next - done - offset);
+      offset = next;
+      record(start, windowEnd, retiredAtStart, measured);
+      report();
+    }
+    for (std::size_t i = 0; i < cursors_.size(); ++i) {
+      if (cursors_[i]->retired() == 0) {
+        throw TraceError(fmt::format("trace '{}' on CPU {} has no instructions", cursors_[i]->describe(), i));
+      }
+    }
+  }
+
+  // The largest relative half-width of a measured thread's IPC (NaN when a thread has fewer than two stretches).
+  double worstRelativeHalfWidth() const {
+    double worst = 0;
+    for (const Stretches& st : threadStretches_) {
+      const MeanInterval r = ratioInterval95(st.y, st.x);
+      const double rel = r.halfWidth / r.mean;
+      if (!std::isfinite(rel)) return std::numeric_limits<double>::quiet_NaN();
+      worst = std::max(worst, rel);
+    }
+    return worst;
+  }
+  std::uint64_t windows() const { return windows_; }
+
+  json::object result(const std::vector<std::string>& traces, std::uint32_t passes, double hostSeconds,
+                      const RunOptions& options) {
+    const Config& config = machine_.config();
+    json::object root;
+    json::array cpus;
+    std::uint64_t total = 0;
+    std::uint64_t retired = 0;
+    std::uint64_t longest = 0;  // the run's estimated cycles: its slowest thread's
+    for (std::uint32_t i = 0; i < cursors_.size(); ++i) {
+      const CpuInfo& info = machine_.cpu(LogicalCpu{i});
+      const MeanInterval r = ratioInterval95(threadStretches_[i].y, threadStretches_[i].x);
+      const std::uint64_t insns = options.maxInstructions > 0 ? options.maxInstructions : cursors_[i]->retired();
+      retired += cursors_[i]->retired();
+      total += insns;
+      json::object o;
+      o["id"] = i;
+      o["core"] = info.core.value;
+      o["thread"] = info.thread.value;
+      o["trace"] = cursors_[i]->describe();
+      o["instructions"] = insns;
+      o["ipc"] = orNull(r.mean);
+      o["ipc_ci95"] = orNull(r.halfWidth);
+      const bool known = std::isfinite(r.mean) && r.mean > 0;
+      const auto cycles = known ? static_cast<std::uint64_t>(std::llround(static_cast<double>(insns) / r.mean)) : 0;
+      longest = std::max(longest, cycles);
+      o["cycles"] = known ? json::value(cycles) : json::value(nullptr);
+      o["windows"] = windowsOf_[i];
+      // The CPI stack of the windows together: their cycles by cause over their instructions.
+      json::object stack;
+      const json::object& t = totals_[i];
+      const double winInsns = t.contains("instructions") ? static_cast<double>(t.at("instructions").as_uint64()) : 0;
+      if (t.contains("cpi_stack_cycles")) {
+        for (const auto& [k, v] : t.at("cpi_stack_cycles").as_object()) {
+          stack[k] = winInsns > 0 ? static_cast<double>(v.as_uint64()) / winInsns : 0.0;
+        }
+      }
+      o["cpi_stack"] = std::move(stack);
+      o["window_totals"] = t;
+      cpus.push_back(std::move(o));
+    }
+    // A core's throughput is the sum of its threads' IPCs (as STP sums them), its half-width the root of the sum
+    // of their squares (the threads' errors taken as independent).
+    json::array cores;
+    for (std::uint32_t c = 0; c < machine_.cores(); ++c) {
+      double sum = 0, squares = 0;
+      std::uint64_t threads = 0;
+      for (std::uint32_t i = 0; i < cursors_.size(); ++i) {
+        if (machine_.cpu(LogicalCpu{i}).core.value != c) continue;
+        const MeanInterval r = ratioInterval95(threadStretches_[i].y, threadStretches_[i].x);
+        sum += r.mean;
+        squares += r.halfWidth * r.halfWidth;
+        ++threads;
+      }
+      if (threads == 0) continue;
+      cores.push_back(json::object{{"id", c}, {"throughput", orNull(sum)}, {"throughput_ci95", orNull(std::sqrt(squares))},
+                                   {"threads", threads}});
+    }
+    root["cycles"] = longest;
+    root["seconds"] = static_cast<double>(longest) / (config.system.freq_ghz * 1e9);
+    root["instructions"] = total;
+    root["logical_cpus"] = std::move(cpus);
+    root["cores"] = std::move(cores);
+    const double worst = worstRelativeHalfWidth();
+    root["sampling"] = json::object{
+        {"windows", windows_},
+        {"passes", passes},
+        {"window_instructions", sample_.window},
+        {"warmup_instructions", sample_.warmup},
+        {"period_instructions", period_},
+        {"calibration_ipc", calibrationIpc_},
+        {"window_cycles", windowCycles_},
+        {"warmup_cycles", warmCycles_},
+        {"simulated_cycles", machine_.now().value},
+        {"detailed_instructions", detailed_},
+        {"functional_instructions", functional_},
+        {"max_relative_half_width", orNull(worst)},
+        {"target", sample_.target},
+        {"target_met", sample_.target > 0 ? json::value(std::isfinite(worst) && worst <= sample_.target)
+                                          : json::value(nullptr)}};
+    root["host_seconds"] = hostSeconds;
+    root["simulated_instructions"] = retired;
+    root["instructions_per_host_second"] = hostSeconds > 0 ? static_cast<double>(retired) / hostSeconds : 0.0;
+    root["max_instructions"] = options.maxInstructions;
+    root["warmup"] = 0;
+    json::array names;
+    for (const auto& t : traces) names.push_back(json::value(t));
+    root["traces"] = std::move(names);
+    root["config"] = configToJson(config);
+    return root;
+  }
+
+ private:
+  // A thread is measured while it is within its first N instructions (or, without N, until its trace ends).
+  bool measuring(std::size_t i) const {
+    if (options_.maxInstructions > 0) return cursors_[i]->retired() < options_.maxInstructions;
+    return !lanes_[i].ended;
+  }
+  bool allDone() const {
+    for (std::size_t i = 0; i < cursors_.size(); ++i) {
+      if (measuring(i)) return false;
+    }
+    return true;
+  }
+
+  static std::uint64_t sumOf(const std::vector<std::uint64_t>& v) {
+    std::uint64_t n = 0;
+    for (const std::uint64_t x : v) n += x;
+    return n;
+  }
+  std::uint64_t retiredAll() const {
+    std::uint64_t n = 0;
+    for (const auto& c : cursors_) n += c->retired();
+    return n;
+  }
+
+  // The stretch that began at `start`: per measured thread the instructions it retired (up to its N) over the cycles
+  // it ran: the detailed part's (to its trace's end, if that came first) and its warmed instructions at its rate.
+  void record(Cycle start, Cycle windowEnd, const std::vector<std::uint64_t>& retiredAtStart,
+              const std::vector<bool>& measured) {
+    for (std::size_t i = 0; i < cursors_.size(); ++i) {
+      if (!measured[i]) continue;
+      const std::uint64_t retired = cursors_[i]->retired() - retiredAtStart[i];
+      double y = static_cast<double>(retired);
+      const Cycle detailedEnd =
+          lanes_[i].ended && lanes_[i].endedAt > start && lanes_[i].endedAt < windowEnd ? lanes_[i].endedAt : windowEnd;
+      double x = static_cast<double>(detailedEnd.value - start.value) +
+                 static_cast<double>(gapDone_[i]) / rate_[i];
+      if (options_.maxInstructions > 0 && retiredAtStart[i] + retired > options_.maxInstructions) {
+        // Past its N the thread only keeps its siblings company: the stretch counts up to N, at the stretch's rate.
+        const double kept = static_cast<double>(options_.maxInstructions - retiredAtStart[i]);
+        x *= kept / y;
+        y = kept;
+      }
+      if (x <= 0) continue;
+      threadStretches_[i].y.push_back(y);
+      threadStretches_[i].x.push_back(x);
+    }
+  }
+
+  // Detailed simulation for `cycles`; a trace that ends starts again (with N) or leaves its CPU idle.
+  void detailed(std::uint64_t cycles) {
+    const Cycle until = machine_.now() + cycles;
+    while (machine_.now() < until) {
+      const Cycle bound = std::min(until, machine_.now() + (std::uint64_t{1} << 20));
+      for (const Event& e : machine_.run(bound)) {
+        if (e.kind != EventKind::SourceEnded) continue;
+        WarmLane& lane = lanes_[e.cpu.value];
+        if (lane.cursor->retired() == 0) {
+          throw TraceError(fmt::format("trace '{}' on CPU {} has no instructions", lane.cursor->describe(),
+                                       e.cpu.value));
+        }
+        if (lane.restart) {
+          machine_.restartTrace(e.cpu);
+        } else {
+          lane.ended = true;
+          lane.endedAt = e.cycle;
+        }
+      }
+      if (options_.stopRequested && options_.stopRequested()) throw RunInterrupted();
+    }
+  }
+
+  // A detailed warm-up and measurement window: the traces are attached, run, measured and detached again (each
+  // cursor rewinds to its oldest unretired instruction, which functional warming then goes on from).
+  void window(std::uint64_t warmCycles, std::uint64_t windowCycles, bool record) {
+    const std::uint64_t before = retiredAll();
+    for (std::uint32_t i = 0; i < cursors_.size(); ++i) {
+      if (!lanes_[i].ended) machine_.attach(LogicalCpu{i}, cursors_[i], lanes_[i].asid);
+    }
+    detailed(warmCycles);
+    machine_.resetStats();
+    std::vector<bool> measured(cursors_.size());
+    for (std::size_t i = 0; i < cursors_.size(); ++i) measured[i] = measuring(i);
+    detailed(windowCycles);
+    for (std::uint32_t i = 0; i < cursors_.size(); ++i) {
+      const ThreadStats& st = machine_.threadStats(LogicalCpu{i});
+      lastIpc_[i] = st.cycles > 0 ? static_cast<double>(st.instructions) / static_cast<double>(st.cycles) : 0.0;
+      if (!record || !measured[i] || st.cycles == 0) continue;
+      ++windowsOf_[i];
+      addCounters(totals_[i], machine_.cpuStatsJson(LogicalCpu{i}));
+    }
+    if (record) ++windows_;
+    for (std::uint32_t i = 0; i < cursors_.size(); ++i) {
+      if (machine_.busy(LogicalCpu{i})) machine_.detach(LogicalCpu{i});
+    }
+    detailed_ += retiredAll() - before;
+  }
+
+  // Functional warming until the live threads have retired about `instructions` together, each at its IPC of the
+  // last window (a thread that retired nothing there keeps its earlier rate, at least kMinIpc, so that it is never
+  // frozen): simulated time moves by instructions / the sum of the rates. Without coPhase each gets an equal share.
+  void gapInstructions(std::uint64_t instructions) {
+    double rate = 0;
+    for (std::size_t i = 0; i < lanes_.size(); ++i) {
+      if (lastIpc_[i] > 0) rate_[i] = lastIpc_[i];
+      rate_[i] = std::max(rate_[i], kMinIpc);
+      lanes_[i].ipc = sample_.coPhase ? rate_[i] : 1.0;
+      if (!lanes_[i].ended) rate += lanes_[i].ipc;
+    }
+    if (rate > 0) gap(cyclesFor(instructions, rate));
+  }
+
+  // Functional warming for `cycles` at the lanes' rates.
+  void gap(std::uint64_t cycles) {
+    if (cycles == 0) return;
+    const std::uint64_t before = retiredAll();
+    // In slices, so that a stop request and the progress report come now and then.
+    constexpr std::uint64_t kSlice = std::uint64_t{1} << 22;
+    for (std::uint64_t left = cycles; left > 0 && !allDone();) {
+      const std::uint64_t step = std::min(left, kSlice);
+      machine_.warm(lanes_, step);
+      for (std::size_t i = 0; i < lanes_.size(); ++i) gapDone_[i] += lanes_[i].done;
+      left -= step;
+      if (options_.stopRequested && options_.stopRequested()) throw RunInterrupted();
+      report();
+    }
+    functional_ += retiredAll() - before;
+  }
+
+  void report() {
+    if (!options_.progress) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - lastReport_ < std::chrono::milliseconds(500)) return;
+    lastReport_ = now;
+    std::uint64_t done = 0;
+    for (const auto& c : cursors_) {
+      done += options_.maxInstructions > 0 ? std::min(c->retired(), options_.maxInstructions) : c->retired();
+    }
+    const auto n = length();
+    options_.progress(done, n ? *n * cursors_.size() : 0);
+  }
+
+  static constexpr double kMinIpc = 1e-3;
+  static constexpr std::uint64_t kOffsetSeed = 0x5eed5a3b1e;
+
+  Machine machine_;
+  const RunOptions& options_;
+  const SampleOptions sample_;
+  std::vector<std::shared_ptr<TraceCursor>> cursors_;
+  std::vector<WarmLane> lanes_;
+  std::vector<Stretches> threadStretches_;  // per thread
+  std::vector<json::object> totals_;        // per thread, the windows' counters summed
+  std::vector<std::uint64_t> windowsOf_;    // per thread, the windows it was measured in
+  std::vector<double> lastIpc_;             // per thread, in the last window (0: none retired)
+  std::vector<std::uint64_t> gapDone_;      // per thread, instructions warmed since the stretch's window
+  std::vector<double> rate_;                // per thread, the IPC that carries it between windows
+  std::uint64_t windows_ = 0, detailed_ = 0, functional_ = 0, period_ = 0;
+  std::uint64_t warmCycles_ = 0, windowCycles_ = 0;
+  double calibrationIpc_ = 1;
+  std::chrono::steady_clock::time_point lastReport_{};
+};
+
+void checkSampleOptions(const SampleOptions& s, const RunOptions& options) {
+  if (options.warmup > 0) {
+    throw UsageError("--warmup does not go with a sampled run: each window has its detailed warm-up (--sample-warmup)");
+  }
+  if (s.window == 0) throw UsageError("--sample-window: must be at least 1 instruction");
+  if (!(s.target >= 0) || s.target >= 1) {
+    throw UsageError(fmt::format("--sample-target: {} is not a relative half-width in [0, 1) (0.02 = +-2 %)",
+                                 s.target));
+  }
+  if (s.maxPasses == 0) throw UsageError("sampling: at least one pass");
+  if (s.period > 0 && s.period < s.warmup + s.window) {
+    throw UsageError(fmt::format("--sample-period {} is shorter than a window with its warm-up ({} + {}): windows "
+                                 "would overlap",
+                                 s.period, s.warmup, s.window));
+  }
+}
+
+}  // namespace
+
+RunResult runSampled(const Config& config, const std::vector<std::string>& traces, const RunOptions& options) {
+  const SampleOptions& sample = *options.sample;
+  checkSampleOptions(sample, options);
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<SampledPass> pass = std::make_unique<SampledPass>(config, traces, options);
+  std::uint64_t period = sample.period;
+  if (period == 0) {
+    const auto length = pass->length();
+    period = length ? std::max(*length / SampleOptions::kDefaultWindows, sample.warmup + sample.window)
+                    : SampleOptions::kDefaultPeriod;
+  }
+  const std::uint64_t shortest = sample.warmup + sample.window;
+  std::uint32_t passes = 1;
+  pass->run(period);
+  // SMARTS' rule for the windows a target needs: n' = n (h / target)^2 (the half-width shrinks as 1 / sqrt(n)).
+  while (sample.target > 0 && passes < sample.maxPasses && period > shortest) {
+    const double worst = pass->worstRelativeHalfWidth();
+    if (std::isfinite(worst) && worst <= sample.target) break;
+    const double n = static_cast<double>(std::max<std::uint64_t>(pass->windows(), 1));
+    const double needed = std::isfinite(worst) ? n * (worst / sample.target) * (worst / sample.target) * 1.1 : n * 4;
+    period = std::max(shortest, static_cast<std::uint64_t>(static_cast<double>(period) * n / needed));
+    pass = std::make_unique<SampledPass>(config, traces, options);
+    pass->run(period);
+    ++passes;
+  }
+  const double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  RunResult result;
+  result.stats = pass->result(traces, passes, host, options);
+  result.hostSeconds = host;
+  result.instructions = result.stats["instructions"].as_uint64();
+  result.cycles = result.stats["cycles"].as_uint64();
+  result.simulatedInstructions = result.stats["simulated_instructions"].as_uint64();
+  return result;
+}
+
+}  // namespace smtlab

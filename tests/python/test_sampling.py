@@ -1,0 +1,54 @@
+"""Sampled runs from Python (docs/sampling.md): run_traces(sample=...) gives the JSON of `smtlab run --sample`, and a
+misused `sample` argument is one UsageError naming it."""
+
+from __future__ import annotations
+
+import pytest
+
+import smtlab
+
+
+def test_sampled_run_reports_an_interval_that_holds_the_detailed_ipc():
+    # gen:alu on the netburst preset: independent integer ops, the same IPC in every window, so the sampled IPC must
+    # match the detailed run's closely and its interval must be narrow; 300 k instructions give about 10 windows.
+    cfg = smtlab.load_config("netburst")
+    detailed = smtlab.run_traces(cfg, ["gen:alu"], max_instructions=300_000)
+    sampled = smtlab.run_traces(cfg, ["gen:alu"], max_instructions=300_000, sample={"period": 30_000, "window": 5_000,
+                                                                                     "warmup": 5_000})
+    assert "sampling" not in detailed
+    cpu = sampled["logical_cpus"][0]
+    assert cpu["instructions"] == 300_000
+    assert cpu["windows"] >= 5
+    assert cpu["ipc_ci95"] is not None and cpu["ipc_ci95"] >= 0
+    ipc = detailed["logical_cpus"][0]["ipc"]
+    assert abs(cpu["ipc"] - ipc) <= max(cpu["ipc_ci95"], 0.01 * ipc)
+    s = sampled["sampling"]
+    assert s["period_instructions"] == 30_000
+    assert s["detailed_instructions"] + s["functional_instructions"] >= 300_000
+    assert s["target_met"] is None
+
+
+def test_sample_true_takes_the_defaults():
+    cfg = smtlab.load_config("netburst")
+    out = smtlab.run_traces(cfg, ["gen:alu"], max_instructions=200_000, sample=True)
+    assert out["sampling"]["window_instructions"] == 10_000
+    assert out["sampling"]["warmup_instructions"] == 20_000
+    assert smtlab.run_traces(cfg, ["gen:alu"], max_instructions=1000, sample=False)["logical_cpus"][0]["ipc"] > 0
+
+
+@pytest.mark.parametrize(
+    "sample, words",
+    [
+        ({"periode": 10}, ["periode", "known: period"]),
+        ({"window": -1}, ["sample['window']", "negative"]),
+        ({"target": "2 %"}, ["target", "number"]),
+        ({"target": 3.0}, ["--sample-target", "[0, 1)"]),
+        ("yes", ["sample must be", "str"]),
+    ],
+)
+def test_a_misused_sample_argument_is_one_usage_error(sample, words):
+    cfg = smtlab.load_config("netburst")
+    with pytest.raises(smtlab.UsageError) as err:
+        smtlab.run_traces(cfg, ["gen:alu"], max_instructions=100_000, sample=sample)
+    for w in words:
+        assert w in str(err.value)
