@@ -596,6 +596,30 @@ TEST_F(CliBadInput, LongTokensInAConfigFileAreQuotedShort) {
 }
 
 
+// smtlab demo runs the bench's traced programs whole, sampled, when it finds them ($SMTLAB_BENCH_TRACES here: two
+// generated stand-ins under the programs' names), and says in one line when it does not, showing generated pairs.
+TEST_F(CliBadInput, DemoRunsTracedProgramsWholeOrSaysWhyItCannot) {
+  const fs::path traces = path("bench-traces");
+  fs::create_directory(traces);
+  ASSERT_EQ(run({"trace", "gen", "gen:alu,count=400000", "-o", (traces / "gzip.a.trace").string()}).status, 0);
+  ASSERT_EQ(run({"trace", "gen", "gen:mix,count=400000", "-o", (traces / "cc1.a.trace").string()}).status, 0);
+  ::setenv("SMTLAB_BENCH_TRACES", traces.c_str(), 1);
+  const ProgramResult whole = run({"demo"}, 120);
+  EXPECT_EQ(whole.status, 0) << whole.err;
+  EXPECT_NE(whole.out.find("run whole, sampled"), std::string::npos) << whole.out;
+  EXPECT_NE(whole.out.find("gzip + cc1"), std::string::npos) << whole.out;
+  EXPECT_NE(whole.out.find("% +-"), std::string::npos) << whole.out;
+  EXPECT_NE(whole.out.find("geometric mean speed-up"), std::string::npos) << whole.out;
+  fs::remove(traces / "cc1.a.trace");  // one program is no pair
+  const ProgramResult fallback = run({"demo"}, 120);
+  ::unsetenv("SMTLAB_BENCH_TRACES");
+  EXPECT_EQ(fallback.status, 0) << fallback.err;
+  const std::vector<std::string> lines = nonEmptyLines(fallback.err);
+  ASSERT_EQ(lines.size(), 1u) << fallback.err;
+  EXPECT_NE(lines[0].find("bench_traces"), std::string::npos) << lines[0];
+  EXPECT_NE(fallback.out.find("gen:mix"), std::string::npos) << fallback.out;
+}
+
 // Sampling options (docs/sampling.md): each misuse is one line naming the option, answered before anything runs.
 TEST_F(CliBadInput, SamplingOptionsThatCannotWorkAreRefused) {
   expectOneLineError(run({"run", "gen:alu", "-n", "1M", "--sample-window", "5k"}), "--sample-window",
