@@ -52,10 +52,10 @@ void printSampledSummary(const RunResult& r) {
   const json::object& sm = s.at("sampling").as_object();
   const std::uint64_t detailed = sm.at("detailed_instructions").as_uint64();
   const std::uint64_t functional = sm.at("functional_instructions").as_uint64();
-  fmt::print("sampled: {} windows of {} cycles ({} instructions per thread at the calibration IPC {:.3f}), one every "
-             "{} instructions per thread; {:.1f} % of instructions in detail; {} pass(es)\n",
-             sm.at("windows").as_uint64(), sm.at("window_cycles").as_uint64(), sm.at("window_instructions").as_uint64(),
-             sm.at("calibration_ipc").as_double(), sm.at("period_instructions").as_uint64(),
+  fmt::print("sampled: {} windows of {} instructions per thread ({} cycles on average), one every {} instructions per "
+             "thread; {:.1f} % of instructions in detail; {} pass(es)\n",
+             sm.at("windows").as_uint64(), sm.at("window_instructions").as_uint64(), sm.at("window_cycles").as_uint64(),
+             sm.at("period_instructions").as_uint64(),
              detailed + functional > 0 ? 100.0 * double(detailed) / double(detailed + functional) : 0.0,
              sm.at("passes").as_uint64());
   if (!sm.at("target_met").is_null()) {
