@@ -235,6 +235,10 @@ constexpr unsigned countBits(unsigned v) {
 static_assert(countBits(0) == 0 && countBits(0b101101) == 4);
 }  // namespace
 
+namespace {
+const Instr kBlankInstr{};
+}  // namespace
+
 std::size_t NativeTraceReader::read(std::span<Instr> out) {
   if (done_) return 0;
   std::size_t n = 0;
@@ -277,7 +281,8 @@ std::size_t NativeTraceReader::read(std::span<Instr> out) {
     e = buf_.data() + end_;
     // Decoded in place (a record is 128 bytes: a copy per record showed in the profile, issue 10 §7).
     Instr& in = out[n];
-    in = Instr{};
+    // A copy of a blank record: `in = Instr{}` became `rep stos` plus stores, a third of this function's time.
+    std::memcpy(static_cast<void*>(&in), &kBlankInstr, sizeof(Instr));
     const unsigned f0 = byte();
     const unsigned f1 = (f0 & kF0HasF1) ? byte() : 0;
     // Which memory slots are present (bit i = slot i: loads 0..3, then stores 0..1).

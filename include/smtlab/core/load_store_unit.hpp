@@ -13,6 +13,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <span>
 #include <utility>
@@ -62,11 +63,18 @@ class LoadStoreUnit final : public ILoadStorePort {
   // Functional warming (docs/sampling.md): the instruction's loads and stores reach the DTLB and data caches, in
   // program order and with no timing (the memory system is in functional mode); no forwarding, no queue entry.
   void warm(Asid asid, const Instr& in, Cycle now) {
-    for (const MemRef& m : in.loads) {
-      if (m.valid()) memory_.load(core_, asid, m.addr, m.size, now);
-    }
-    for (const MemRef& m : in.stores) {
-      if (m.valid()) memory_.store(core_, asid, m.addr, m.size, now);
+    // The present operands as a mask, without a branch per slot (most instructions have none or one, and a branch per
+    // empty slot mispredicted often enough to show in the functional mode's profile).
+    unsigned mask = 0;
+    for (int k = 0; k < kMaxLoads; ++k) mask |= static_cast<unsigned>(in.loads[k].size != 0) << k;
+    for (int k = 0; k < kMaxStores; ++k) mask |= static_cast<unsigned>(in.stores[k].size != 0) << (kMaxLoads + k);
+    for (; mask != 0; mask &= mask - 1) {
+      const int slot = std::countr_zero(mask);
+      if (slot < kMaxLoads) {
+        memory_.load(core_, asid, in.loads[slot].addr, in.loads[slot].size, now);
+      } else {
+        memory_.store(core_, asid, in.stores[slot - kMaxLoads].addr, in.stores[slot - kMaxLoads].size, now);
+      }
     }
   }
 
