@@ -1,6 +1,7 @@
 // smtlab run: simulate traces on logical CPUs; a human summary on stdout, the full statistics as JSON on request.
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -63,6 +64,10 @@ void printSampledSummary(const RunResult& r) {
     fmt::print("target +-{:.2f} %: {} (widest interval +-{})\n", 100 * sm.at("target").as_double(),
                sm.at("target_met").as_bool() ? "met" : "NOT met",
                worst.is_null() ? std::string("unknown") : fmt::format("{:.2f} %", 100 * worst.as_double()));
+  }
+  if (sm.at("warmup_suspect").as_bool()) {
+    fmt::print("warning: the windows start cold: their first halves run more than 1 % slower than their second halves "
+               "(warmup_check in the JSON); give a longer --sample-warmup\n");
   }
   fmt::print("total: {} instructions in {} simulated cycles ({:.6f} simulated s)\n", r.instructions, r.cycles,
              s.at("seconds").as_double());
@@ -173,10 +178,14 @@ int runCommand(const std::vector<std::string>& args) {
   }
   const bool tty = isatty(STDERR_FILENO) != 0;
   if (!quiet && tty) {
-    options.progress = [](std::uint64_t done, std::uint64_t expected) {
+    // With a known total, the time left at the rate so far (detailed and sampled runs alike).
+    const auto started = std::chrono::steady_clock::now();
+    options.progress = [started](std::uint64_t done, std::uint64_t expected) {
       if (expected > 0) {
-        std::fprintf(stderr, "\r  %.1f M / %.1f M instructions (%.0f%%)   ", done / 1e6, expected / 1e6,
-                     100.0 * double(done) / double(expected));
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        const double left = done > 0 ? seconds * double(expected - std::min(done, expected)) / double(done) : 0.0;
+        std::fprintf(stderr, "\r  %.1f M / %.1f M instructions (%.0f%%), about %.0f s left   ", done / 1e6,
+                     expected / 1e6, 100.0 * double(done) / double(expected), left);
       } else {
         std::fprintf(stderr, "\r  %.1f M instructions   ", done / 1e6);
       }

@@ -118,6 +118,9 @@ class SampledPass {
     windowsOf_.assign(cursors_.size(), 0);
     lastIpc_.assign(cursors_.size(), 0.0);
     gapDone_.assign(cursors_.size(), 0);
+    half_.assign(cursors_.size(), {0, 0});
+    halfExcess_.resize(cursors_.size());
+    windowCpi_.resize(cursors_.size());
     rate_.assign(cursors_.size(), 1.0);
   }
 
@@ -209,6 +212,32 @@ class SampledPass {
   }
   std::uint64_t windows() const { return windows_; }
 
+  // The cold-start check: how much slower than its second half a window's first half runs, relative to the windows'
+  // mean CPI, with the 95 % interval of that mean. Phases inside windows fall in either half alike (the windows sit at
+  // random points), so only a window that starts colder than the program is, a detailed warm-up too short, makes the
+  // first half slower on average; `cold` says it is so beyond kColdExcess with 95 % confidence.
+  struct WarmupCheck {
+    double excess = std::numeric_limits<double>::quiet_NaN();
+    double halfWidth = std::numeric_limits<double>::quiet_NaN();
+    bool cold = false;
+  };
+  WarmupCheck warmupCheck(std::size_t i) const {
+    WarmupCheck w;
+    const MeanInterval d = meanInterval95(halfExcess_[i]);
+    const MeanInterval cpi = meanInterval95(windowCpi_[i]);
+    if (d.n < 2 || !(cpi.mean > 0)) return w;
+    w.excess = d.mean / cpi.mean;
+    w.halfWidth = d.halfWidth / cpi.mean;
+    w.cold = w.excess - w.halfWidth > kColdExcess;
+    return w;
+  }
+  bool warmupSuspect() const {
+    for (std::size_t i = 0; i < cursors_.size(); ++i) {
+      if (warmupCheck(i).cold) return true;
+    }
+    return false;
+  }
+
   json::object result(const std::vector<std::string>& traces, std::uint32_t passes, double hostSeconds,
                       const RunOptions& options) {
     const Config& config = machine_.config();
@@ -217,6 +246,7 @@ class SampledPass {
     std::uint64_t total = 0;
     std::uint64_t retired = 0;
     std::uint64_t longest = 0;  // the run's estimated cycles: its slowest thread's
+    bool anyCold = false;
     for (std::uint32_t i = 0; i < cursors_.size(); ++i) {
       const CpuInfo& info = machine_.cpu(LogicalCpu{i});
       const MeanInterval r = ratioInterval95(threadStretches_[i].y, threadStretches_[i].x);
@@ -247,6 +277,10 @@ class SampledPass {
       }
       o["cpi_stack"] = std::move(stack);
       o["window_totals"] = t;
+      const WarmupCheck w = warmupCheck(i);
+      o["warmup_check"] = json::object{{"first_half_excess", orNull(w.excess)}, {"ci95", orNull(w.halfWidth)},
+                                       {"cold", w.cold}};
+      anyCold = anyCold || w.cold;
       cpus.push_back(std::move(o));
     }
     // A core's throughput is the sum of its threads' IPCs (as STP sums them), its half-width the root of the sum
@@ -285,6 +319,7 @@ class SampledPass {
         {"detailed_instructions", detailed_},
         {"functional_instructions", functional_},
         {"max_relative_half_width", orNull(worst)},
+        {"warmup_suspect", anyCold},
         {"target", sample_.target},
         {"target_met", sample_.target > 0 ? json::value(std::isfinite(worst) && worst <= sample_.target)
                                           : json::value(nullptr)}};
@@ -390,6 +425,13 @@ class SampledPass {
       if (!record || !measured[i] || st.cycles == 0) continue;
       ++windowsOf_[i];
       addCounters(totals_[i], machine_.cpuStatsJson(LogicalCpu{i}));
+      const auto [n1, c1] = half_[i];
+      if (n1 > 0 && st.instructions > n1 && st.cycles > c1) {
+        const double first = static_cast<double>(c1) / static_cast<double>(n1);
+        const double second = static_cast<double>(st.cycles - c1) / static_cast<double>(st.instructions - n1);
+        halfExcess_[i].push_back(first - second);
+        windowCpi_[i].push_back(static_cast<double>(st.cycles) / static_cast<double>(st.instructions));
+      }
     }
     if (record) ++windows_;
     for (std::uint32_t i = 0; i < cursors_.size(); ++i) {
@@ -403,14 +445,19 @@ class SampledPass {
   // makes its CPI, cycles / count, an unbiased sample of the CPI where it falls (SMARTS' unit); a window of fixed
   // cycles gives count / cycles, whose inverse overstates the CPI by the count's relative variance (9 % on bzip2's
   // 10 k-instruction windows).
+  // Each measured thread's instructions and cycles when it passed half the window are kept in half_, for the cold-start
+  // check (warmupExcess).
   void measureWindow(const std::vector<bool>& measured, std::uint64_t expectedCycles) {
     const std::uint64_t cap = kWindowCap * expectedCycles;
     const std::uint64_t start = machine_.measuredCycles();
+    std::fill(half_.begin(), half_.end(), std::pair<std::uint64_t, std::uint64_t>{0, 0});
     for (;;) {
       bool short_ = false;
       for (std::uint32_t i = 0; i < cursors_.size(); ++i) {
         if (!measured[i] || lanes_[i].ended) continue;
-        if (machine_.threadStats(LogicalCpu{i}).instructions < sample_.window) short_ = true;
+        const ThreadStats& st = machine_.threadStats(LogicalCpu{i});
+        if (half_[i].first == 0 && 2 * st.instructions >= sample_.window) half_[i] = {st.instructions, st.cycles};
+        if (st.instructions < sample_.window) short_ = true;
       }
       const std::uint64_t elapsed = machine_.measuredCycles() - start;
       if (!short_ || elapsed >= cap) break;
@@ -463,6 +510,7 @@ class SampledPass {
   }
 
   static constexpr double kMinIpc = 1e-3;
+  static constexpr double kColdExcess = 0.01;  // a first half 1 % slower (the bound on a window's cold cost)
   static constexpr std::uint64_t kWindowCap = 20;
   static constexpr std::uint64_t kWindowStep = 64;  // cycles between checks of a window's counts
   static constexpr std::uint64_t kOffsetSeed = 0x5eed5a3b1e;
@@ -477,6 +525,9 @@ class SampledPass {
   std::vector<std::uint64_t> windowsOf_;    // per thread, the windows it was measured in
   std::vector<double> lastIpc_;             // per thread, in the last window (0: none retired)
   std::vector<std::uint64_t> gapDone_;      // per thread, instructions warmed since the stretch's window
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> half_;  // per thread: (instructions, cycles) at half a window
+  std::vector<std::vector<double>> halfExcess_;  // per thread, per window: CPI of its first half - of its second
+  std::vector<std::vector<double>> windowCpi_;   // per thread, per window: its CPI
   std::vector<double> rate_;                // per thread, the IPC that carries it between windows
   std::uint64_t windows_ = 0, detailed_ = 0, functional_ = 0, period_ = 0;
   std::uint64_t warmCycles_ = 0, windowCycles_ = 0, windowCyclesSum_ = 0;

@@ -208,6 +208,35 @@ TEST(SampledRun, RefusesOptionsThatCannotWork) {
   EXPECT_THROW(runTraces(baseConfig(1), {"gen:alu"}, options), UsageError);
 }
 
+TEST(SampledRun, AWarmUpTooShortIsDetected) {
+  // 2 k-instruction windows of gen:alu on netburst: with a warm-up of one instruction each window starts with an
+  // empty pipeline, which its first half pays (a fill of tens of cycles against about 350 cycles of half a window),
+  // so the IPC reads low and the check must say the windows start cold; after 20 k instructions of warm-up the
+  // pipeline is full, the halves run alike and the IPC is the detailed run's.
+  const Config config = loadConfig("netburst");
+  const double detailed = ipcOf(runCounted(config, {"gen:alu"}, 2'000'000), 0);
+  for (const std::uint64_t warmup : {std::uint64_t{1}, std::uint64_t{20'000}}) {
+    RunOptions options;
+    SampleOptions s;
+    s.window = 2'000;
+    s.warmup = warmup;
+    s.period = 50'000;
+    options.sample = s;
+    options.maxInstructions = 2'000'000;
+    const json::object stats = runTraces(config, {"gen:alu"}, options).stats;
+    const json::object& cpu = cpuStats(stats, 0);
+    const bool cold = cpu.at("warmup_check").at("cold").as_bool();
+    EXPECT_EQ(stats.at("sampling").at("warmup_suspect").as_bool(), cold);
+    if (warmup == 1) {
+      EXPECT_TRUE(cold) << json::serialize(cpu.at("warmup_check"));
+      EXPECT_LT(num(cpu.at("ipc")), 0.995 * detailed);
+    } else {
+      EXPECT_FALSE(cold) << json::serialize(cpu.at("warmup_check"));
+      EXPECT_NEAR(num(cpu.at("ipc")), detailed, 0.005 * detailed);
+    }
+  }
+}
+
 TEST(SampledRun, ThreadsAdvanceByTimeSoTheCoPhaseIsTheDetailedRunsOne) {
   // gen:alu (3 M) beside gen:fp (1.2 M) on one netburst core. Alone alu retires about 2.8 per cycle; beside fp, which
   // keeps its own 1 per cycle, about 1.5. In time fp ends first, after about 1.2 M cycles, when alu has done about
