@@ -28,18 +28,49 @@ std::uint64_t le64(const unsigned char* p) { return std::uint64_t{le32(p)} | std
 
 }  // namespace
 
-RawBlockTable::RawBlockTable(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TraceError(fmt::format("cannot open tracer block file '{}'", path));
-  std::vector<unsigned char> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (data.size() < kBlocksMagic.size() || std::memcmp(data.data(), kBlocksMagic.data(), kBlocksMagic.size()) != 0) {
-    throw TraceError(fmt::format("{}: not a tracer block file (bad magic)", path));
-  }
+struct RawBlockTable::Decoding {
   X86Decoder decoder;
   std::unordered_map<std::string, std::uint32_t> cache;  // pc + bytes -> insns_ index
   std::string key;
-  std::size_t pos = kBlocksMagic.size();
-  std::uint32_t defined = 0;
+};
+
+RawBlockTable::RawBlockTable(const std::string& path, bool growing)
+    : path_(path), growing_(growing), decoding_(std::make_unique<Decoding>()) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw TraceError(fmt::format("cannot open tracer block file '{}'", path));
+  data_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  fileOffset_ = data_.size();
+  if (data_.size() < kBlocksMagic.size() || std::memcmp(data_.data(), kBlocksMagic.data(), kBlocksMagic.size()) != 0) {
+    throw TraceError(fmt::format("{}: not a tracer block file (bad magic)", path));
+  }
+  parsed_ = kBlocksMagic.size();
+  parse();
+}
+
+RawBlockTable::~RawBlockTable() = default;
+
+bool RawBlockTable::refresh() {
+  if (!growing_) return false;
+  std::ifstream in(path_, std::ios::binary);
+  if (!in) throw TraceError(fmt::format("cannot open tracer block file '{}'", path_));
+  in.seekg(static_cast<std::streamoff>(fileOffset_));
+  std::vector<unsigned char> more((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (more.empty()) return false;
+  fileOffset_ += more.size();
+  // Keep only the unparsed tail, then append.
+  data_.erase(data_.begin(), data_.begin() + static_cast<std::ptrdiff_t>(parsed_));
+  parsed_ = 0;
+  data_.insert(data_.end(), more.begin(), more.end());
+  const std::uint32_t before = defined_;
+  parse();
+  return defined_ > before;
+}
+
+void RawBlockTable::parse() {
+  const std::vector<unsigned char>& data = data_;
+  std::size_t pos = parsed_;
+  // Offsets in messages are the file's: data_ starts at file byte fileOffset_ - data_.size().
+  const std::uint64_t base = fileOffset_ - data.size();
   while (pos + 16 <= data.size()) {
     const std::size_t recordStart = pos;
     const std::uint32_t id = le32(&data[pos]);
@@ -47,18 +78,18 @@ RawBlockTable::RawBlockTable(const std::string& path) {
     const std::uint32_t n = le32(&data[pos + 12]);
     pos += 16;
     if (n == 0 || n > 1023 || id >= (1u << 30)) {
-      throw TraceError(fmt::format("{}: byte {}: corrupt block definition (id {}, {} instructions)", path,
-                                   recordStart, id, n));
+      throw TraceError(fmt::format("{}: byte {}: corrupt block definition (id {}, {} instructions)", path_,
+                                   base + recordStart, id, n));
     }
     // The plugin numbers blocks 0, 1, 2, ... as QEMU translates them and writes each definition as it numbers it
     // (threads may interleave a few), so an id far beyond the definitions read so far is corruption; accepting it
     // would size the table by a garbage id.
-    if (id > 2 * defined + 4096) {
-      throw TraceError(fmt::format("{}: byte {}: corrupt block definition (id {} after only {} blocks)", path,
-                                   recordStart, id, defined));
+    if (id > 2 * defined_ + 4096) {
+      throw TraceError(fmt::format("{}: byte {}: corrupt block definition (id {} after only {} blocks)", path_,
+                                   base + recordStart, id, defined_));
     }
-    ++defined;
-    // A block definition cut short (the program was killed while it was written) ends the table.
+    // A block definition cut short ends the table (the program was killed while it was written), or, in a file still
+    // being written, waits for the rest.
     bool complete = true;
     const std::uint32_t first = static_cast<std::uint32_t>(blockInsns_.size());
     Addr insnPc = pc;
@@ -68,21 +99,32 @@ RawBlockTable::RawBlockTable(const std::string& path) {
         break;
       }
       const std::uint8_t len = data[pos];
-      if (len == 0 || len > 16) throw TraceError(fmt::format("{}: byte {}: bad instruction length {}", path, pos, len));
+      if (len == 0 || len > 16) {
+        throw TraceError(fmt::format("{}: byte {}: bad instruction length {}", path_, base + pos, len));
+      }
+      std::string& key = decoding_->key;
       key.assign(reinterpret_cast<const char*>(&insnPc), sizeof insnPc);
       key.append(reinterpret_cast<const char*>(&data[pos + 1]), len);
-      auto [it, fresh] = cache.try_emplace(key, static_cast<std::uint32_t>(insns_.size()));
-      if (fresh) insns_.push_back(decoder.decode(insnPc, std::span<const std::uint8_t>(&data[pos + 1], len)));
+      auto [it, fresh] = decoding_->cache.try_emplace(key, static_cast<std::uint32_t>(insns_.size()));
+      if (fresh) insns_.push_back(decoding_->decoder.decode(insnPc, std::span<const std::uint8_t>(&data[pos + 1], len)));
       blockInsns_.push_back(it->second);
       insnPc += len;
       pos += 1 + len;
     }
     if (!complete) {
       blockInsns_.resize(first);
+      pos = recordStart;
       break;
     }
+    ++defined_;
     if (id >= blocks_.size()) blocks_.resize(std::size_t{id} + 1);
     blocks_[id] = Block{pc, first, n};
+  }
+  parsed_ = pos;
+  if (!growing_) {  // the rest can never be completed
+    data_.clear();
+    data_.shrink_to_fit();
+    parsed_ = 0;
   }
 }
 
@@ -91,13 +133,30 @@ RawTraceSource::RawTraceSource(std::shared_ptr<const RawBlockTable> blocks, std:
   rewind();
 }
 
+RawTraceSource::RawTraceSource(std::shared_ptr<const RawBlockTable> blocks, std::string name, RawDecodeOptions options,
+                               CustomInput)
+    : table_(std::move(blocks)), path_(std::move(name)), options_(options), inBuf_(kInBufSize) {}
+
+std::size_t RawTraceSource::fillBuffer(char* buf, std::size_t n) {
+  in_.read(buf, static_cast<std::streamsize>(n));
+  return static_cast<std::size_t>(in_.gcount());
+}
+
+void RawTraceSource::restartInput() {
+  in_ = std::ifstream(path_, std::ios::binary);
+  if (!in_) throw TraceError(fmt::format("cannot open raw trace '{}'", path_));
+}
+
 void RawTraceSource::fail(const std::string& what) const {
   throw TraceError(fmt::format("{}: byte {}: {}", path_, entryOffset_, what));
 }
 
 void RawTraceSource::rewind() {
-  in_ = std::ifstream(path_, std::ios::binary);
-  if (!in_) throw TraceError(fmt::format("cannot open raw trace '{}'", path_));
+  restartInput();
+  begin();
+}
+
+void RawTraceSource::begin() {
   bufPos_ = bufEnd_ = 0;
   offset_ = 0;
   char magic[8];
@@ -119,8 +178,7 @@ bool RawTraceSource::readBytes(void* dst, std::size_t n) {
   auto* out = static_cast<unsigned char*>(dst);
   while (n > 0) {
     if (bufPos_ == bufEnd_) {
-      in_.read(inBuf_.data(), static_cast<std::streamsize>(inBuf_.size()));
-      bufEnd_ = static_cast<std::size_t>(in_.gcount());
+      bufEnd_ = fillBuffer(inBuf_.data(), inBuf_.size());
       bufPos_ = 0;
       if (bufEnd_ == 0) return false;
     }
@@ -144,6 +202,7 @@ void RawTraceSource::advance() {
     if (word == 0 && zeroWordEnds_) break;
     if ((word & 1) == 0) {
       next_ = table_->block(word >> 1);
+      while (!next_ && moreBlocks()) next_ = table_->block(word >> 1);
       if (!next_) fail(fmt::format("block {} is not defined in the block file", word >> 1));
       return;
     }

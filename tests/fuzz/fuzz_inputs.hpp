@@ -31,6 +31,10 @@
 #include "smtlab/tracer/kernels.hpp"
 #define SMTLAB_FUZZ_HAVE_KERNELS 1
 #endif
+#if __has_include("smtlab/tracer/exec_source.hpp")
+#include "smtlab/tracer/exec_source.hpp"
+#define SMTLAB_FUZZ_HAVE_EXEC 1
+#endif
 #if __has_include("smtlab/tracer/kpath_spec.hpp")
 #include "smtlab/tracer/kpath_spec.hpp"
 #include "smtlab/tracer/kpath.hpp"
@@ -243,6 +247,15 @@ inline void feedSpec(const std::string& spec) {
 #else
     return;
 #endif
+  }
+  if (spec.rfind("exec:", 0) == 0) {
+#ifdef SMTLAB_FUZZ_HAVE_EXEC
+    // Only the command line is split: an exec: source runs its program, which a fuzzer must never do. A split that
+    // does not throw has at least one word.
+    const std::vector<std::string> words = splitCommandLine(spec.substr(5), "source");
+    if (words.empty()) throw FuzzOracleFailure("source spec: exec: split into no words without an error");
+#endif
+    return;
   }
   if (spec.rfind("kpath:", 0) == 0) {
 #ifdef SMTLAB_FUZZ_HAVE_KPATH

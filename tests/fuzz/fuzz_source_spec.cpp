@@ -1,4 +1,4 @@
-// libFuzzer target: source specs (gen:NAME,key=value,... and kernel:NAME).
+// libFuzzer target: source specs (gen:NAME,key=value,..., kernel:NAME, kpath:NAME and exec: command lines, split only).
 // A rejection must be an smtlab::Error; anything else, a sanitizer report or a broken property is a crash.
 #include <cstddef>
 #include <cstdint>

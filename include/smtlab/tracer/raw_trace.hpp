@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -26,8 +27,14 @@ struct RawDecodeOptions {
 // Block definitions (PREFIX.blocks), each instruction decoded once and shared by every block that holds it.
 class RawBlockTable {
  public:
-  // Throws TraceError naming the file on a missing, truncated or corrupt file.
-  explicit RawBlockTable(const std::string& path);
+  // Throws TraceError naming the file on a missing, truncated or corrupt file. `growing`: the file is still being
+  // written (live tracing): a definition cut short at its end waits for refresh() instead of ending the table.
+  explicit RawBlockTable(const std::string& path, bool growing = false);
+  ~RawBlockTable();
+  RawBlockTable(const RawBlockTable&) = delete;
+  RawBlockTable& operator=(const RawBlockTable&) = delete;
+  // A growing table reads what was appended since; true if it defined more blocks.
+  bool refresh();
 
   struct Block {
     Addr pc = 0;
@@ -39,7 +46,20 @@ class RawBlockTable {
   std::size_t distinctInstructions() const { return insns_.size(); }
 
  private:
-  std::vector<Block> blocks_;             // by block id
+  // Parses the complete definitions in data_ from parsed_ on; a cut one ends the table, or waits (growing).
+  void parse();
+
+  std::string path_;
+  bool growing_ = false;
+  std::uint64_t fileOffset_ = 0;      // bytes of the file read so far
+  std::vector<unsigned char> data_;   // bytes not yet parsed (a growing table keeps a cut definition here)
+  std::size_t parsed_ = 0;
+  std::uint32_t defined_ = 0;
+  struct Decoding;                    // the decoder and the instruction cache, kept between refreshes
+  std::unique_ptr<Decoding> decoding_;
+  // By block id. A deque: a growing table adds blocks while a source holds pointers to earlier ones, which a vector's
+  // reallocation would leave dangling.
+  std::deque<Block> blocks_;
   std::vector<std::uint32_t> blockInsns_;  // per block slot: index into insns_
   std::vector<X86Insn> insns_;            // distinct instructions (pc + bytes)
 };
@@ -49,11 +69,26 @@ class RawBlockTable {
 class RawTraceSource : public TraceSource {
  public:
   RawTraceSource(std::shared_ptr<const RawBlockTable> blocks, std::string path, RawDecodeOptions options = {});
+  // For a subclass that supplies the bytes itself (fillBuffer, restartInput): nothing is opened here.
+  struct CustomInput {};
+  RawTraceSource(std::shared_ptr<const RawBlockTable> blocks, std::string name, RawDecodeOptions options, CustomInput);
   std::size_t read(std::span<Instr> out) override;
   void rewind() override;
   std::string describe() const override { return path_; }
 
   std::uint64_t droppedAccesses() const { return droppedAccesses_; }  // beyond the record's 4 loads + 2 stores
+
+ protected:
+  // Up to n bytes of the stream into buf; 0 at its end. The default reads the file.
+  virtual std::size_t fillBuffer(char* buf, std::size_t n);
+  // Makes the stream start again (the default reopens the file); then rewind() reads the magic.
+  virtual void restartInput();
+  // A block id with no definition yet: a growing table may define it now (live tracing). True to look again.
+  virtual bool moreBlocks() { return false; }
+  // Starts the stream: the subclass calls it once its input is ready (the path constructor does it itself).
+  void begin();
+  void setBlockTable(std::shared_ptr<const RawBlockTable> table) { table_ = std::move(table); }
+  std::uint64_t emitted() const { return emitted_; }  // records read since the start
 
  private:
   struct Access {

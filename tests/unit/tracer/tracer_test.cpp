@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "smtlab/common/error.hpp"
+#include "snippet_program.hpp"
 #include "smtlab/trace/native_format.hpp"
 #include "smtlab/trace/text_format.hpp"
 #include "smtlab/trace/vector_source.hpp"
@@ -20,25 +21,8 @@ namespace smtlab {
 namespace {
 namespace fs = std::filesystem;
 
-fs::path scratchDir() {
-  static const fs::path dir = [] {
-    fs::path d = fs::temp_directory_path() / ("smtlab-tracer-test-" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir;
-}
-
-// Builds snippet.S once; empty when no compiler.
-std::string snippetBinary() {
-  static const std::string path = [] {
-    const fs::path bin = scratchDir() / "snippet";
-    const std::string cmd = "cc -nostdlib -static -o " + bin.string() + " " SMTLAB_SOURCE_DIR
-                            "/tests/unit/tracer/snippet.S >/dev/null 2>&1";
-    return std::system(cmd.c_str()) == 0 ? bin.string() : std::string();
-  }();
-  return path;
-}
+fs::path scratchDir() { return test::tracerScratchDir(); }
+std::string snippetBinary() { return test::snippetProgram(); }
 
 std::vector<Instr> record(const std::string& name, RecordOptions o) {
   o.outPrefix = (scratchDir() / name).string();
@@ -54,10 +38,6 @@ class Tracer : public ::testing::Test {
   void SetUp() override {
     if (auto why = tracerUnavailableReason()) GTEST_SKIP() << "tracer unavailable: " << *why;
     if (snippetBinary().empty()) GTEST_SKIP() << "no C compiler (cc) to assemble snippet.S";
-  }
-  static void TearDownTestSuite() {
-    std::error_code ec;
-    fs::remove_all(scratchDir(), ec);
   }
 };
 
