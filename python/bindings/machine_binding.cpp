@@ -107,6 +107,44 @@ class PyMachine {
     attached_[id.value] = source;
   }
 
+  // Machine::warm for Python: lanes as (cpu, source, ipc) or (cpu, source, ipc, asid) tuples.
+  py::list warm(const py::list& lanes, const py::handle& cycles) {
+    Machine& m = get("warm");
+    const std::uint64_t n = unsignedArg(cycles, "warm", "cycles");
+    std::vector<WarmLane> v;
+    std::vector<std::shared_ptr<TraceCursor>> keep;  // alive while the GIL is released
+    for (const py::handle item : lanes) {
+      if (!py::isinstance<py::tuple>(item) || (py::len(item) != 3 && py::len(item) != 4)) {
+        throw UsageError("warm: each lane is a tuple (cpu, source, ipc) or (cpu, source, ipc, asid)");
+      }
+      const py::tuple t = py::reinterpret_borrow<py::tuple>(item);
+      WarmLane lane;
+      lane.cpu = cpuId(t[0], "warm");
+      if (!py::isinstance<TraceCursor>(t[1])) throw UsageError("warm: a lane's source must be a Source");
+      keep.push_back(t[1].cast<std::shared_ptr<TraceCursor>>());
+      lane.cursor = keep.back().get();
+      if (!py::isinstance<py::float_>(t[2]) && !py::isinstance<py::int_>(t[2])) {
+        throw UsageError("warm: a lane's ipc must be a number (instructions per cycle)");
+      }
+      lane.ipc = t[2].cast<double>();
+      lane.asid = Asid{static_cast<std::uint32_t>(
+          py::len(t) == 4 ? unsignedArg(t[3], "warm", "asid", 0xffffffffULL) : 1)};
+      v.push_back(lane);
+    }
+    {
+      py::gil_scoped_release release;
+      m.warm(v, n);
+    }
+    py::list out;
+    for (const WarmLane& lane : v) {
+      py::dict d;
+      d["instructions"] = lane.done;
+      d["ended"] = lane.ended;
+      out.append(d);
+    }
+    return out;
+  }
+
   std::shared_ptr<TraceCursor> detach(const py::handle& cpu) {
     const LogicalCpu id = cpuId(cpu, "detach");
     auto cursor = machine_->detach(id);
@@ -237,6 +275,11 @@ void bindMachine(py::module_& m) {
       .def("attach", &PyMachine::attach, py::arg("cpu"), py::arg("source"), py::arg("asid") = 1,
            "Puts a source on an idle logical CPU with an address-space id (tasks of one process share one). Raises "
            "UsageError if the CPU is busy or out of range, or the source is attached elsewhere.")
+      .def("warm", &PyMachine::warm, py::arg("lanes"), py::arg("cycles"),
+           "Functional warming (docs/sampling.md): simulated time moves by `cycles` while each lane, a tuple (cpu, "
+           "source, ipc[, asid]) of a source attached nowhere, executes ipc x cycles instructions through its CPU's "
+           "caches, TLBs, branch predictor and prefetchers without pipeline timing. Returns per lane a dict of "
+           "`instructions` executed and `ended` (its source ran out). Releases the GIL.")
       .def("detach", &PyMachine::detach, py::arg("cpu"),
            "Takes the source off a CPU and returns it (None if idle): in-flight work is squashed and the source "
            "rewinds to its oldest unretired instruction.")

@@ -190,6 +190,10 @@ class Machine:
         """Puts a source on an idle logical CPU."""
     def detach(self, cpu: int) -> Source | None:
         """Takes the source off a CPU, rewound to its oldest unretired instruction."""
+    def warm(
+        self, lanes: Sequence[tuple[int, Source, float] | tuple[int, Source, float, int]], cycles: int
+    ) -> list[dict[str, Any]]:
+        """Functional warming of unattached sources at given rates (docs/sampling.md)."""
     def halt(self, cpu: int) -> None:
         """HLT an idle CPU: its partitions go to its siblings."""
     def busy(self, cpu: int) -> bool:

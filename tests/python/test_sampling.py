@@ -52,3 +52,37 @@ def test_a_misused_sample_argument_is_one_usage_error(sample, words):
         smtlab.run_traces(cfg, ["gen:alu"], max_instructions=100_000, sample=sample)
     for w in words:
         assert w in str(err.value)
+
+
+def test_machine_warm_advances_sources_at_their_rates():
+    # Two sources at 1 and 0.25 instructions per cycle for 1000 cycles: 1000 and 250 instructions, time +1000; a
+    # source of 300 instructions ends after 300.
+    cfg = smtlab.load_config("netburst")
+    with smtlab.Machine(cfg) as m:
+        a, b = smtlab.Source("gen:alu,count=0"), smtlab.Source("gen:alu,count=0,seed=2")
+        before = m.now
+        out = m.warm([(0, a, 1.0), (1, b, 0.25, 2)], 1000)
+        assert [o["instructions"] for o in out] == [1000, 250]
+        assert [o["ended"] for o in out] == [False, False]
+        assert m.now - before == 1000
+    with smtlab.Machine(cfg) as m:
+        short = smtlab.Source("gen:alu,count=300")
+        assert m.warm([(0, short, 1.0)], 1000) == [{"instructions": 300, "ended": True}]
+
+
+@pytest.mark.parametrize(
+    "lanes, words",
+    [
+        ([(0, None, 1.0)], ["Source"]),
+        ([(0,)], ["tuple (cpu, source, ipc)"]),
+        ([(9, "gen:alu", 1.0)], ["logical CPU 9"]),
+        ([(0, "x", "fast")], ["Source"]),
+    ],
+)
+def test_machine_warm_refuses_bad_lanes(lanes, words):
+    cfg = smtlab.load_config("netburst")
+    with smtlab.Machine(cfg) as m:
+        with pytest.raises(smtlab.UsageError) as err:
+            m.warm(lanes, 10)
+        for w in words:
+            assert w in str(err.value)
