@@ -14,6 +14,18 @@
 namespace smtlab::test {
 namespace {
 
+// A sampled run's options: a window every `period` instructions per thread, `window` measured after `warmup`.
+RunOptions sampled(std::uint64_t period, std::uint64_t window, std::uint64_t warmup, double target = 0) {
+  RunOptions options;
+  SampleOptions s;
+  s.period = period;
+  s.window = window;
+  s.warmup = warmup;
+  s.target = target;
+  options.sample = s;
+  return options;
+}
+
 // `lines` loads, one per 64-byte line from 0x10000, each an independent int op's neighbour (no dependences).
 std::vector<Instr> lineWalk(int lines, int rounds) {
   std::vector<Instr> v;
@@ -146,13 +158,7 @@ TEST(SampledRun, FindsThePhaseTracesIpcOfOneHalfWithinItsInterval) {
   ScratchDir dir("sampling");
   const std::string trace = writePhaseTrace(dir, 20'000, 40);  // 1.6 M instructions
   const Config config = widthOneConfig();
-  RunOptions options;
-  SampleOptions s;
-  s.window = 2'000;
-  s.warmup = 2'000;
-  s.period = 30'000;
-  options.sample = s;
-  const json::object stats = runTraces(config, {trace}, options).stats;
+  const json::object stats = runTraces(config, {trace}, sampled(30'000, 2'000, 2'000)).stats;
   const json::object& cpu = cpuStats(stats, 0);
   const double ipc = num(cpu.at("ipc"));
   const double ci = num(cpu.at("ipc_ci95"));
@@ -174,14 +180,7 @@ TEST(SampledRun, ATargetHalfWidthTakesMoreWindowsAndAPeriodInStepWithThePhasesDo
   // 1/2 within their interval.
   ScratchDir dir("sampling");
   const std::string trace = writePhaseTrace(dir, 20'000, 40);
-  RunOptions options;
-  SampleOptions s;
-  s.window = 2'000;
-  s.warmup = 2'000;
-  s.period = 200'000;
-  s.target = 0.05;
-  options.sample = s;
-  const json::object stats = runTraces(widthOneConfig(), {trace}, options).stats;
+  const json::object stats = runTraces(widthOneConfig(), {trace}, sampled(200'000, 2'000, 2'000, 0.05)).stats;
   const json::object& sampling = stats.at("sampling").as_object();
   EXPECT_GT(u64(sampling.at("passes")), 1u);
   EXPECT_LT(u64(sampling.at("period_instructions")), 200'000u);
@@ -216,12 +215,7 @@ TEST(SampledRun, AWarmUpTooShortIsDetected) {
   const Config config = loadConfig("netburst");
   const double detailed = ipcOf(runCounted(config, {"gen:alu"}, 2'000'000), 0);
   for (const std::uint64_t warmup : {std::uint64_t{1}, std::uint64_t{20'000}}) {
-    RunOptions options;
-    SampleOptions s;
-    s.window = 2'000;
-    s.warmup = warmup;
-    s.period = 50'000;
-    options.sample = s;
+    RunOptions options = sampled(50'000, 2'000, warmup);
     options.maxInstructions = 2'000'000;
     const json::object stats = runTraces(config, {"gen:alu"}, options).stats;
     const json::object& cpu = cpuStats(stats, 0);
@@ -247,18 +241,12 @@ TEST(SampledRun, ThreadsAdvanceByTimeSoTheCoPhaseIsTheDetailedRunsOne) {
   const std::vector<std::string> pair{"gen:alu,count=3000000", "gen:fp,count=1200000"};
   const double detailed = ipcOf(runCounted(config, pair, 0), 0);
   EXPECT_NEAR(detailed, 1.84, 0.1);
-  RunOptions options;
-  SampleOptions s;
-  s.window = 10'000;
-  s.warmup = 10'000;
-  s.period = 200'000;
-  options.sample = s;
+  RunOptions options = sampled(200'000, 10'000, 10'000);
   const json::object coPhase = runTraces(config, pair, options).stats;
   const double ipc = num(cpuStats(coPhase, 0).at("ipc"));
   const double ci = num(cpuStats(coPhase, 0).at("ipc_ci95"));
   EXPECT_LE(std::abs(ipc - detailed), std::max(ci, 0.01 * detailed)) << ipc << " +- " << ci << " vs " << detailed;
-  s.coPhase = false;
-  options.sample = s;
+  options.sample->coPhase = false;
   const json::object lockStep = runTraces(config, pair, options).stats;
   const double wrong = num(cpuStats(lockStep, 0).at("ipc"));
   EXPECT_GT(std::abs(wrong - detailed), 0.05 * detailed) << wrong;
