@@ -68,11 +68,16 @@ json.dump({{"host_seconds": 1.0, "instructions": 1000, "cycles": 2000, "logical_
                      "--set", "sim.skip=false", "--json", str(out)])
     assert rc == 0
     lines = log.read_text().splitlines()
-    assert len(lines) == 2  # mix with one and with two threads, one repetition each
+    # mix with one and with two threads, one repetition each, in the three modes: detailed, functional (one window
+    # per run: --sample-period N) and sampled (--sample with its defaults)
+    assert len(lines) == 6
     assert all("--set core.replay=false --set sim.skip=false" in line for line in lines)
+    assert sum("--sample --sample-period 1000 " in line for line in lines) == 2
+    assert sum("--sample" not in line for line in lines) == 2
     document = json.loads(out.read_text())
     assert document["overrides"] == ["core.replay=false", "sim.skip=false"]
     assert {row["overrides"] for row in document["rows"]} == {"core.replay=false sim.skip=false"}
+    assert sorted(row["mode"] for row in document["mode_rows"]) == ["functional", "functional", "sampled", "sampled"]
 
 
 def test_ht_gain_passes_the_overrides_to_all_three_runs(tmp_path):
