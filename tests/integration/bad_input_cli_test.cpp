@@ -604,14 +604,14 @@ TEST_F(CliBadInput, DemoRunsTracedProgramsWholeOrSaysWhyItCannot) {
   ASSERT_EQ(run({"trace", "gen", "gen:alu,count=400000", "-o", (traces / "gzip.a.trace").string()}).status, 0);
   ASSERT_EQ(run({"trace", "gen", "gen:mix,count=400000", "-o", (traces / "cc1.a.trace").string()}).status, 0);
   ::setenv("SMTLAB_BENCH_TRACES", traces.c_str(), 1);
-  const ProgramResult whole = run({"demo"}, 120);
+  const ProgramResult whole = run({"demo"}, 240);  // about 10 s; 80 s under the sanitizers
   EXPECT_EQ(whole.status, 0) << whole.err;
   EXPECT_NE(whole.out.find("run whole, sampled"), std::string::npos) << whole.out;
   EXPECT_NE(whole.out.find("gzip + cc1"), std::string::npos) << whole.out;
   EXPECT_NE(whole.out.find("% +-"), std::string::npos) << whole.out;
   EXPECT_NE(whole.out.find("geometric mean speed-up"), std::string::npos) << whole.out;
   fs::remove(traces / "cc1.a.trace");  // one program is no pair
-  const ProgramResult fallback = run({"demo"}, 120);
+  const ProgramResult fallback = run({"demo"}, 240);
   ::unsetenv("SMTLAB_BENCH_TRACES");
   EXPECT_EQ(fallback.status, 0) << fallback.err;
   const std::vector<std::string> lines = nonEmptyLines(fallback.err);
