@@ -231,12 +231,6 @@ class SampledPass {
     w.cold = w.excess - w.halfWidth > kColdExcess;
     return w;
   }
-  bool warmupSuspect() const {
-    for (std::size_t i = 0; i < cursors_.size(); ++i) {
-      if (warmupCheck(i).cold) return true;
-    }
-    return false;
-  }
 
   json::object result(const std::vector<std::string>& traces, std::uint32_t passes, double hostSeconds,
                       const RunOptions& options) {
