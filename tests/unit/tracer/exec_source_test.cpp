@@ -48,29 +48,35 @@ TEST(SplitCommandLine, RefusesWhatAShellWouldNotRun) {
 fs::path execScratch() { return test::tracerScratchDir(); }
 std::string execSnippet() { return test::snippetProgram(); }
 
-// smtlab-exec-* folders in the temporary directory: a source leaves none behind.
-std::size_t execFolders() {
+// smtlab-exec-* folders in `dir`: a source leaves none behind.
+std::size_t execFolders(const fs::path& dir) {
   std::size_t n = 0;
-  for (const auto& e : fs::directory_iterator(fs::temp_directory_path())) {
-    n += e.path().filename().string().rfind("smtlab-exec-", 0) == 0 &&
-         e.path().filename().string().rfind("smtlab-exec-test-", 0) != 0;  // not a test's own
-  }
+  for (const auto& e : fs::directory_iterator(dir)) n += e.path().filename().string().rfind("smtlab-exec-", 0) == 0;
   return n;
 }
 
+// Each test gets a TMPDIR of its own, so that the sources of tests running at the same time in other processes do
+// not count as this one's leftovers.
 class ExecSource : public ::testing::Test {
  protected:
   void SetUp() override {
     if (auto why = tracerUnavailableReason()) GTEST_SKIP() << "tracer unavailable: " << *why;
     if (execSnippet().empty()) GTEST_SKIP() << "no C compiler (cc) to assemble snippet.S";
-    folders_ = execFolders();
+    const char* old = std::getenv("TMPDIR");
+    oldTmp_ = old != nullptr ? old : "";
+    hadTmp_ = old != nullptr;
+    tmp_ = execScratch() / ("tmp-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::create_directories(tmp_);
+    ::setenv("TMPDIR", tmp_.c_str(), 1);
   }
   void TearDown() override {
-    if (!IsSkipped()) {
-      EXPECT_EQ(execFolders(), folders_) << "an exec: source left its folder behind";
-    }
+    if (IsSkipped()) return;
+    hadTmp_ ? ::setenv("TMPDIR", oldTmp_.c_str(), 1) : ::unsetenv("TMPDIR");
+    EXPECT_EQ(execFolders(tmp_), 0u) << "an exec: source left its folder behind";
   }
-  std::size_t folders_ = 0;
+  fs::path tmp_;
+  std::string oldTmp_;
+  bool hadTmp_ = false;
 };
 
 TEST_F(ExecSource, StreamsExactlyWhatARecordingHolds) {
