@@ -21,7 +21,7 @@ class CpuState:
         "id", "core", "thread", "siblings", "current", "incoming", "need_resched", "slice_start", "source",
         "attach_retired", "source_ended", "kpath", "kpath_active", "state", "since", "busy_cycles",
         "switch_cycles", "idle_cycles", "kernel_instructions", "dispatches", "segment_start", "loop_base",
-        # Topology and OS costs (issue 10 §5).
+        # Topology and OS costs (TLB flushes, wake-ups, timer interrupts, halting).
         "package", "loaded_asid", "tlb_flushes", "wakes", "timer_interrupts", "irq_token", "halted", "waking",
         "left_halt", "from_halt",
         # The timer interrupt run as kernel code (Kernel(timer_path=...)).

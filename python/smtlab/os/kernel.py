@@ -147,7 +147,7 @@ class Kernel:
         self.cores: list[list[int]] = [[c.id for c in self.cpus if c.core == k] for k in range(ncores)]
         npackages = 1 + max(c.package for c in self.cpus)
         self.packages: list[list[int]] = [[c.id for c in self.cpus if c.package == p] for p in range(npackages)]
-        # OS costs (issue 10 §5), read once from the machine's config.
+        # OS costs (context switch, wake-up, TLB flush), read once from the machine's config.
         if not isinstance(charge_os_costs, bool):
             raise TypeError(f"Kernel: charge_os_costs must be a bool, not {charge_os_costs!r}")
         self.charge_os_costs = charge_os_costs

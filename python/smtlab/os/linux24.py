@@ -22,13 +22,13 @@ class Linux24(RunqueueScheduler):
     schedule() on any CPU scans it for the best goodness(), ``can_schedule()`` skipping tasks running elsewhere), so
     an idle CPU finds any waiting task; a preempted task that an idle CPU could run makes it reschedule
     (__schedule_tail()'s ``reschedule_idle(prev)``). With ``global_runqueue=False``: a runqueue per logical CPU and
-    the pull balancing below (the model's earlier approximation).
+    the pull balancing below (an approximation kept for comparison: per-CPU queues are what 2.6 has, not 2.4).
     ``wake_idle``: 2.4's ``reschedule_idle()``: a woken or forked task whose CPU is busy goes to an idle logical CPU
     at once. Which one, as 2.4.19 chooses (kernel/sched.c, read from the bticino/linux-2.4.19-rmk7-pxa2-btweb tree,
     whose scheduler and i386 code are the generic 2.4.19): scanning the CPUs in order, the first idle one whose
     sibling is idle too (the i386 block "Check if two siblings are idle in the same physical package", taken when
     the CPUs have two siblings each), else the one idle longest (the oldest ``last_schedule``, here the time the CPU
-    went idle). Until session 40 the model drew one at random among the idle CPUs, sibling or not.
+    went idle).
 
     ``wakeup_preempt`` (2.4.19 kernel/sched.c; the formulas are restated, not copied): every task has a time-slice
     ``counter`` in ticks, the running task's decremented at every tick (update_process_times; at 0 its CPU
@@ -42,7 +42,7 @@ class Linux24(RunqueueScheduler):
     goodness, so among equals the task woken last runs first (``list_order``; 2.4.19 kernel/sched.c, and the same
     lines quoted by B. Davda's patch against it, "Re: Linux 2.4.20-pre2", linux-kernel, 13 Aug 2002, which proposed
     the tail instead). ``run_list_head=False`` puts woken and forked tasks at the tail instead: first come, first
-    served among equals, the model's order until session 40. When the best goodness is 0,
+    served among equals (for comparison). When the best goodness is 0,
     every task's counter is recalculated as counter/2 + the full slice, so a task that slept keeps credit.
     reschedule_idle(): a woken or forked task that finds no idle CPU goes to the CPU whose running task ``curr``
     gives the largest ``preemption_goodness = goodness(p) - goodness(curr)`` (both for that CPU and curr's address

@@ -1,4 +1,5 @@
-"""The built-in schedulers, after shared/reference/linux_ht_scheduling.md:
+"""The built-in schedulers, after "Hyper-Threading speeds Linux", Ingo Molnar's 2.5 shared-runqueue patch (2002) and
+the sched-domains design (Linux 2.6.7, 2004):
 
 - :class:`Linux24`: HT-unaware. One runqueue per logical CPU; siblings are independent CPUs, so "1+1 busy on package
   A, 0+0 on package B" looks balanced. New tasks queue on their parent's CPU and idle CPUs pull waiting tasks at their

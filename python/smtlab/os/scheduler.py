@@ -110,14 +110,14 @@ class SchedulerParams:
     wakeup_preempt: bool = True
     proc_change_penalty: int = 15  # Linux24: goodness() bonus for the CPU a task last ran on (include/asm-i386/smp.h)
     # Linux24: one runqueue for every CPU, as 2.4.19 has it (kernel/sched.c: ``static LIST_HEAD(runqueue_head)``, which
-    # schedule() on any CPU scans for the best goodness()). False: a runqueue per logical CPU with pull balancing, the
-    # model's earlier approximation (under it, a CPU kept re-running its one queued task while hundreds waited on its
-    # sibling's queue: chat's starved rooms).
+    # schedule() on any CPU scans for the best goodness()). False: a runqueue per logical CPU with pull balancing, for
+    # comparison (under it, a CPU keeps re-running its one queued task while hundreds wait on its sibling's queue:
+    # chat's rooms starve).
     global_runqueue: bool = True
     # Linux24 (with wakeup_preempt): where add_to_runqueue() puts a woken or forked task on the run list, which
     # decides the order among equal goodness (schedule() takes the first best from the head). True: the head
     # (``list_add``), as 2.4.19 does, so the task woken last runs first; False: the tail, first come first served, as
-    # B. Davda's patch against 2.4.19 proposed (linux-kernel, 13 Aug 2002) and as the model had it until session 40.
+    # B. Davda's patch against 2.4.19 proposed (linux-kernel, 13 Aug 2002).
     run_list_head: bool = True
     max_sleep_avg_ms: float = 2000.0  # Linux25HT: MAX_SLEEP_AVG = 2*HZ jiffies = 2 s (2.5.32 kernel/sched.c)
     max_bonus: int = 5  # Linux25HT: MAX_USER_PRIO 40 x PRIO_BONUS_RATIO 25 % / 2 = +-5 (2.5.32 kernel/sched.c)
@@ -125,7 +125,7 @@ class SchedulerParams:
     # shell that starts the benchmark); such a task inherits CHILD_PENALTY 95 % of it, as a forked child does of its
     # parent (2.5.32 wake_up_forked_process). Chosen 100: an interactive shell sleeps on the terminal far longer than
     # MAX_SLEEP_AVG (2 s) between commands and runs for a few ms, so it sits at the cap. 0 starts them at no bonus
-    # (-5), the model's earlier start, under which windows shorter than MAX_SLEEP_AVG measure the bonus ramp-up.
+    # (-5), under which windows shorter than MAX_SLEEP_AVG measure the bonus ramp-up.
     launcher_sleep_avg_pct: int = 100
 
 
