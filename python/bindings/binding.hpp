@@ -29,6 +29,6 @@ std::uint64_t unsignedArg(const py::handle& value, std::string_view func, std::s
 void bindConfig(py::module_& m);
 void bindTrace(py::module_& m);
 void bindMachine(py::module_& m);
-void bindTables(py::module_& m);  // the enum tables: CPI causes, policies, unit classes (issue 10 §1)
+void bindTables(py::module_& m);  // the enum tables: CPI causes, policies, unit classes
 
 }  // namespace smtlab::python

@@ -1,4 +1,4 @@
-// The enum tables (issue 10 §1) as read-only Python dicts, name -> doc in enum order: CPI-stack causes, fetch
+// The enum tables as read-only Python dicts, name -> doc in enum order: CPI-stack causes, fetch
 // policies, rename/retire policies, issue-port unit classes. Python code derives its lists from these instead of
 // keeping its own copy (smtlab.plot.CPI_ORDER is tuple(CPI_CAUSES)).
 #include <string>

@@ -161,7 +161,7 @@ void requireEnd(TraceSource& src, std::uint64_t limit) {
   }
 }
 
-// An input that gave no record is an error, never an empty success (a pipe read twice used to look like this).
+// An input that gave no record is an error, never an empty success (a pipe read a second time gives no record).
 void requireRecords(const TraceSource& src, std::uint64_t n) {
   if (n == 0) throw TraceError(fmt::format("'{}' holds no instructions", src.describe()));
 }
@@ -235,7 +235,7 @@ int info(const Options& o) {
   std::array<std::uint64_t, kArchRegs> lastWriter{};
   std::array<bool, kArchRegs> written{};
   std::uint64_t index = 0;
-  // The decoder's uops (issue 10 §2), over the records that carry them (0 = not recorded).
+  // The decoder's uops, over the records that carry them (0 = not recorded).
   std::uint64_t uopRecords = 0, uopSum = 0, microcoded = 0;
 
   const std::uint64_t n = forEach(*src, limit, [&](const Instr& in) {

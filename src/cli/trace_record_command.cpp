@@ -69,7 +69,7 @@ int traceRecordCommand(const std::vector<std::string>& args) {
       fmt::print(fmt::runtime(kRecordUsage), kDefaultRecordMaxInstructions, kDefaultRecordMinFreeBytes >> 20);
       return 0;
     }
-    // An option given twice is refused (the last one silently won before session 43), as `smtlab run` does.
+    // An option given twice is refused, as `smtlab run` does: letting the last one win would hide a slip.
     const std::string canonical = a == "--output" ? "-o" : a == "--max-instructions" ? "-n" : a == "--quiet" ? "-q" : a;
     if (!seen.insert(canonical).second) {
       throw UsageError(fmt::format("trace record: option '{}' given more than once", a.substr(0, 80)));

@@ -39,7 +39,7 @@ void visitQueue(V& v, const std::string& prefix, QueueConfig& q, std::string_vie
   v(prefix + ".cap", q.cap, fmt::format("capped only: fraction of the {} one thread may hold", what), 0, 1);
 }
 
-// Declares a physical register file (four keys; issue 10 §3).
+// Declares a physical register file (four keys).
 template <class V>
 void visitRegisterFile(V& v, const std::string& prefix, RegisterFileConfig& f, std::string_view what) {
   v(prefix + ".entries", f.entries,
@@ -99,13 +99,13 @@ void visitParams(Config& c, V&& v) {
   v("system.cores", c.system.cores,
     "physical cores per package, each with core.threads hardware threads (all cores of a package share its LLC)", 1,
     64);
-  // Topology (issue 10 §5).
+  // Topology.
   v("system.packages", c.system.packages,
     "physical packages (sockets), each with system.cores cores and its own LLC; DRAM is shared by all", 1, 64);
   v("system.siblings_adjacent", c.system.siblings_adjacent,
     "logical CPU numbering: true = APIC-ID order as Linux 2.4/2.5 (siblings adjacent: cpu = core x threads + "
     "thread), false = cores first as modern kernels via ACPI (cpu N and N + all cores are siblings)");
-  // OS costs (issue 10 §5), charged by smtlab.os.Kernel(charge_os_costs=True).
+  // OS costs, charged by smtlab.os.Kernel(charge_os_costs=True).
   v("os.wake_cycles", c.os.wake_cycles,
     "cycles from waking a halted logical CPU (IPI delivery + HLT exit) until it can run anything", 0, 1e9);
   v("os.timer_cycles", c.os.timer_cycles, "cycles one timer interrupt (tick) takes from the task on a busy CPU", 0,
@@ -167,11 +167,11 @@ void visitParams(Config& c, V&& v) {
   v("core.ports", k.ports,
     "issue ports, one string each: the unit classes it feeds, class:rate for more than one uop of a class per cycle "
     "(int_alu:2 = a double-speed ALU); classes: " + fmt::format("{}", fmt::join(unitClassNames(), " ")));
-  // The window counts uops (issue 10 §2; uop_decode.hpp): micro-fusion of the fused domain.
+  // The window counts uops (uop_decode.hpp): micro-fusion of the fused domain.
   v("core.micro_fusion", k.micro_fusion,
     "micro-fusion: a load-op's load + op and a store's store-address + store-data take one slot of the ROB, the uop "
     "queue and the rename/retire widths (the fused domain), and still issue as separate uops");
-  // Load/store unit (issue 10 §3): the post-retire store buffer.
+  // Load/store unit: the post-retire store buffer.
   LsuConfig& lsu = k.lsu;
   v("core.lsu.store_buffer", lsu.store_buffer,
     "a retired store keeps its store-queue entry until it drains into the L1D, in program order per thread (false: "
@@ -241,7 +241,7 @@ void visitParams(Config& c, V&& v) {
     "cycles without any retirement while work is in flight (by the core, or by one running thread while a "
     "sibling retires) before stopping with a deadlock error; a wait for the memory system with a known end (the oldest "
     "instruction a load served beyond the L1, or the fetch of the next one) counts as progress", 1000, kMaxInt);
-  // Speculation (issue 10 §4).
+  // Speculation: wrong-path uops and NetBurst replay.
   v("core.wrong_path", k.wrong_path,
     "after a mispredicted branch its thread fetches, renames and issues wrong-path uops (its own recent code at the "
     "predicted target, else its recent mix; register dependences, no memory accesses) until the branch resolves, "
@@ -287,7 +287,7 @@ void visitParams(Config& c, V&& v) {
     0, 1000);
   v("mem.threads_share_address_space", m.threads_share_address_space,
     "all traces are threads of one process (one address-space id), so they share lines");
-  // OS costs and page walks (issue 10 §4-5).
+  // OS costs and page walks.
   v("mem.tlb_tagged", m.tlb_tagged,
     "TLB entries are tagged with the address space (PCID): an address-space switch flushes nothing");
   v("mem.page_walk.caches", m.page_walk.caches,

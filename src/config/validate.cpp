@@ -76,7 +76,7 @@ class Checker {
     }
   }
 
-  // Issue ports (issue 10 §2): every unit class a uop can need is fed by some port (else that uop never issues);
+  // Issue ports: every unit class a uop can need is fed by some port (else that uop never issues);
   // within a port every rate divides the port's fastest rate, so a uop takes a whole number of its slots.
   void ports(const std::vector<PortConfig>& ports) const {
     if (ports.empty() || ports.size() > kMaxPorts) {
@@ -104,7 +104,7 @@ class Checker {
     }
   }
 
-  // A register file must leave room for renaming after the architectural state of every thread (issue 10 §3).
+  // A register file must leave room for renaming after the architectural state of every thread.
   void registerFile(std::string_view name, const RegisterFileConfig& f) const {
     if (f.entries == 0) return;  // unlimited
     const std::uint32_t threads = c_.core.threads;
@@ -197,7 +197,7 @@ class Checker {
     topology();
   }
 
-  // Topology (issue 10 §5): a bound on the machine's size, so a typo cannot ask for millions of cores.
+  // Topology: a bound on the machine's size, so a typo cannot ask for millions of cores.
   void topology() const {
     const std::uint64_t cpus = std::uint64_t{c_.system.packages} * c_.system.cores * c_.core.threads;
     if (cpus > kMaxLogicalCpus) {

@@ -94,8 +94,8 @@ void Core::tick(Cycle now) {
     // what they started shows at cycles computeNextWake names (the issued uops' done times, their dependents' ready
     // times, a branch's resolution, a FLUSH/STALL gate, the next buffered store's write), so the cycle after this
     // one, which always found nothing to do after an issue alone (39,936 of 139,871 ticks of the 64 MiB chase,
-    // -n 20k), is not ticked. If nothing is scheduled at all, the next cycle is ticked as before, so that a deadlock
-    // is reported at the same cycle.
+    // -n 20k), is not ticked. If nothing is scheduled at all, the next cycle is ticked, so that a deadlock is
+    // reported at the same cycle as without skipping.
     const Cycle next = computeNextWake(now);
     nextWake_ = next == Cycle::never() ? now + 1 : next;
   } else {
@@ -207,7 +207,7 @@ void Core::squashFrom(std::uint32_t t, SeqNum from) {
     } else {
       Uop& u = th.robSlot(seq);
       if (!u.issued) {
-        iq.release(t, u.iqHeld);  // the uops not yet issued (issue 10 §2)
+        iq.release(t, u.iqHeld);  // the uops not yet issued
         if (in.isBranch()) --th.unresolvedBranches;
       }
       rob.release(t, u.robHeld);  // its uops not yet retired (uopwindow)

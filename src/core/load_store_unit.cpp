@@ -100,7 +100,7 @@ void LoadStoreUnit::search(std::uint32_t t, const Uop& load, Cycle now, Search& 
           const bool covers = st.addr <= ld.addr && ld.addr + ld.size <= st.addr + st.size &&
                               (!forwardSameAddress_ || st.addr == ld.addr);
           if (forwarding_ && covers && inFlight && e.dataAt == Cycle::never()) {
-            // Its address is known but its data uop has not issued (issue 10 §2): the load waits for the data, asked
+            // Its address is known but its data uop has not issued: the load waits for the data, asked
             // again when a store uop of the thread issues.
             holdFor(Hold::StoreData, Cycle::never());
           } else if (forwarding_ && covers) {

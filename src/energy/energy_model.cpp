@@ -22,7 +22,7 @@ boost::json::object energyJson(Machine& m) {
     core.flushAccounting(m.now());
     for (std::uint32_t t = 0; t < core.threads(); ++t) {
       const ThreadStats& s = core.thread(t).stats;
-      // Squashed instructions and wrong-path uops (issue 10 §4) were fetched too.
+      // Squashed instructions and wrong-path uops were fetched too.
       fetch += double(s.fetched + s.squashed + s.wrongPathFetched) * e.fetch_nj * kNj;
       retire += double(s.instructions) * e.retire_nj * kNj;
     }
@@ -34,7 +34,7 @@ boost::json::object energyJson(Machine& m) {
     const double active = double(core.cyclesActive());
     coreStatic += (active * e.core_active_w + std::max(0.0, busy - active) * e.core_halted_w) / hz;
   }
-  double llc = 0.0;  // every package's LLC (issue 10 §5)
+  double llc = 0.0;  // every package's LLC
   for (std::uint32_t p = 0; p < mem.packages(); ++p) llc += double(mem.llcStats(p).accesses) * e.llc_nj * kNj;
   const DramStats& d = mem.dramStats();
   const double dram = double(d.reads + d.writes) * e.dram_nj * kNj;

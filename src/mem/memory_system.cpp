@@ -278,7 +278,7 @@ struct MemorySystem::Impl {
     }
   }
 
-  // A page walk through the caches (issue 10 §4): the entries' loads one after the other, each starting when the
+  // A page walk through the caches: the entries' loads one after the other, each starting when the
   // previous one's data is back; returns the cycle the translation is known.
   Cycle walk(std::uint32_t core, Asid asid, Addr addr, Cycle now) {
     const PageWalker::Plan plan = walker.plan(core, asid, addr);

@@ -165,7 +165,7 @@ json::object Machine::statsJson() {
     cores.push_back(std::move(o));
   }
   root["cores"] = std::move(cores);
-  // One LLC per package (issue 10 §5); "llc" stays the machine's total, so one package reads as before.
+  // One LLC per package; "llc" is the machine's total, so a reader of one package's machine needs no "packages".
   json::array packages;
   CacheStats llcTotal;
   for (std::uint32_t p = 0; p < memory_->packages(); ++p) {

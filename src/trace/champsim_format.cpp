@@ -189,8 +189,8 @@ void ChampSimTraceReader::start() {
     compression_ = "gzip";
     stream_->in.push(io::gzip_decompressor());
   } else if (magic[0] == 0x28 && magic[1] == 0xb5 && magic[2] == 0x2f && magic[3] == 0xfd) {
-    // zstd's frame magic (RFC 8878 §3.1.1, 0xFD2FB528 little-endian): before session 43 such a file was read as raw
-    // records, compressed bytes decoded as instructions.
+    // zstd's frame magic (RFC 8878 §3.1.1, 0xFD2FB528 little-endian): decompressed like xz and gzip, so that
+    // compressed bytes are never decoded as instructions.
     compression_ = "zstd";
     stream_->in.push(io::zstd_decompressor());
   } else {

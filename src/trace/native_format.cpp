@@ -38,7 +38,7 @@ constexpr unsigned kF1Sizes = 0x80;
 constexpr unsigned kMoreLoad2 = 0x01;
 constexpr unsigned kMoreLoad3 = 0x02;
 constexpr unsigned kMoreStore1 = 0x04;
-// Version 3: the decoder's uops (issue 10 §2) in the same extension byte. A uop count that the rule below predicts
+// Version 3: the decoder's uops in the same extension byte. A uop count that the rule below predicts
 // costs one bit; any other count a byte at the end of the record; none (not recorded) nothing.
 constexpr unsigned kExtUopsPredicted = 0x08;
 constexpr unsigned kExtUopsByte = 0x10;
@@ -279,7 +279,7 @@ std::size_t NativeTraceReader::read(std::span<Instr> out) {
     }
     p = buf_.data() + pos_;
     e = buf_.data() + end_;
-    // Decoded in place (a record is 128 bytes: a copy per record showed in the profile, issue 10 §7).
+    // Decoded in place (a record is 128 bytes: a copy per record shows in a profile).
     Instr& in = out[n];
     // A copy of a blank record: `in = Instr{}` became `rep stos` plus stores, a third of this function's time.
     std::memcpy(static_cast<void*>(&in), &kBlankInstr, sizeof(Instr));

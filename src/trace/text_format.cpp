@@ -190,7 +190,7 @@ bool parseTextLine(std::string_view line, Instr& out, std::string_view name, std
       if (!parseDec(value, 0xffffffffu, id)) ctx.fail(fmt::format("bad mark id {} (0..4294967295)", quoteToken(value)));
       instr.markId = static_cast<std::uint32_t>(id);
     } else if (key == "uops") {
-      // The decoder's uop count (issue 10 §2): 1..255; a field that is absent means "not recorded" (0).
+      // The decoder's uop count: 1..255; a field that is absent means "not recorded" (0).
       once(seenUops, key);
       std::uint64_t uops;
       if (!parseDec(value, 255, uops) || uops == 0) {

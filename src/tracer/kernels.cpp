@@ -125,7 +125,7 @@ bool newer(const fs::path& a, const fs::path& b) {
   return !e1 && !e2 && ta > tb;
 }
 
-// A cached trace written before native version 3 carries no uops (issue 10 §2): traced again when the tracer can,
+// A cached trace written before native version 3 carries no uops: traced again when the tracer can,
 // else used as it is. An unreadable cache file is traced again too.
 bool carriesUops(const fs::path& trace) {
   try {

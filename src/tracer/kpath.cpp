@@ -52,7 +52,8 @@ const fs::path kSourceDir = SMTLAB_KPATH_SOURCE_DIR;
 const fs::path kProbeDir = kSourceDir / "workloads/kpath";
 constexpr const char* kManifest = "kpaths.json";
 // The guest kernel's boot options (kpath_count=N follows them). A cache recorded with other options is recorded again
-// (kpathBootOptionsMatch): session 20 added nokaslr, and recordings made with KASLR are not comparable.
+// (kpathBootOptionsMatch): nokaslr keeps the kernel's addresses the same in every boot; recordings made with KASLR
+// are not comparable.
 constexpr const char* kBootOptions =
     "console=ttyS0 mitigations=off init_on_alloc=0 nokaslr quiet rdinit=/init no_timer_check panic=-1";
 // Per-CPU stream cap: the probe's regions at the default count take ~100 MB; a runaway region stops here.
@@ -157,7 +158,7 @@ bool newer(const fs::path& a, const fs::path& b) {
 
 // Any file of workloads/kpath (the probe's C files and header, the path table, the initramfs script) modified after
 // the recording: the rule for manifests without a probe digest (kpathProbeSourcesChanged). A missing folder counts
-// as unchanged, as before.
+// as unchanged.
 bool probeSourcesNewerThan(const fs::path& manifest) {
   std::error_code ec;
   for (fs::directory_iterator it(kProbeDir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -172,7 +173,7 @@ const std::string& currentProbeDigest() {
   return digest;
 }
 
-// Path traces recorded before native version 3 carry no uops (issue 10 §2); all paths are recorded in one boot, so
+// Path traces recorded before native version 3 carry no uops; all paths are recorded in one boot, so
 // the first one tells. A missing or unreadable file makes the cache stale as well.
 bool kpathCacheCarriesUops(const fs::path& dir) {
   try {

@@ -1,4 +1,4 @@
-// Uops per x86 instruction form, as the tracer's decoder records them (issue 10 §2): the unfused-domain count of one
+// Uops per x86 instruction form, as the tracer's decoder records them: the unfused-domain count of one
 // named microarchitecture (Broadwell, measured by uops.info) and whether the microcode sequencer delivers them.
 // docs/tracing.md, "Uops per instruction", gives the rule, the table and their sources. Private to the tracer.
 #pragma once

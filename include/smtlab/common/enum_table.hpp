@@ -1,6 +1,6 @@
 // One table per enum: each value's name (as config files, JSON statistics and Python show it) and a one-line doc,
 // in enum order, so that name functions, parsers, docs and bindings all derive from one list instead of being kept
-// in step by hand (issue 10 §1). A table row type needs `value` and `name`; a factory or other columns may follow.
+// in step by hand. A table row type needs `value` and `name`; a factory or other columns may follow.
 #pragma once
 
 #include <cstddef>

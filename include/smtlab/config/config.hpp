@@ -57,7 +57,7 @@ struct QueueConfig {
   double cap = 1.0;  // for Capped: fraction of entries one thread may hold
 };
 
-// A physical register file (issue 10 §3): its entries hold every hardware thread's committed (architectural) values
+// A physical register file: its entries hold every hardware thread's committed (architectural) values
 // and the results of renamed, unretired writers. entries = 0: unlimited, rename never waits for a register.
 struct RegisterFileConfig {
   std::uint32_t entries = 0;
@@ -66,7 +66,7 @@ struct RegisterFileConfig {
   std::uint32_t architectural = 17;   // entries each hardware thread's committed registers hold permanently
 };
 
-// Issue ports (issue 10 §2): the unit classes a uop can need. kUnitClassTable gives their core.ports names (in
+// Issue ports: the unit classes a uop can need. kUnitClassTable gives their core.ports names (in
 // this order in port strings) and docs; parsePort, portText and the core.ports doc read it.
 enum class UnitClass : std::uint8_t {
   IntAlu, Branch, IntMul, IntDiv, FpAdd, FpMul, FpDiv, Load, StoreAddress, StoreData
@@ -127,7 +127,7 @@ struct FuConfig {
   // Cycles one thread must wait between two of its own operations on this unit class (0 = no limit): a microcode
   // sequence one thread cannot overlap with its next, while the sibling's can.
   std::uint32_t thread_interval = 0;
-  // Uops the decoder makes of one operation of this class, memory uops not included (issue 10 §2): more than 4 come
+  // Uops the decoder makes of one operation of this class, memory uops not included: more than 4 come
   // from the microcode sequencer. A trace that recorded Instr::uops overrides it.
   std::uint32_t uops = 1;
 };
@@ -157,8 +157,8 @@ struct BranchConfig {
   std::uint32_t ras_entries = 16;         // return stack per thread (replicated)
 };
 
-// The load/store unit's memory ordering (issue 10 §3; core/load_store_unit.hpp). Every switch defaults to the model
-// before it (stores write the L1 at retire), so a config that does not name them keeps its results.
+// The load/store unit's memory ordering (core/load_store_unit.hpp). Every switch defaults to off, the simplest model
+// (stores write the L1 at retire); a preset turns on what its core has.
 struct LsuConfig {
   bool store_buffer = false;            // retired stores keep their SQ entry until they drain into the L1
   std::uint32_t stores_per_cycle = 1;   // L1D store bandwidth: retired stores written per cycle, all threads
@@ -197,22 +197,22 @@ struct CoreConfig {
   QueueConfig lq{48, Sharing::Partitioned, 1.0};
   QueueConfig sq{32, Sharing::Partitioned, 1.0};
   FuSetConfig fu{};
-  std::vector<PortConfig> ports = defaultPorts();  // issue ports (issue 10 §2), `core.ports`
+  std::vector<PortConfig> ports = defaultPorts();  // issue ports, `core.ports`
   BranchConfig branch{};
-  LsuConfig lsu{};  // load/store unit: store buffer, forwarding, memory ordering (issue 10 §3)
+  LsuConfig lsu{};  // load/store unit: store buffer, forwarding, memory ordering
   bool recombine = true;              // partitioned queues recombine when a sibling is idle
   std::uint32_t recombine_cycles = 100;  // pipeline drain when the set of active threads changes
   std::uint32_t pause_cycles = 40;    // a pause keeps its thread from fetching for this many cycles
   std::uint64_t watchdog_cycles = 2000000;  // no retirement for this long with work in flight = deadlock
-  // Speculation (issue 10 §4).
+  // Speculation: wrong-path uops and NetBurst replay.
   bool wrong_path = true;             // a mispredicting thread fetches and issues wrong-path uops until resolution
   bool replay = false;                // NetBurst: a load's dependents issue at the L1-hit time and replay on a miss
   std::uint32_t replay_period = 7;    // cycles around the replay loop before a replayed uop issues again
-  // Physical register files and the stack engine (issue 10 §3; rename_allocate, register_file.hpp).
+  // Physical register files and the stack engine (rename_allocate, register_file.hpp).
   RegisterFileConfig int_prf{0, Sharing::Shared, 1.0, 17};
   RegisterFileConfig fp_prf{0, Sharing::Shared, 1.0, 24};
   bool stack_engine = false;  // push/pop/call/ret update the stack pointer at decode (no dependent uop chain)
-  // The window counts uops (issue 10 §2, uopwindow): load + op and STA + STD fuse into one slot of the ROB, the uop
+  // The window counts uops (uopwindow): load + op and STA + STD fuse into one slot of the ROB, the uop
   // queue and the rename/retire widths (they still issue as separate uops).
   bool micro_fusion = false;
 };
@@ -287,9 +287,9 @@ struct MemConfig {
   bool l1d_write_through = false;
   std::uint32_t wc_buffers = 6;
   std::uint32_t wc_write_cycles = 2;
-  // Topology and OS costs (issue 10 §5): tagged TLBs keep their entries across address-space switches.
+  // Topology and OS costs: tagged TLBs keep their entries across address-space switches.
   bool tlb_tagged = false;  // true: Machine::flushTlb does nothing (PCID / ASID-tagged TLBs)
-  // Page walks through the caches (issue 10 §4), mem/page_walker.hpp.
+  // Page walks through the caches, mem/page_walker.hpp.
   struct PageWalkConfig {
     bool caches = false;           // a TLB miss walks the page table through the data caches (false: miss_latency)
     std::uint32_t levels = 4;      // page-table levels (x86-64: 4; 32-bit paging with 4 KiB pages: 2)
@@ -326,12 +326,12 @@ struct EnergyConfig {
 struct SystemConfig {
   std::uint32_t cores = 1;  // cores per package
   double freq_ghz = 3.0;  // for converting cycles to seconds
-  // Topology (issue 10 §5): packages of `cores` cores, each package with its own LLC; DRAM shared by all.
+  // Topology: packages of `cores` cores, each package with its own LLC; DRAM shared by all.
   std::uint32_t packages = 1;
   bool siblings_adjacent = true;  // logical CPU numbering: true = APIC-ID order (Linux 2.4/2.5), false = cores first
 };
 
-// Costs the OS layer charges (issue 10 §5; python/smtlab/os/kernel.py with charge_os_costs=True).
+// Costs the OS layer charges (python/smtlab/os/kernel.py with charge_os_costs=True).
 struct OsCostConfig {
   std::uint32_t wake_cycles = 0;   // waking a halted logical CPU: IPI delivery + HLT exit, before it runs anything
   std::uint32_t timer_cycles = 0;  // one timer interrupt (tick) on a running logical CPU

@@ -1,6 +1,6 @@
-// Loading, overriding, validating and describing a Config. Every key is declared once in loader.cpp with its type,
-// range and one-line doc; TOML files, `--set key=value` overrides, `smtlab config show` and the JSON written beside
-// each result all go through that one table.
+// Loading, overriding, validating and describing a Config. Every key is declared once in src/config/params.cpp
+// (visitParams) with its type, range and one-line doc; TOML files, `--set key=value` overrides, `smtlab config show`
+// and the JSON written beside each result all go through that one table.
 #pragma once
 
 #include <string>

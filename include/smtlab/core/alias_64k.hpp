@@ -1,5 +1,5 @@
-// NetBurst's 64K aliasing (shared/reference/netburst_ht_facts.md: "only one L1D line per virtual address modulo 64 KB
-// can be resident", Intel VTune's "64K Aliasing Conflicts"; the reason Linux offsets user stacks under
+// NetBurst's 64K aliasing (Intel's VTune reference, "64K Aliasing Conflicts": one L1D line per virtual address
+// modulo 64 KB can be resident; the reason Linux offsets user stacks under
 // Hyper-Threading, "Hyper-Threading speeds Linux"). The Pentium 4's L1D is looked up by virtual address bits below
 // 64 KiB, so two lines that agree in bits 6..15 (with 64-byte lines) cannot both be there. The model keeps, per core,
 // the last line used at each position modulo 64 KiB (by both threads, with its address space; a kernel-half line is

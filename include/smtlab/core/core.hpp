@@ -55,7 +55,7 @@ class Core {
   // Zeroes the statistics of every thread and of the core (the pipeline state stays).
   void resetStats();
   std::vector<CoreEvent>& events() { return events_; }
-  // Inline: the machine asks every cycle. Retired stores still draining into the L1D are work too (issue 10 §3), even
+  // Inline: the machine asks every cycle. Retired stores still draining into the L1D are work too, even
   // when no thread runs.
   bool hasWork() const {
     for (const ThreadContext& th : threads_) {
@@ -68,7 +68,7 @@ class Core {
   ThreadContext& thread(std::uint32_t t) { return threads_[t]; }
   const ThreadContext& thread(std::uint32_t t) const { return threads_[t]; }
   const SharedCapacity& queue(QueueKind q) const { return queues_[q]; }
-  const RegisterFiles& registers() const { return queues_.registers; }  // physical register files (issue 10 §3)
+  const RegisterFiles& registers() const { return queues_.registers; }  // physical register files
   std::uint64_t cyclesActive() const { return cyclesActive_; }
   // Instructions renamed and operations issued per unit class (FuKind order, then FuKind::None), for the energy model.
   std::uint64_t renamed() const { return rename_.renamed(); }

@@ -109,7 +109,7 @@ struct ThreadStats {
   std::uint64_t fetchBuildWaitCycles = 0; // cycles in build mode waiting while the sibling had the shared decoder
   std::uint64_t fetchGatedCycles = 0;  // STALL/FLUSH kept the thread from fetching
   std::uint64_t flushes = 0;           // FLUSH policy squashes
-  // Wrong path and replay (issue 10 §4).
+  // Wrong path and replay.
   std::uint64_t wrongPathFetched = 0;  // synthetic wrong-path uops fetched after mispredicted branches
   std::uint64_t wrongPathIssued = 0;   // of those, issued to a unit before their branch resolved
   std::uint64_t wrongPathFromCode = 0; // of those fetched, walked from the thread's own recent code (recent_code.hpp)
@@ -121,7 +121,7 @@ struct ThreadStats {
   std::uint64_t mispredictRenameToReady = 0;  // cycles summed: waiting for its operands
   std::uint64_t mispredictReadyToResolve = 0; // cycles summed: waiting for a port, then executing
   std::array<std::uint64_t, kResolveBuckets> mispredictResolveHistogram{};  // fetch to resolution, see resolveBucket
-  // Load/store unit (issue 10 §3), counted when a load issues (every incarnation, like the fetch-side counts).
+  // Load/store unit, counted when a load issues (every incarnation, like the fetch-side counts).
   std::uint64_t loadsForwarded = 0;        // served by store-to-load forwarding (no L1D access)
   std::uint64_t forwardStalls = 0;         // held by an older store that overlaps but cannot forward
   std::uint64_t storeAddressWaits = 0;     // held for an older store's unknown address

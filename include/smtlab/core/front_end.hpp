@@ -94,7 +94,7 @@ class FrontEnd final : public IBranchResolutionPort {
   std::vector<std::uint32_t> fetchOrder_;
   std::vector<FetchCandidate> candidates_;
   std::uint32_t decodeNext_ = 0;  // the thread the shared decoder tries first next cycle (round robin)
-  const UopDecoder decoder_;  // tells microcoded instructions (the microcode sequencer, issue 10 §2)
+  const UopDecoder decoder_;  // tells microcoded instructions (the microcode sequencer)
   // Per op class: the cycles a wrong-path instruction of that class holds its thread's fetch, as on the right path:
   // ceil(uops / fetch_width) for a microcoded one (the microcode sequencer streams its uops), else 0.
   const std::array<std::uint8_t, kOpClassCount> wrongPathMicrocodeCycles_;

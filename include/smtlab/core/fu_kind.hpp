@@ -1,6 +1,6 @@
 // The functional-unit kinds an instruction's operation needs (latency, pipelining, microcode length and energy per
 // operation). kFuKindTable is the one list: each kind's config name (core.fu.<name>, energy.<name>_nj), docs and the
-// config members it reads, so the decoder, the energy model and the config keys derive from it (issue 10 §1).
+// config members it reads, so the decoder, the energy model and the config keys derive from it.
 #pragma once
 
 #include <array>

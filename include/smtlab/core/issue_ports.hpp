@@ -1,4 +1,4 @@
-// Issue ports (issue 10 §2): each port feeds the unit classes core.ports lists and accepts, per cycle, as many uops as
+// Issue ports: each port feeds the unit classes core.ports lists and accepts, per cycle, as many uops as
 // its rate for the class (a NetBurst double-speed ALU takes 2 simple integer uops per cycle; a single-speed class on
 // the same port takes the whole cycle). A uop goes to the first listed port that feeds its class and has room;
 // an unpipelined unit (a divider) stays busy for its interval on its port.

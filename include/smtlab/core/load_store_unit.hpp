@@ -1,6 +1,6 @@
 // The load/store unit: loads access the data cache hierarchy when they issue (after the AGU latency); stores write
 // the cache when they retire, or, with core.lsu.store_buffer, keep their store-queue entry after retire and drain
-// into the L1D at its store bandwidth (StoreQueue). Memory ordering (core.lsu, issue 10 §3): before a load issues it
+// into the L1D at its store bandwidth (StoreQueue). Memory ordering (core.lsu): before a load issues it
 // searches its thread's older stores (in flight and buffered), youngest first: one that covers its bytes forwards its
 // data (no L1D access); one that overlaps only partly, or matches in address bits 0..11 only (4K aliasing), holds the
 // load until it has written the L1D; one whose address is unknown holds it, or not, by core.lsu.memory_dependence,

@@ -1,4 +1,4 @@
-// The thread's recently fetched code, by PC (issue 10 §4, wrong path): a bounded table of the static instructions the
+// The thread's recently fetched code, by PC (for the wrong path): a bounded table of the static instructions the
 // thread fetched lately (operation class, register operands, branch direction and target, and the PC that followed
 // it), so that after a mispredict the front end can fetch the wrong path from the thread's own code at the predicted
 // target, as real hardware does, wherever that code was seen before. A trace holds only the correct path, so this is

@@ -1,4 +1,4 @@
-// Physical register files (integer and FP/vector) and the stack engine's view of the stack pointer (issue 10 §3).
+// Physical register files (integer and FP/vector) and the stack engine's view of the stack pointer.
 // A merged register file holds both committed and speculative values: every hardware thread's architectural
 // registers occupy entries permanently, and each renamed writer takes one more entry per destination register of its
 // class until the NEXT writer of the same architectural register retires (then the old mapping is no longer

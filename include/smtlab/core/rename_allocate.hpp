@@ -61,7 +61,7 @@ class RenameAllocate {
   CpiCause registerBlock(std::uint32_t t, const Instr& in) const;  // blockCause's register-file check
   // The thread the configured policy serves (threadCount_ if none can rename).
   std::uint32_t chooseByPolicy(Cycle now);
-  // Issue-queue entries the instruction takes: one per uop (issue 10 §2), at most the thread's share. A microcode
+  // Issue-queue entries the instruction takes: one per uop, at most the thread's share. A microcode
   // sequence streams in from the sequencer, uop by uop, so it never needs more room at once than the thread is
   // guaranteed (chosen: the claim is capped there). Capping at the thread's limit instead starved a 41-uop divide for
   // ever on netburst: the IQ's 48 entries capped at 36 per thread leave only 12 while a pointer-chasing sibling keeps
@@ -104,7 +104,7 @@ class RenameAllocate {
   std::vector<WaitEntry> dispatched_;
   std::uint64_t ageCounter_ = 0;  // unique per rename in the core: tells an incarnation from a refetched one
   std::uint64_t renamed_ = 0;
-  const UopDecoder decoder_;  // an instruction's uops (issue 10 §2)
+  const UopDecoder decoder_;  // an instruction's uops
   // Uops of an instruction already renamed that still take rename bandwidth at the thread's next turns (uopwindow:
   // rename_width counts uops, an instruction may straddle cycles). Sized once per thread.
   std::vector<std::uint32_t> renameDebt_;

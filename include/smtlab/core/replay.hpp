@@ -1,4 +1,4 @@
-// NetBurst replay (issue 10 §4): the Pentium 4's schedulers send a load's dependents to execute when an L1D hit would
+// NetBurst replay: the Pentium 4's schedulers send a load's dependents to execute when an L1D hit would
 // deliver its data, before the hit is known; when the load misses, the dependents find no data and go around the
 // replay loop, issuing again (taking an issue slot and a unit each time) until the data has arrived (Hinton et al.,
 // ITJ Q1 2001; Boggs et al., ITJ 8(1) 2004). Off (core.replay = false), a dependent waits for the data instead.

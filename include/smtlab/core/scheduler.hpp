@@ -97,7 +97,7 @@ class Scheduler {
   WrongPathIssue issueWrongPath(const WaitEntry& e, bool slotFree, Cycle now);
   // The wrong-path uop of entry e was squashed (or has issued): the entry is stale.
   bool wrongPathGone(const WaitEntry& e) const;
-  // Wrong-path register dependences (issue 10 §4): a wrong-path uop whose producer has not issued is parked until
+  // Wrong-path register dependences: a wrong-path uop whose producer has not issued is parked until
   // that producer (a real instruction or a wrong-path uop) issues, without waking every cycle. Each producer has its
   // own list, linked through the consumers' ring slots (WrongPathUop::parkedNext), so an issue visits only its own
   // consumers: the head is in the producer's ring slot for a wrong-path producer, in realProducerParked_ for a real
@@ -133,7 +133,7 @@ class Scheduler {
   Cycle replaysCountedTo_{0};  // every booked attempt of a cycle before this one has been counted
   WaitQueue waiting_;               // by readyAt (operands known ready at that cycle)
   std::vector<WaitEntry> ready_;    // ready now, oldest first, waiting for a unit or issue slot
-  // Memory ordering (issue 10 §3): per thread, loads waiting for an older store's address (or a forwarding store's
+  // Memory ordering: per thread, loads waiting for an older store's address (or a forwarding store's
   // data); they are asked again when a store uop of their thread issues (instead of every cycle, which would stop
   // event skipping).
   std::vector<std::vector<WaitEntry>> parked_;

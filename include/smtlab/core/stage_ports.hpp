@@ -18,7 +18,7 @@ struct Uop;
 // The capacity objects of a core's queues (owned by Core, used by the stages that take and free entries).
 struct CoreQueues {
   std::array<SharedCapacity, kQueueKinds> byKind;
-  RegisterFiles registers;  // physical register files (issue 10 §3), guarded like the queues
+  RegisterFiles registers;  // physical register files, guarded like the queues
   SharedCapacity& operator[](QueueKind q) { return byKind[static_cast<int>(q)]; }
   const SharedCapacity& operator[](QueueKind q) const { return byKind[static_cast<int>(q)]; }
 };
@@ -31,13 +31,13 @@ class ILoadStorePort {
   virtual Cycle executeLoad(std::uint32_t thread, Uop& uop, Cycle now) = 0;
   // A memory instruction retires: a store writes the cache, and its load/store queue entries are freed.
   virtual void retireMemory(std::uint32_t thread, const Uop& uop, Cycle now) = 0;
-  // Memory ordering (issue 10 §3), asked before a ready load issues: `now` if it may go, else the cycle at which to
+  // Memory ordering, asked before a ready load issues: `now` if it may go, else the cycle at which to
   // ask again (it waits for an older store: a partial overlap, a 4K alias), or Cycle::never() to ask again when a
   // store of the thread has issued (it waits for an older store's unknown address).
   virtual Cycle loadMayIssueAt(std::uint32_t /*thread*/, const Uop& /*load*/, Cycle now) { return now; }
   // A store's address uop issued (its address is known from now on): younger loads that read too early are flushed.
   virtual void executeStore(std::uint32_t /*thread*/, const Uop& /*store*/, Cycle /*now*/) {}
-  // A store's data uop issued (issue 10 §2): its data can be forwarded from `dataAt` on.
+  // A store's data uop issued: its data can be forwarded from `dataAt` on.
   virtual void storeDataReady(std::uint32_t /*thread*/, const Uop& /*store*/, Cycle /*dataAt*/) {}
 };
 

@@ -43,7 +43,7 @@ struct Uop {
   bool btbMiss = false;
   bool hasLoad = false;
   bool hasStore = false;
-  // The instruction's uops (issue 10 §2, set at rename from the UopDecoder). Each issues through its own port at its
+  // The instruction's uops (set at rename from the UopDecoder). Each issues through its own port at its
   // own cycle; the instruction is `issued` (doneAt final) when its last uop has issued.
   std::uint8_t iqHeld = 0;       // issue-queue entries still held (one per uop not yet issued)
   std::uint8_t helpersLeft = 0;  // microcode uops still to issue
@@ -58,19 +58,19 @@ struct Uop {
   Cycle opDoneAt{0};    // the op uop's result is ready
   Cycle partsDoneAt{0}; // latest completion of the uops issued so far
   Cycle loadIssuedAt{0};  // the load uop's issue cycle (replay schedules the dependents from it)
-  // NetBurst replay (issue 10 §4, replay.hpp): when the scheduler expects the operands, assuming every load
+  // NetBurst replay (replay.hpp): when the scheduler expects the operands, assuming every load
   // producer hits the L1D (<= readyAt; equals it without replay), and, once issued, when it expects this uop's
   // result (the L1-hit time of a missing load; doneAt otherwise).
   Cycle scheduledAt{0};
   Cycle consumersScheduledAt{0};
-  // Physical registers and stack engine (issue 10 §3): register-file entries taken at rename (freed at retire or
+  // Physical registers and stack engine: register-file entries taken at rename (freed at retire or
   // squash); a stack update whose stack-pointer write the stack engine did at decode; the engine's "offset not zero"
   // state after this instruction (restored when younger ones are squashed).
   std::uint8_t intRegs = 0;
   std::uint8_t fpRegs = 0;
   bool stackUpdate = false;
   bool stackDelta = false;
-  // The window counts uops (issue 10 §2, uopwindow): ROB entries still held (the instruction's fused-domain uops at
+  // The window counts uops (uopwindow): ROB entries still held (the instruction's fused-domain uops at
   // rename; retire frees them as its uops retire, a squash frees what is left).
   std::uint8_t robHeld = 1;
 };
@@ -84,7 +84,7 @@ struct WaitEntry {
   UopRef uop;
 };
 
-// An instruction's uops as the decoder makes them (issue 10 §2; uop_decode.hpp says how).
+// An instruction's uops as the decoder makes them (uop_decode.hpp says how).
 struct UopPlan {
   std::uint8_t total = 1;      // uops of the instruction (issue-queue entries, front-end slots)
   std::uint8_t helpers = 0;    // microcode uops beyond the structural ones (issue on integer ALU ports)
@@ -107,12 +107,12 @@ struct FrontEntry {
   Cycle availableAt{0};  // cycle it reaches the end of the front-end pipe and may enter the uop queue
   bool mispredicted = false;
   bool btbMiss = false;
-  UopPlan plan;          // decoded once at fetch, read by rename (issue 10 §2)
+  UopPlan plan;          // decoded once at fetch, read by rename
   std::uint8_t uopqHeld = 0;  // uop-queue entries it took on entering the queue (uopwindow; freed at rename)
 };
 
 // Why a thread's fetch is held, for the CPI stack.
-enum class FetchBlock : std::uint8_t { None, Mispredict, BtbMiss, Pause, ICache, Microcode /* issue 10 §2 */ };
+enum class FetchBlock : std::uint8_t { None, Mispredict, BtbMiss, Pause, ICache, Microcode };
 
 enum class ThreadState : std::uint8_t {
   Idle,      // nothing attached (halted)
@@ -158,14 +158,14 @@ struct ThreadContext {
   std::vector<std::uint32_t> depNext;  // dependency nodes: slot * kMaxSrcRegs + k -> next node
   std::uint32_t unresolvedBranches = 0;
   std::vector<Cycle> missDone;       // completion cycles of loads that missed the L1D (kept for MISSCOUNT only)
-  // Stack engine (issue 10 §3): the decoder's stack-pointer offset is not zero (a stack update since the last sync
+  // Stack engine: the decoder's stack-pointer offset is not zero (a stack update since the last sync
   // or explicit write), as of the youngest renamed instruction and of the youngest retired one.
   bool stackDelta = false;
   bool retiredStackDelta = false;
 
   ThreadBranchState branch;
 
-  // Wrong path (issue 10 §4): synthetic uops fetched while waitingBranch, in their own ring (wrong_path.hpp).
+  // Wrong path: synthetic uops fetched while waitingBranch, in their own ring (wrong_path.hpp).
   WrongPathState wrongPath;
 
   // Retirement stops when stats.instructions reaches this (then an event is raised).

@@ -1,4 +1,4 @@
-// The decoder's view of an instruction (issue 10 §2): which uops it becomes and which unit class each needs.
+// The decoder's view of an instruction: which uops it becomes and which unit class each needs.
 // Load-op = load + op; store = store-address + store-data; read-modify-write = load + op + STA + STD; pure load, ALU
 // and branch = 1 uop; divides and other microcoded forms = a sequence whose length comes from the preset
 // (core.fu.<class>.uops) unless the trace recorded the decoder's own count (Instr::uops, Instr::microcoded).
@@ -36,7 +36,7 @@ class UopDecoder {
  private:
   // An instruction's plan depends on its op class, whether it loads and whether it stores, and the uop count the trace
   // recorded (if any): the first three are looked up in a table made once here (decode runs for every fetched
-  // instruction, issue 10 §7), the recorded count adjusts the entry.
+  // instruction, so it must be cheap), the recorded count adjusts the entry.
   static std::size_t tableIndex(OpClass op, bool load, bool store) {
     return static_cast<std::size_t>(op) * 4 + (load ? 2 : 0) + (store ? 1 : 0);
   }

@@ -1,8 +1,8 @@
 // The scheduler's set of renamed instructions waiting for their operands, keyed by the cycle they become ready: a
 // timing wheel (one slot per cycle for the next kSlots cycles, Varghese & Lauck, SOSP 1987) with a heap for the few
 // entries further out (misses to memory). Most waits are a few cycles (ALU, L1 hit, FP latencies), so pushing and
-// taking an entry costs a list operation instead of a heap's log n moves of a binary heap (the heap this replaces was
-// the scheduler's largest cost after the uops in the window, issue 10 §7). No model state: the scheduler takes
+// taking an entry costs a list operation instead of a binary heap's log n moves (a binary heap alone
+// is the scheduler's largest host cost after the uops in the window). No model state: the scheduler takes
 // every due entry into its age-ordered ready list, so the order in which they come out does not matter.
 #pragma once
 

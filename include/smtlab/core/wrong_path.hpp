@@ -1,4 +1,4 @@
-// Wrong-path uops (issue 10 §4): after a mispredicted branch is fetched, its thread keeps fetching, renaming and
+// Wrong-path uops: after a mispredicted branch is fetched, its thread keeps fetching, renaming and
 // issuing uops until the branch resolves, and these take shared slots (fetch, uop queue, rename, ROB and IQ share,
 // issue slots and functional units) from the sibling; at resolution they are squashed and never retire.
 //
@@ -30,7 +30,7 @@ inline constexpr std::uint32_t kWrongPathMix = 32;  // recent instructions whose
 
 // What a scheduler entry (WaitEntry::uop) or a wrong-path uop's producer names: a real instruction, by its sequence
 // number, or a wrong-path uop, by its index in the thread's wrong-path ring. One word, told apart by the top bit (no
-// trace reaches 2^63 instructions), so that a scheduler entry stays as small as before; the named constructors and
+// trace reaches 2^63 instructions), so that a scheduler entry stays small; the named constructors and
 // accessors keep a ring index from being read as a sequence number.
 class UopRef {
  public:

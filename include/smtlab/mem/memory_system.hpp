@@ -36,12 +36,12 @@ struct CacheStats {
 struct TlbStats {
   std::uint64_t accesses = 0;
   std::uint64_t misses = 0;
-  // Page walks and flushes (issue 10 §4-5).
+  // Page walks and flushes.
   std::uint64_t walkCycles = 0;  // cycles from each miss to its translation, summed
   std::uint64_t flushed = 0;     // entries dropped by address-space-switch flushes
 };
 
-// Page walks through the caches (issue 10 §4), per core.
+// Page walks through the caches, per core.
 struct PageWalkStats {
   std::uint64_t walks = 0;
   std::uint64_t loads = 0;     // page-table entry loads sent to the caches
@@ -86,7 +86,7 @@ class MemorySystem {
   // L1I access and miss with no request below; the line is put in the L1I as its instructions are built.
   MemResult fetchStreamed(CoreId core, ThreadId thread, Asid asid, Addr pc, Cycle ready, MemLevel level);
 
-  // An address-space switch on one hardware thread without tagged TLBs (issue 10 §5): drops the entries of `asid`
+  // An address-space switch on one hardware thread without tagged TLBs: drops the entries of `asid`
   // from that thread's ITLB, the core's DTLB (shared by its threads) and the core's page-walk cache. Returns the
   // TLB entries dropped.
   std::uint32_t flushTlb(CoreId core, ThreadId thread, Asid asid);

@@ -1,11 +1,11 @@
-// Page walks through the caches (issue 10 §4): on a TLB miss the page-miss handler reads one page-table entry per
+// Page walks through the caches: on a TLB miss the page-miss handler reads one page-table entry per
 // level, top level first, each a load through the core's data caches at the entry's physical address, so a miss
 // costs what those loads cost and two threads' walks compete for the caches. An optional page-walk cache keeps the
 // upper levels' entries (Intel's paging-structure caches, SDM Vol. 3A §4.10.3): a hit there skips those levels.
 //
-// Page-table geometry: x86-64 4-level paging reads PML4E, PDPTE, PDE, PTE, 9 index bits each, 8-byte entries (SDM
-// Vol. 3A §4.5); 32-bit paging with 4 KiB pages (the NetBurst Xeon MP without PAE) reads a PDE and a PTE, 10 index
-// bits each, 4-byte entries (§4.3). Every table is one 4 KiB page either way.
+// Page-table geometry: x86-64 4-level paging reads PML4E, PDPTE, PDE, PTE, 9 index bits each, 8-byte entries
+// (SDM Vol. 3A §4.5); 32-bit paging with 4 KiB pages (the NetBurst Xeon MP without PAE) reads a PDE and a PTE, 10
+// index bits each, 4-byte entries (SDM Vol. 3A §4.3). Every table is one 4 KiB page either way.
 //
 // Layout (chosen: the traces carry no page tables): the table that a level's entry lives in is a page of its own at a
 // virtual address in a region no canonical address uses (bit 47 set, bits 48-63 clear), named by the level and the

@@ -42,7 +42,7 @@ class LruReplacement {
   void onAccess(std::uint32_t entry) { moveToFront(entry); }
   void onInsert(std::uint32_t entry) { moveToFront(entry); }
   std::uint32_t victim(std::uint32_t set) const { return tail_[set]; }
-  // A flushed entry (TLB flush, issue 10 §5) becomes its set's next victim, as an invalid way would be.
+  // A flushed entry (TLB flush) becomes its set's next victim, as an invalid way would be.
   void onInvalidate(std::uint32_t entry) {
     const std::uint32_t set = entry / ways_;
     const std::uint32_t way = entry - set * ways_;

@@ -46,7 +46,7 @@ class Tlb {
   }
 
   // Drops the entries of page numbers (as given to translate) that `pred` selects: a TLB flush on an address-space
-  // switch (issue 10 §5). Returns how many were dropped.
+  // switch. Returns how many were dropped.
   template <class Pred>
   std::uint32_t flush(Pred&& pred) {
     const std::uint32_t n = tags_.invalidateIf(pred);

@@ -82,7 +82,7 @@ class Machine {
   // Restarts a finished trace from its beginning on the same CPU (after a SourceEnded event).
   void restartTrace(LogicalCpu cpu);
 
-  // OS costs (issue 10 §5). An address-space switch on `cpu` away from `asid`: drops that asid's entries from the
+  // OS costs. An address-space switch on `cpu` away from `asid`: drops that asid's entries from the
   // CPU's ITLB, its core's DTLB and page-walk cache, unless mem.tlb_tagged (then nothing). Returns the TLB entries
   // dropped. With mem.threads_share_address_space every trace runs in asid 0, so that one is flushed.
   std::uint32_t flushTlb(LogicalCpu cpu, Asid asid);

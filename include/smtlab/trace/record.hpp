@@ -80,7 +80,7 @@ struct Instr {
   bool taken = false;
   std::array<RegId, kMaxSrcRegs> src{kNoReg, kNoReg, kNoReg, kNoReg};
   std::array<RegId, kMaxDstRegs> dst{kNoReg, kNoReg};
-  // What the decoder knew of the instruction's uops (issue 10 §2). uops = 0: not recorded; the core derives the
+  // What the decoder knew of the instruction's uops. uops = 0: not recorded; the core derives the
   // count from the op class and memory operands. microcoded: the uops come from the microcode sequencer (divides,
   // string ops, complex x86 forms), which holds the thread's decode slot while it delivers them.
   std::uint8_t uops = 0;

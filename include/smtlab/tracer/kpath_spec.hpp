@@ -17,7 +17,8 @@ struct KpathSpec {
 };
 
 // Throws TraceError naming the spec for an unknown path, an option other than seed=N, stack=K or page=P, a K above
-// kMaxKernelStackSlot, a P above kMaxPageCachePage, or an N or K that is not a decimal number below 2^64 (no sign, no spaces: "-1" or a 21-digit number used to become another seed silently).
+// kMaxKernelStackSlot, a P above kMaxPageCachePage, or an N or K that is not a decimal number below 2^64 (no sign,
+// no spaces: a lenient parse would turn "-1" or a 21-digit number into another seed silently).
 KpathSpec parseKpathSpec(const std::string& spec);
 
 }  // namespace smtlab

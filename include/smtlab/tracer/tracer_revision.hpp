@@ -8,15 +8,15 @@
 
 namespace smtlab {
 
-// 1 (no stamp): up to 2026-11-24, QEMU 7.2's abandoned page-crossing instruction was recorded as a phantom record
+// 1 (no stamp): QEMU 7.2's abandoned page-crossing instruction is recorded as a phantom record
 //    (tools/qemu-tracer/abandoned_insn.h).
 // 2: the plugins leave it out.
-// 3: a kpath: region's records no longer hold a timer tick or an IPI that hit its user code (kpath.cpp,
-//    removeUserModeInterrupts): one getppid instance had held a 6,000-instruction tick.
-// 4: a reschedule or wake-up IPI's kpath: instance no longer holds an interrupt taken at the handler's exit
-//    (interrupts.hpp, removeNestedInterrupts): on one host every resched_ipi instance held a tick, 2,626-7,468
+// 3: a kpath: region's records hold no timer tick or IPI that hit its user code (kpath.cpp,
+//    removeUserModeInterrupts): at revision 2 one getppid instance held a 6,000-instruction tick.
+// 4: a reschedule or wake-up IPI's kpath: instance holds no interrupt taken at the handler's exit (interrupts.hpp,
+//    removeNestedInterrupts): at revision 3, on one host, every resched_ipi instance held a tick, 2,626-7,468
 //    instructions against the handler's 134-148, and the study's pipe latency read -19.7 % instead of about -1.5 %.
-//    Bumped although only the splitter changed, so that a cache split before it is split again.
+//    A revision although only the splitter differs, so that a cache split by revision 3 is split again.
 // (Not bumped when the kpath: splitter changes together with the probe's sources, workloads/kpath: the cache is
 // recorded again for those anyway, and the kernel: traces stay valid. So for the interrupt runs of interrupts.hpp.)
 inline constexpr int kTracerRevision = 4;
@@ -30,8 +30,9 @@ bool tracerStampCurrent(const std::string& cachedFile, std::string_view required
 // Throws TraceError naming the file when it cannot be written.
 void writeTracerStamp(const std::string& cachedFile, std::string_view tag = {});
 
-// The kernel: cache's tag: recorded with RecordOptions::fixedEnvironment (from 2026-11-28; traces recorded before
-// it moved with the caller's environment and the cache's path, so two build trees held different traces).
+// The kernel: cache's tag: recorded with RecordOptions::fixedEnvironment. Without it a trace moves with the caller's
+// environment and the cache's path, so two build trees hold different traces; a cached trace without the tag is
+// recorded again when the tracer can.
 inline constexpr std::string_view kFixedEnvironmentTag = "fixed-environment";
 
 }  // namespace smtlab

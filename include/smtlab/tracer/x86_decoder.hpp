@@ -29,7 +29,7 @@ struct X86Insn {
   std::array<RegId, kMaxSrcRegs> src{kNoReg, kNoReg, kNoReg, kNoReg};
   std::array<RegId, kMaxDstRegs> dst{kNoReg, kNoReg};
   std::string text;            // "mnemonic operands", for tests and messages
-  // Uops of the instruction form (issue 10 §2; docs/tracing.md "Uops per instruction"): the unfused-domain count of
+  // Uops of the instruction form (docs/tracing.md "Uops per instruction"): the unfused-domain count of
   // the reference table, and whether the microcode sequencer delivers them. 0: not known (undecodable bytes).
   std::uint8_t uops = 0;
   bool microcoded = false;
