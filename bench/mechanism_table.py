@@ -1,4 +1,4 @@
-"""The mechanisms of issue 10 §8's table, as data: what each one models (with its source), its config keys, the tests
+"""The mechanisms of docs/mechanisms.md's table, as data: what each one models (with its source), its config keys, the tests
 that prove it, how to tell from a preset's config whether it is on, and how to switch it for the cost measurement.
 bench/mechanism_cost.py checks every entry against the tree and measures the costs. Add a mechanism here.
 """
@@ -97,12 +97,13 @@ MECHANISMS: list[Mechanism] = [
          (UC + "scheduler/issue_ports_test.cpp",
           "IssuePorts.TwoIntStreamsOnNetburstReachFourAluUopsPerCycleOnTwoDoubleSpeedPorts")),
         _always,
-        not_separable="no switch: ports replaced the per-class unit counts",
+        not_separable="no switch: every uop issues through a port; there is no per-class unit count to fall back to",
     ),
     Mechanism(
         "Physical register files",
         "Integer and FP/vector files through the shared capacity class; rename waits for a free register, CPI "
-        "cause `regs` (NetBurst 128/128: IA-32 SDM via shared/reference; Haswell/Broadwell 168/168: shared/reference; "
+        "cause `regs` (NetBurst 128/128: IA-32 SDM Vol. 1; Haswell/Broadwell 168/168: Hammarlund et al., \"Haswell\", "
+        "IEEE Micro 34(2) 2014; "
         "architectural registers per thread: chosen, x86-64's)",
         ("core.int_prf.entries", "core.int_prf.sharing", "core.int_prf.architectural", "core.fp_prf.entries",
          "core.fp_prf.sharing", "core.fp_prf.architectural"),
@@ -176,8 +177,8 @@ MECHANISMS: list[Mechanism] = [
     ),
     Mechanism(
         "64K aliasing (NetBurst)",
-        "The L1D holds one line per virtual address modulo 64 KiB, across both logical CPUs (shared/reference "
-        "netburst_ht_facts.md)",
+        "The L1D holds one line per virtual address modulo 64 KiB, across both logical CPUs (Intel VTune reference, "
+        "\"64K Aliasing Conflicts\")",
         ("core.lsu.alias_64k",),
         ((IT + "lsu_memory_order_test.cpp", "Aliasing.TwoThreadsWhoseStacksAre64KiBApartConflictWith64kAliasing"),),
         _eq("core.lsu.alias_64k", True),
@@ -210,7 +211,7 @@ MECHANISMS: list[Mechanism] = [
     Mechanism(
         "Wrong path",
         "After a mispredict the thread fetches, renames and issues wrong-path uops (its own code at the predicted "
-        "target, else its recent mix) until the branch's result, when they are squashed (issue 10 §4; the policy of "
+        "target, else its recent mix) until the branch's result, when they are squashed (the policy of "
         "every OoO core); on in every preset",
         ("core.wrong_path",),
         ((IT + "wrong_path_test.cpp", "WrongPathShare.WrongPathUopsTakeTheSiblingsAluSlotsOneForOne"),
@@ -347,7 +348,7 @@ MECHANISMS: list[Mechanism] = [
 ]
 
 # The order in which costs are measured (the table keeps its own order): every mechanism on the first workload
-# (gen:mix), then on the next, each time the mechanisms issue 10 asks about most first and the fetch-policy
+# (gen:mix), then on the next, each time the costliest and most consulted mechanisms first and the fetch-policy
 # alternative last, so that an interrupted measurement (--runs-cache) covers every row at least once.
 MEASURE_FIRST = ("Wrong path", "NetBurst replay", "Post-retire store buffer", "Store-to-load forwarding",
                  "Memory-dependence predictor", "Physical register files", "64K aliasing (NetBurst)",
