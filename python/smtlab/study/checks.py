@@ -14,7 +14,7 @@ from typing import Iterable
 #: A row "did not move" when its speed-up is within +-2 %: the article's single-threaded rows lie within -1.9..+1.0 %
 #: (AIM9 sort_rtns_1 and add_int), and its own text calls them unchanged.
 FLAT_PCT = 2.0
-#: The multithreaded band of issues 5 and 11: the article's geometric means lie at +12..+45 % (Tables 4-7) and its
+#: The multithreaded band: the article's geometric means lie at +12..+45 % (Tables 4-7) and its
 #: text gives "as much as a 60 % speed-up" (chat, 40 rooms, 2.5.32) as the top; the check is the band, strict.
 MT_BAND = (10.0, 60.0)
 #: Pipe latency: published -1.3 % (11.16 -> 11.31 us). "Within a few percent" taken as +-2 percentage points

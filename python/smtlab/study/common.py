@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..workers import host_cpus, workers_problem
 
-#: data/reference/ of the source tree (the published tables, copied from shared/reference with their source named).
+#: data/reference/ of the source tree: the published tables, each file's header naming its article and setup.
 REFERENCE_DIR = pathlib.Path(__file__).resolve().parents[3] / "data" / "reference"
 
 

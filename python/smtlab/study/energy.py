@@ -16,9 +16,9 @@ from ..fileio import atomic_path
 from .common import cost_sentence, process_pool, progress_label
 from .section import Section
 
-#: The published table (shared/reference/smt_energy_sysbench.csv; article "SMT energy", sysbench --test=cpu
-#: --cpu-max-prime=10000, fixed 10 s runs, i7-5557U, perf power/energy-pkg + power/energy-ram). threads: (HT-off
-#: events, HT-off J, HT-on events, HT-on J) per 10 s; threads 0 is the idle machine.
+#: The published table (data/reference/smt_energy_sysbench.csv; the "SMT energy / sysbench" article, sysbench
+#: --test=cpu --cpu-max-prime=10000, fixed 10 s runs, i7-5557U, perf power/energy-pkg + power/energy-ram).
+#: threads: (HT-off events, HT-off J, HT-on events, HT-on J) per 10 s; threads 0 is the idle machine.
 PUBLISHED: dict[int, tuple[int, float, int, float]] = {
     0: (0, 29.18, 0, 29.18),
     1: (11601, 106.83, 11564, 107.50),
@@ -28,7 +28,7 @@ PUBLISHED: dict[int, tuple[int, float, int, float]] = {
     5: (22908, 162.76, 34931, 199.66),
     6: (22902, 162.16, 34972, 202.81),
 }
-SOURCE = "shared/reference/smt_energy_sysbench.csv (article: shared/reference/articles/smt-energy-sysbench.txt)"
+SOURCE = "data/reference/smt_energy_sysbench.csv (the \"SMT energy / sysbench\" article)"
 
 #: Relative per-event energies (nJ) before calibration: the library defaults, rough figures for a 22 nm core. The
 #: calibration keeps their ratios and fits one scale factor; it never sets one of them on its own.
@@ -264,7 +264,7 @@ def run_section(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool
 
     table = pd.DataFrame(rows).set_index("threads")
 
-    # ---- checks (issue 5 §4, as far as the runs show them)
+    # ---- shape checks: the features of the published table the model should reproduce, as far as the runs show them
     by = {r["threads"]: r for r in rows}
     off2 = by[2]["model_noht_events"]
     sat = [n for n in threads if n >= 3]
@@ -399,7 +399,7 @@ def run_section(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool
                           "mJ/op off", "mJ/op on"], srows)]
     if not checks["ht_gain_30_to_70pct_at_4_threads"]:
         notes.append(f"HT gain at 4 threads: model {by[4]['model_speedup_pct']:+.1f}%, published "
-                     f"{by[4]['pub_speedup_pct']:+.1f}%, outside issue 5's +30..70% band. The divider's interval "
+                     f"{by[4]['pub_speedup_pct']:+.1f}%, outside the checked +30..70% band. The divider's interval "
                      f"{div_iv} against thread_interval {div_tiv} bounds a divide-bound loop's gain at {ceiling:.0f}%.")
     if by[4]["model_speedup_pct"] < by[4]["pub_speedup_pct"] - 2.0:
         notes.append(f"The model's HT gain at 4 threads ({by[4]['model_speedup_pct']:+.1f}%) is below the published "

@@ -1,4 +1,4 @@
-"""The study's one fidelity figure (issue 11 §3): the mean absolute difference, in percentage points, between the
+"""The study's one fidelity figure: the mean absolute difference, in percentage points, between the
 model's and the published HT speed-up over every published row the study runs, so that a reader sees at once whether
 a change made the study truer.
 

@@ -379,7 +379,7 @@ def _run(out_dir: pathlib.Path, staging: pathlib.Path, quick: bool, workers: int
               f"{', '.join(earlier)}", file=sys.stderr)
     if echo:
         print("\n" + fidelity_line(fid).replace("**", ""))
-        print("\n== Shape checks (issue 5 section 4)")
+        print("\n== Shape checks")
         for n, ok in checks.items():
             print(f"   {'PASS' if ok else 'MISS'}  {n}")
         for n in all_notes:

@@ -13,5 +13,5 @@ class Section:
     table: "pandas.DataFrame"     # rows in the published table's layout: published noht/ht/speedup | model noht/ht/speedup
     markdown: str                 # the table as markdown + the explanation drawn from the model's statistics
     figures: list[pathlib.Path]   # PNGs written under out_dir
-    checks: dict[str, bool]       # named shape checks of issue 5 §4 ("single_thread_rows_flat": True, ...)
+    checks: dict[str, bool]       # named shape checks of the published table ("single_thread_rows_flat": True, ...)
     notes: list[str]              # honest misses and why

@@ -6,8 +6,8 @@ trace after a warm-up; operations per second = the instructions retired in the w
 trace performs / its instructions) / simulated seconds. File-system tests are loops of system calls (kpaths) whose
 control between two operations is the recorded loop of workloads/user/loops.c (user programs on), one task like
 every other row: AIM9 runs each test as one process, and no source shows a write-back daemon running for
-exactly the creat-clo and link rows (an earlier version added one only to those two rows, the ones the article
-shows gaining: that was fitting, and was removed; issue 11 section 3). Sync disk tests write 1 KiB (sync_disk_rw
+exactly the creat-clo and link rows (a daemon on only the two rows the article shows gaining would fit the model
+to the result instead of explaining it). Sync disk tests write 1 KiB (sync_disk_rw
 after seeking to a random block), fsync, and wait for the disk model (disk.py) to complete the data and inode writes;
 their loops are recorded too (loops.c).
 
@@ -127,7 +127,7 @@ def _sync_test(test: Aim9Test, k: Any, n_ops: int, warm_ops: int, rec: dict[str,
                 # AIM Suite IX disk1.c sync_disk_cp: per operation read(fd, nbuf, sizeof nbuf) of the source file,
                 # NBUFSIZE 1024 (a page-cache hit: earlier tests wrote it), then the write to an O_SYNC copy. Real
                 # paths: Linux 6.1's 1 KiB read() of a cached ext4 file, its copy included (kpath:disk_read); else
-                # the estimates as before the recording: a read() (syscall "read") plus the copy of 1 KiB.
+                # the estimates: a read() (syscall "read") plus the copy of 1 KiB.
                 yield from recorded("disk_read", [*estimated("read"), kernel("copy_kb")])
             yield from recorded("fs_write", [*estimated("fs_write"), kernel("copy_kb")])  # the copy is in it
             yield from syscall("fsync")

@@ -94,7 +94,7 @@ _STACK_GROUPS = {
 
 
 #: How long an adaptive warm-up or window goes on past its minimum without progress toward its criterion, in
-#: simulated ms (session 46; :func:`run_until`). Chosen from the criteria's progress measured at 0.25 ms steps
+#: simulated ms (:func:`run_until`). Chosen from the criteria's progress measured at 0.25 ms steps
 #: (docs/study.md, "Stalled warm-ups"): under service in turn (Linux25HT) the longest gap was 4.75 ms (tbench, 120
 #: clients, HT off: from the last of 240 tasks' first dispatch to the first reply read) and chat's criterion moved at
 #: every step; under 2.4.19's head-first order progress came only at ticks, 9.75-20 ms apart (HZ=100: a pair that

@@ -1,4 +1,4 @@
-"""make's compile jobs on real compiler code (issue 11 §2): windows of gcc 12's ``cc1`` compiling a real file.
+"""make's compile jobs on real compiler code: windows of gcc 12's ``cc1`` compiling a real file.
 
 The recipe is bench/programs.py's cc1 program (bench/README.md): the compiler proper, ``cc1 -fpreprocessed -quiet
 -O2``, on workloads/kernels/aim9.c preprocessed once with ``gcc -E -P`` (so that cc1 is the one program traced: QEMU
@@ -14,7 +14,7 @@ first record, so an offset would need a cut copy of each window anyway, and a QE
 windows 100 M, 150 M, ..., 350 M apart lie in different passes of one compile, as the jobs of a real build run
 different code on different inputs; and ``WINDOW`` (3 M) is the longest job the study asks for (default mode: jobs
 of 0.5..1.0 x 3 M instructions; quick mode 1.5 M), so a job never runs past its window's end. Each job is its own
-process (its own task and address-space id), as before.
+process (its own task and address-space id).
 
 **Cache.** ``$SMTLAB_STUDY_CACHE`` (else ``$XDG_CACHE_HOME/smtlab``, else ~/.cache/smtlab), sub-folder ``cc1``:
 ``aim9.i``, ``cc1.wI.trace`` and ``cc1.wI.json`` (the recorder's manifest) per window, and ``cc1.stamp``, a SHA-256 of

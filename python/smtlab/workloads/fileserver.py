@@ -123,9 +123,9 @@ def client_page(client: int, op: int) -> int:
     clients' pages share a place modulo 64 KiB by chance, one pair in PAGE_SLOT. Here logical page L (client x
     CLIENT_PAGES + the walk's page) gets the 64 KiB block L of the simulated page cache, at the place
     :func:`_frame_position` (L) in it (chosen: the allocator's choice is not something the model can know; a hash
-    makes it fixed per page). Until session 35 page L was page L itself, so two clients' pages lay exactly 21 MiB
-    (a multiple of 64 KiB) apart: every two clients copying the same page of the script, which they do in step
-    (every client runs the one script), aliased at every line on sibling logical CPUs."""
+    makes it fixed per page). Placing page L at L itself would put two clients' pages exactly 21 MiB (a multiple of
+    64 KiB) apart: every two clients copying the same page of the script, which they do in step (every client runs
+    the one script), would alias at every line on sibling logical CPUs."""
     logical = client * CLIENT_PAGES + op % CLIENT_PAGES
     return PAGE_SLOT * logical + _frame_position(logical)
 
@@ -205,13 +205,13 @@ def build_dbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
             # (do_writepages -> ext4_writepages, building and submitting the bio) for 16 KiB, recorded per instance
             # (kpath:writeback), so 4 instances per request, 4 x n in all: chosen, one instance per run of 4
             # contiguous dirty pages of one file, since a client's writes fall into several files. Without recordings
-            # the estimate as before: 16 blocks of 4 KiB per request at the "writeback" estimate each.
+            # the estimate: 16 blocks of 4 KiB per request at the "writeback" estimate each.
             yield from recorded("writeback", [kernel("writeback", 16 * n)], me, times=4 * n)
             yield IO(cycles=disk.request(k.now, 64.0 * n, sequential=True))
             # The disk's completion interrupt of each submission (virtblk_done -> ext4_end_bio: the end of the pages'
             # write-back), recorded per writeback instance (kpath:writeback_irq). It runs on the CPU that submitted
             # (virtio-blk's managed interrupt), here charged to bdflush after its I/O: chosen, since the model has
-            # no device interrupts of its own. Without recordings none, as before (the estimate never had it).
+            # no device interrupts of its own. Without recordings none (the estimates hold no interrupt).
             yield from recorded("writeback_irq", [], me, times=4 * n)
 
     holder["flush"] = Task("bdflush", bdflush, source=task_spec(1999, 64), priority=-1)
@@ -227,7 +227,7 @@ def build_dbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
 #: clients taking turns on the logical CPUs (four in 45 ms of one run with HT off); a 5 ms window showed HT off and on
 #: different stretches of the script, and even the mean of four seeds moved by up to 33 points with the recording.
 #: 40 ms holds some 1,400 operations of a client with HT off and several turns, like tbench's window
-#: (STUDY_WINDOW_MS), for about the simulated time of the four seeds' 5 + 5 ms it replaces.
+#: (STUDY_WINDOW_MS), for about the simulated time of four seeds' 5 ms warm-ups and 5 ms windows.
 DBENCH_WINDOW_MS = 40.0
 
 
@@ -238,7 +238,7 @@ TBENCH_REPLY_BYTES = 4096
 def tbench_reply(side: str, task: Any = None) -> list[Compute]:
     """The kernel's part of one tbench reply on ``side`` ("send": the server's send, "recv": the client's recv): the
     recorded call of 4 KiB with its copy (kpaths.REAL_PATHS "tcp_send_4k" / "tcp_recv_4k") when real paths are on,
-    else the small message's estimated call plus the copy of the 4 KiB (4 x ``copy_kb``), as before the recordings."""
+    else the small message's estimated call plus the copy of the 4 KiB (4 x ``copy_kb``)."""
     kib = TBENCH_REPLY_BYTES // 1024
     return recorded(f"tcp_{side}_4k", [*estimated(f"tcp_{side}"), kernel("copy_kb", kib)], task)
 
@@ -287,13 +287,12 @@ def build_tbench(k: Any, clients: int, stats: dict[str, Any], seed: int) -> list
 
 
 #: Upper bound of a tbench point's warm-up, in ms: the adaptive warm-up below stops here whether or not every client
-#: has read a reply. Chosen in session 40: about 2.8 x the longest warm-up of the default study's points in session
-#: 39 (18 ms, recording A; under first-come service the start-up convoy ends when every client has read a reply).
-#: Since Linux24 serves equals head first, as 2.4.19 does, its points never meet that criterion (a client-server pair
-#: runs for about a slice while the others wait; docs/study.md, "2.4.19's run-list order"), so the bound decides their
-#: warm-up, and the 200 ms bound of before (1.4 x a 145 ms convoy measured on recording rec2 with the model of
-#: 2026-11-28, under first-come service) took the default study to 807 s, past its 10-minute budget. Until session 27
-#: warm-up and window shared one 60 ms bound.
+#: has read a reply. Chosen: about 2.8 x the longest warm-up measured over the default study's points (18 ms,
+#: recording A; under first-come service the start-up convoy ends when every client has read a reply). Linux24
+#: serves equals head first, as 2.4.19 does, so its points never meet that criterion (a client-server pair runs for
+#: about a slice while the others wait; docs/study.md, "2.4.19's run-list order") and the bound decides their
+#: warm-up: a 200 ms bound (1.4 x a 145 ms convoy measured on recording rec2 under first-come service) took the
+#: default study to 807 s, past its 10-minute budget.
 MAX_WARM_MS = 50.0
 #: The default study's tbench window, in ms (at least; it extends until every client has read a reply in it). Chosen
 #: from measurements (bench/tbench_timeline.py, docs/study.md): under Linux25HT the run's throughput swings with a

@@ -220,10 +220,10 @@ def real_spec(name: str, task: Any = None, draw: int = 0, page: int | None = Non
 
 
 #: A task's successive calls of one path draw instances with ``draw`` = 0, 1, ..., DRAW_CYCLE - 1, 0, 1, ... (seeded:
-#: picks with replacement among the recording's instances). Until session 20 every call of a task ran the one
-#: instance its pid drew, so a task that drew an instance holding a timer tick (file_read: 7,687 to 17,298
-#: instructions; tcp_recv 1,849 or 7,574) paid it on every call, and a study window in which one or two clients run
-#: measured their draws, not the path. Chosen: 32, about the recording's default count of instances (30), so that a
+#: picks with replacement among the recording's instances). Had every call of a task run the one instance its pid
+#: drew, a task that drew an instance holding a timer tick (file_read: 7,687 to 17,298 instructions; tcp_recv 1,849
+#: or 7,574) would pay it on every call, and a study window in which one or two clients run would measure their
+#: draws, not the path. Chosen: 32, about the recording's default count of instances (30), so that a
 #: task's calls average over about as many picks as there are instances, while the sources a task opens stay bounded
 #: (at most 32 per path: the kernel keeps one per spec and task). A task's k-th call draws the same in every run, so
 #: HT on and off stay paired.

@@ -1,4 +1,4 @@
-"""User-mode work of the study's workloads from real programs (issue 11 §2).
+"""User-mode work of the study's workloads from real programs.
 
 The C programs under workloads/user (chat.c, dbench.c, tbench.c, loops.c) run one benchmark loop's user-mode work
 per iteration: a chat message formatted, parsed and fanned out, a dbench load-file line parsed into its file
@@ -180,7 +180,7 @@ _POOL = _Pool()
 
 class UserStream:
     """The user-mode work of one task: instance draws by ``seed`` (``estimate``: instructions per piece of work when
-    user streams are off, a stretch of the task's own stream as before)."""
+    user streams are off, run as a stretch of the task's own stream)."""
 
     def __init__(self, program: str, seed: int, estimate: int) -> None:
         if program not in PROGRAMS:
