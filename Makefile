@@ -46,7 +46,7 @@ sanitize: bootstrap
 fuzz: bootstrap
 	JOBS=$(JOBS) bash scripts/fuzz.sh $(FUZZ_SECONDS)
 
-# Deep fuzzing (issue 12 §8): every target for FUZZ_RUNS executions, one target at a time, no time cap, with UBSan
+# Deep fuzzing: every target for FUZZ_RUNS executions, one target at a time, no time cap, with UBSan
 # alone (FUZZ_SANITIZERS=address,undefined for the slower ASan build; docs/hardening.md says what each finds).
 FUZZ_RUNS ?= 10000000
 FUZZ_LONG_SANITIZERS ?= undefined

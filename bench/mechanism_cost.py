@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The per-mechanism table of issue 10 §8: what each mechanism models, its keys, presets, tests and cost in speed.
+"""The per-mechanism table of docs/mechanisms.md: what each mechanism models, its keys, presets, tests and speed cost.
 
-For every mechanism of issue 10 that a config key switches, it counts host instructions per simulated instruction
+For every modelled mechanism that a config key switches, it counts host instructions per simulated instruction
 under callgrind (bench.py's marginal cost: two runs of N/5 and N instructions, the difference over the difference)
 with the mechanism on and off, on one thread of `gen:mix` and of the recorded cc1 window, and reports the ratio.
 Callgrind counts instructions, not time, so the figure does not depend on the machine's load. A mechanism that no key

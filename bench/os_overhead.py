@@ -1,10 +1,10 @@
 """Measures what driving the machine from Python costs: ``python bench/os_overhead.py [--instructions N]`` (with
 smtlab importable: the project's venv, or PYTHONPATH=python after ``make build``). A benchmark, never a test.
 
-Scenario 1 (the issue's): two CPU-bound tasks on a 1-core, 2-thread machine, HZ=1000 and 1 ms time slices, against
-one uninterrupted C++ run of the same two traces (``run_traces``, what ``smtlab run`` does). Reported: host seconds
-of each (best of ``--repeat``) and the overhead ``kernel / C++ - 1``, plus the share of the kernel run spent in
-Python rather than inside Machine.run.
+Scenario 1 (the headline figure): two CPU-bound tasks on a 1-core, 2-thread machine, HZ=1000 and 1 ms time slices,
+against one uninterrupted C++ run of the same two traces (``run_traces``, what ``smtlab run`` does). Reported: host
+seconds of each (best of ``--repeat``) and the overhead ``kernel / C++ - 1``, plus the share of the kernel run spent
+in Python rather than inside Machine.run.
 
 Scenario 2: four CPU-bound tasks on the same machine, so that every 1 ms tick preempts (a context switch per CPU per
 millisecond); there is no uninterrupted equivalent, so only the Python share is reported. Scenario 3: the same with

@@ -5,12 +5,12 @@
 # The two hardening builds (build-asan/, build-fuzz/) start in the background before ctest: the Python tests mostly
 # keep one core busy, so the builds use the other one instead of waiting for their turn (niced: the suites keep
 # priority). On CI's two cores that saved 1.5 to 3 minutes. Their output goes to $BUILD_DIR/hardening-build.log,
-# shown in full if they fail; the suites then run as before, their builds already done. A background build still
+# shown in full if they fail; the suites then run with their builds already done. A background build still
 # running when this script ends (a suite failed) is stopped.
 #
 # Each phase runs with a private TMPDIR that must be empty afterwards: a test that leaves files or folders in the temp
-# directory fails the run (one run used to leave 88 empty folders in /tmp). pytest keeps its tmp_path folders by
-# design: they go to a private base folder removed afterwards.
+# directory fails the run (unchecked, such leftovers pile up: a single run could leave 88 empty folders in /tmp).
+# pytest keeps its tmp_path folders by design: they go to a private base folder removed afterwards.
 # Environment (set by the Makefile): BUILD_DIR, JOBS, PYTHON, HARDENING (0 skips the hardening phases), FUZZ_SECONDS.
 set -uo pipefail
 
