@@ -56,7 +56,7 @@ import time
 from typing import Any, Iterable
 
 from .._core import Config, EventKind, Machine, Source, TraceError, UsageError
-from . import accounting, checks, halt, results, steps, timer
+from . import accounting, checks, halt, results, sampling, steps, timer
 from .cpu import KERNEL_ASID, CpuState
 from .record import TaskRecord
 from .scheduler import Scheduler
@@ -91,7 +91,9 @@ class Kernel:
     interrupt runs this trace (``timer_instructions`` of it per tick, default its whole length) instead of
     ``os.timer_cycles`` idle cycles. ``wake_path`` (with ``charge_os_costs``): a halted CPU woken by a task on
     another CPU runs this trace (``wake_instructions`` of it, default its whole length) as the wake-up IPI's
-    handler (wake_ipi.py).
+    handler (wake_ipi.py). ``sample``: run long Compute steps sampled (True, or a dict of ``period``, ``window``,
+    ``warmup`` in cycles): functional gaps between detailed windows, never across a context switch, a halt or a
+    timed event (sampling.py; :meth:`sampling` says what it did).
     """
 
     def __init__(
@@ -115,6 +117,7 @@ class Kernel:
         timer_instructions: int | None = None,
         wake_path: str | None = None,
         wake_instructions: int | None = None,
+        sample: bool | dict[str, int] | None = None,
     ) -> None:
         if isinstance(machine, Config):
             machine = Machine(machine)
@@ -208,6 +211,8 @@ class Kernel:
         self._tick_order = list(range(len(self.cpus)))
         self._next_tick = self.now + self.tick_cycles
         self._push_timer(self._next_tick, _TICK, None)
+        opts = sampling.options(sample)
+        self.sampler = sampling.ComputeSampler(self, opts) if opts is not None else None
         scheduler.setup(self)
 
     # --- services for schedulers -------------------------------------------------------------------------------------
@@ -325,6 +330,7 @@ class Kernel:
             checks.check_until(until, self.now)
         m = self.machine
         heap = self._timers
+        sampler = self.sampler
         perf = time.perf_counter
         start = perf()
         try:
@@ -338,11 +344,18 @@ class Kernel:
                     if until < bound:
                         bound = until
                 t0 = perf()
-                events = m.run(bound)
+                if sampler is not None:
+                    sampler.observe(self.now)
+                    if sampler.gap(bound):
+                        events = None
+                    else:
+                        events = m.run(sampler.bound(bound))
+                else:
+                    events = m.run(bound)
                 self.host_run_seconds += perf() - t0
                 self.machine_runs += 1
                 self.now = now = m.now
-                if events[0].kind != _CYCLE_BOUND:
+                if events is not None and events[0].kind != _CYCLE_BOUND:
                     # A source's end is noted first: a step that ends by its retire limit or a mark in the same
                     # cycle may be followed by a compute on the same source, which must then start it again.
                     for e in events:
@@ -359,6 +372,11 @@ class Kernel:
             self.flush_accounting()
             self.host_seconds += perf() - start
         return self
+
+    def sampling(self) -> dict[str, Any] | None:
+        """What sampled Compute steps did (``Kernel(sample=...)``; sampling.py): windows, warm-ups, gaps, and the
+        cycles and instructions run functionally. None when the kernel does not sample."""
+        return self.sampler.stats() if self.sampler is not None else None
 
     # --- the timer (timer.py: kernel methods written there) ----------------------------------------------------------
     _push_timer = timer.push_timer

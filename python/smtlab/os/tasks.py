@@ -75,15 +75,20 @@ class Compute:
     starts, unless ``loop``).
     ``until_mark``: a mark id, or True for any mark. ``source``: a spec/file (opened once per task and continued by
     later steps) or a Source; None means the task's own source. ``loop``: start the source again when it ends
-    instead of ending the step (``Compute(loop=True)`` computes for ever).
+    instead of ending the step (``Compute(loop=True)`` computes for ever). ``sample``: under a sampling kernel
+    (``Kernel(sample=...)``), whether the step may be fast-forwarded between detailed windows; False keeps it in
+    detail throughout.
     """
 
     instructions: int | None = None
     until_mark: int | bool | None = None
     source: SourceLike | None = None
     loop: bool = False
+    sample: bool = True
 
     def __post_init__(self) -> None:
+        if not isinstance(self.sample, bool):
+            raise TypeError(f"Compute: sample must be a bool, not {self.sample!r}")
         n = self.instructions
         if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 0):
             raise ValueError(f"Compute: instructions must be a non-negative int, not {n!r}")
