@@ -1,4 +1,4 @@
-// The bad-input catalogue, command line second round (docs/hardening.md, "Command line (second round)"): the smtlab
+// The bad-input catalogue for the command line (docs/hardening.md, its command-line sections): the smtlab
 // program must never destroy a file (an output that is its input, a failed conversion), must check a destination
 // before simulating, must not run for ever because of a negative count or an endless generator, and must say what is
 // wrong in one line that quotes at most a short prefix of a bad token. Each case ends with exit status 1 and exactly
@@ -329,7 +329,8 @@ TEST_F(CliBadInput, JsonIntoAnUnwritableFileIsReportedBeforeTheRun) {
 }
 
 TEST_F(CliBadInput, TraceOptionsGivenTwiceAreRefusedAndNothingIsWritten) {
-  // `-o a -o b` wrote only b before session 43 (the last value won), as --format twice kept the second.
+  // An option given twice is refused rather than letting the last value win: `-o a -o b` would otherwise write only b,
+  // and a user who meant both would not notice.
   const std::string a = path("dup1.smt"), b = path("dup2.smt");
   expectOneLineError(run({"trace", "gen", "gen:alu,count=10", "-o", a, "-o", b}), "'-o'", {"more than once"});
   EXPECT_FALSE(fs::exists(a));
@@ -338,7 +339,7 @@ TEST_F(CliBadInput, TraceOptionsGivenTwiceAreRefusedAndNothingIsWritten) {
 }
 
 TEST_F(CliBadInput, TraceSubcommandHelpPrintsTheUsage) {
-  // `trace gen --help` was "unknown option '--help'" (exit 1); `trace record --help` already worked.
+  // Every trace subcommand takes --help, prints the usage and exits 0.
   for (const char* sub : {"gen", "head", "info", "convert"}) {
     const ProgramResult r = run({"trace", sub, "--help"});
     EXPECT_EQ(r.status, 0) << sub << ": " << r.err;
@@ -350,16 +351,16 @@ TEST_F(CliBadInput, TraceSubcommandHelpPrintsTheUsage) {
 TEST_F(CliBadInput, CachesNoHostCanHoldAreRefusedBeforeAllocating) {
   // 512 cores (64 packages x 8, 1024 logical CPUs: the most there may be) each with a 4 GiB L2 and a 4 GiB LLC per
   // package: at least 26 bytes per 64-byte line make ~1 TiB, beyond the hosts this runs on, so it fails the same way
-  // everywhere. Before session 43 such a machine ran out of memory with no key named ("out of memory" under ulimit
-  // -v; otherwise the kernel's OOM killer, with no message at all).
+  // everywhere. Unchecked, such a machine runs out of memory with no key named ("out of memory" under ulimit -v;
+  // otherwise the kernel's OOM killer, with no message at all), so the size is checked before allocating.
   const ProgramResult r = run({"run", "-q", "--set", "system.packages=64", "--set", "system.cores=8", "--set",
                                "mem.l2.size_kb=4194304", "--set", "mem.llc.size_kb=4194304", "gen:alu", "-n", "1k"});
   expectOneLineError(r, "mem.l2.size_kb = 4194304 x 512 cores", {"of host memory to model", "make the caches smaller"});
 }
 
 TEST_F(CliBadInput, ExtraWordsRepeatsAndFolderPrefixesAreRefused) {
-  // The second probe of session 43: each of these was ignored, or silently took the last value, or wrote hidden
-  // files (-o dd/ made dd/.trace); each is now one line, exit 1, and nothing runs.
+  // Words the command does not take, an option given twice, and a folder given as an output file (-o dd/ would make
+  // the hidden file dd/.trace): each is one line, exit 1, and nothing runs.
   expectOneLineError(run({"demo", "extra"}), "smtlab demo: error:", {"positional"});
   expectOneLineError(run({"trace", "kernels", "--bogus"}), "'--bogus'", {"takes no arguments"});
   expectOneLineError(run({"trace", "head", "kernel:chase,seed=1", "-n", "1"}), "kernel:chase,seed=1",
@@ -374,7 +375,7 @@ TEST_F(CliBadInput, ExtraWordsRepeatsAndFolderPrefixesAreRefused) {
 
 TEST_F(CliBadInput, ConfigSubcommandHelpPrintsTheUsage) {
   for (const char* sub : {"show", "check"}) {
-    const ProgramResult r = run({"config", sub, "--help"});  // "unknown argument '--help'" before session 43
+    const ProgramResult r = run({"config", sub, "--help"});
     EXPECT_EQ(r.status, 0) << sub << ": " << r.err;
     EXPECT_NE(r.out.find("smtlab config show"), std::string::npos) << r.out;
   }

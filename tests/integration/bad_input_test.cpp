@@ -50,8 +50,8 @@ const std::string kCutRecord = "\x60\x01";                              // the r
 
 class BadInput : public ::testing::Test {
  protected:
-  // A fresh folder per test, removed with its contents afterwards. (It used to be named after the test, and a
-  // parameterised test's name "Case/param" made two levels of which only the inner one was removed.)
+  // A fresh folder per test, removed with its contents afterwards. It is not named after the test: a parameterised
+  // test's name "Case/param" would make two levels, of which only the inner one would be removed.
   void SetUp() override { dir_ = scratch_.path(); }
 
   // Writes a file in the test's folder and returns its full path.
@@ -170,7 +170,7 @@ TEST_F(BadInput, EmptyTextTrace) {
 
 TEST_F(BadInput, EmptyTraceWithoutACountIsAnErrorToo) {
   // Without -n the run lasts until every trace ends; an empty one ends at once. That is an empty input, not a run of
-  // zero instructions reported as success (exit 0 and a table of zeros before session 43).
+  // zero instructions reported as success (exit 0 and a table of zeros).
   const std::string trace = file("empty.txt", "");
   expectOneLineRunError(run({"run", "-c", "netburst", trace, "-q"}), "empty.txt", {"has no instructions", "CPU 0"});
   const std::string comments = file("comments.txt", "# nothing but a comment\n");

@@ -1,6 +1,7 @@
-// One table per enum (issue 10 §1): every list derived from a table (names, the parser, the JSON statistics, port
-// strings, key docs, the policy factories, the docs pages) holds every value of the enum. Each check fails when a
-// value is missing from a derived list, or when a derived list is edited back into a hand-kept copy that drifts.
+// One table per enum (enum_table.hpp; CONTRIBUTING.md, "An enum value"): every list derived from a table (names, the
+// parser, the JSON statistics, port strings, key docs, the policy factories, the docs pages) holds every value of the
+// enum. Each check fails when a value is missing from a derived list, or when a derived list is edited back into a
+// hand-kept copy that drifts.
 #include <fstream>
 #include <set>
 #include <sstream>

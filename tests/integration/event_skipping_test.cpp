@@ -96,7 +96,7 @@ std::vector<Scenario> scenarios() {
   out.push_back({"misscount_2cores", miss,
                  {"gen:mix,footprint=64m,hot=0.5,count=0", "gen:branchy,count=0", realTrace(), "gen:chase,count=0"},
                  3000});
-  // The load/store unit's mechanisms (issue 10 §3): retired stores drain at the L1D's store rate; the drain's
+  // The load/store unit's mechanisms (core.lsu): retired stores drain at the L1D's store rate; the drain's
   // completions are wake-up points. A store-heavy stream beside a store-bound spin of the mix.
   Config lsu = two;
   lsu.core.lsu.store_buffer = true;
@@ -161,7 +161,7 @@ OsRun runOsSequence(bool skip, bool lsu = false) {
   Config c = withSkip(baseConfig(2), skip);
   c.system.cores = 2;
   if (lsu) {
-    // Every load/store-unit mechanism (issue 10 §3): buffered stores keep draining across detach and attach.
+    // Every load/store-unit mechanism (core.lsu): buffered stores keep draining across detach and attach.
     c.core.lsu.store_buffer = true;
     c.core.lsu.forwarding = true;
     c.core.lsu.memory_dependence = MemDependence::Predictor;

@@ -95,7 +95,7 @@ TEST(ExactTrace, FrontendDepthIsAParameter) {
 TEST(ExactTrace, LoadOpPaysAguCacheAndAluLatency) {
   const Config c = widthOneConfig();
   // The load returns at 545 (as above); the load-op (fetched 271) issues at 545, reaches the L1D at 546, hits at 550
-  // and adds the ALU's cycle: done at 551. It is 2 uops (load + op), and retire takes 1 uop per cycle (uopwindow):
+  // and adds the ALU's cycle: done at 551. It is 2 uops (load + op), and retire takes 1 uop per cycle:
   // its load uop retires at 551, its op uop at 552.
   EXPECT_EQ(endCycleAlone(c, readTextFile("load_op.txt")), 552u);
 }

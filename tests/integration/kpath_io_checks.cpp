@@ -89,8 +89,8 @@ void KpathBoot::checkChatBatchesMoveEveryMessageInOneCall() {
   // instance; and it is shorter than the same B messages read two at a time in B / 2 calls plus one more call. Not
   // checked: that a batch is longer than the next smaller one; a recv's ACK, whose processing at the peer runs in the
   // same softirq, depends on the connection's state when the size was recorded (docs/tracing.md).
-  // Lengths carry the connection's timer work, which does not depend on B (16 recordings of session 44, a helper's
-  // probe): a 2-message send is 8,139 kernel records or, in 1-5 of its 10 instances, 8,376 (237 more: 183 more timer
+  // Lengths carry the connection's timer work, which does not depend on B (measured on 16 recordings made for this
+  // check): a 2-message send is 8,139 kernel records or, in 1-5 of its 10 instances, 8,376 (237 more: 183 more timer
   // and 28 scheduler records, the same networking work), and every larger send takes the longer form; with all ten of
   // a recording's b2 sends in that form the lower bound failed by 11-46 records (b3 8,430 against 8,375 + 100). So the
   // lower bound allows 250 records of it (those 237 and jitter); the exact check that a batch of B copies B messages,

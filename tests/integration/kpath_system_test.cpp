@@ -152,7 +152,7 @@ void KpathBoot::checkFsyncReachesTheDiskAndTheWriteDoesNot() {
   }
   // And fsync runs more kernel code than the write, compared as the paths' medians: one instance of each is not
   // enough, since on a loaded host one write instance can hold other kernel work that the guest's timing put in it
-  // (a CI run, session 34: seed 2's write 173,132 kernel instructions against its fsync's 141,716).
+  // (seen in a CI run: seed 2's write 173,132 kernel instructions against its fsync's 141,716).
   auto median = [](const boost::json::array& list) {
     std::vector<std::uint64_t> counts;
     for (const auto& i : list) counts.push_back(i.as_array().at(2).to_number<std::uint64_t>());
@@ -225,13 +225,13 @@ void KpathBoot::checkWakeIpiStartsAtItsVectorRunsTheWakeListAndStopsBeforeTheSwi
 }
 
 void KpathBoot::checkCrossCpuWakeQueuesOnTheWakeListAndSendsTheIpi() {
-  // The waker's side of the same wake-up (its reader asleep on CPU 1, which is halted): the write queues the reader
-  // on the wake list (send_call_function_single_ipi) and writes the APIC (native_send_call_func_single_ipi). Not
-  // always: if CPU 1 runs something at that moment (nr_running > 0: no wake list) or its idle loop is still polling,
-  // neither runs; all 30 instances of one recording ran both, 2 of 10 draws of another neither. So at least half,
-  // and the APIC write never without the queueing. (Until session 22 the probe waited a fixed 1 ms for the reader to
-  // sleep, and on a loaded host, whose guest CPU 1 may not run for that long, 6 of 10 found it still awake; the
-  // probe now waits for the reader's state to be S first, wait_asleep.)
+  // The waker's side of the same wake-up (its reader asleep on CPU 1, which is halted): the write queues the reader on
+  // the wake list (send_call_function_single_ipi) and writes the APIC (native_send_call_func_single_ipi). Not always:
+  // if CPU 1 runs something at that moment (nr_running > 0: no wake list) or its idle loop is still polling, neither
+  // runs; all 30 instances of one recording ran both, 2 of 10 draws of another neither. So at least half, and the APIC
+  // write never without the queueing. The probe waits for the reader's state to be S first (wait_asleep), not a fixed
+  // time: on a loaded host the guest's CPU 1 may not run for 1 ms, and with a fixed 1 ms wait 6 of 10 probes found the
+  // reader still awake.
   const std::uint64_t queue = symbol("send_call_function_single_ipi"), apic = symbol("native_send_call_func_single_ipi");
   const std::size_t n = instances("pipe_write_wake").size();
   ASSERT_GE(n, 1u);

@@ -1,4 +1,4 @@
-// Store-to-load forwarding, memory ordering and aliasing in the load/store unit (core.lsu, issue 10 §3). Each
+// Store-to-load forwarding, memory ordering and aliasing in the load/store unit (core.lsu). Each
 // expected value is derived on paper in its test from the configured latencies and the trace's dependences.
 #include <cstdint>
 #include <vector>

@@ -1,4 +1,4 @@
-// The post-retire store buffer (core.lsu.store_buffer, issue 10 §3): a retired store keeps its store-queue entry until
+// The post-retire store buffer (core.lsu.store_buffer): a retired store keeps its store-queue entry until
 // it has written the L1D, draining core.lsu.stores_per_cycle stores per cycle, so a store-bound loop runs at the drain
 // rate. Expected values are derived on paper in each test from the configured widths and rates.
 #include <cstdint>

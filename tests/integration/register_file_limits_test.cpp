@@ -1,6 +1,7 @@
-// Physical register files and the stack engine in whole runs (issue 10 §3, §6). Every expected value is derived on
-// paper in its comment: a register is held from rename until the next writer of its architectural register retires,
-// so by Little's law in-flight writers <= renaming entries and IPC <= entries / (cycles each is held).
+// Physical register files and the stack engine in whole runs (core.int_prf, core.fp_prf, core.stack_engine). Every
+// expected value is derived on paper in its comment: a register is held from rename until the next writer of its
+// architectural register retires, so by Little's law in-flight writers <= renaming entries and IPC <= entries / (cycles
+// each is held).
 #include <cstdint>
 #include <string>
 #include <vector>

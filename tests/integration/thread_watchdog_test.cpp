@@ -1,6 +1,6 @@
-// The per-thread watchdog: a thread that retires nothing for core.watchdog_cycles while its sibling retires is
-// stopped with a DeadlockError naming it (the core-wide watchdog never fires then, so a starved thread used to run
-// for ever), and a thread held at its retire limit is not.
+// The per-thread watchdog: a thread that retires nothing for core.watchdog_cycles while its sibling retires is stopped
+// with a DeadlockError naming it (the core-wide watchdog never fires then, so without it a starved thread would run for
+// ever), and a thread held at its retire limit is not.
 #include <iostream>
 #include <string>
 #include <vector>
@@ -84,9 +84,9 @@ TEST(ThreadWatchdog, AThreadHeldAtItsRetireLimitIsNotStarved) {
 
 TEST(ThreadWatchdog, WaitsForTheMemorySystemAreNotDeadlocks) {
   // mem.dram.latency may be up to 1,000,000 cycles, half the default watchdog: an instruction fetch (an ITLB walk and
-  // an instruction-cache miss, two DRAM trips) or a load queued behind the sibling's misses then waits beyond
-  // 2,000,000 cycles with a known end. Before session 43 this pair stopped at cycle 2,000,094 with a "deadlock"
-  // whose own message said thread 1's load was executing until cycle 2,000,158.
+  // an instruction-cache miss, two DRAM trips) or a load queued behind the sibling's misses then waits beyond 2,000,000
+  // cycles with a known end. A watchdog that counted such a wait would stop this pair near cycle 2,000,094 with a
+  // "deadlock" whose own message says thread 1's load executes until cycle 2,000,158.
   Config c = loadConfig("netburst");
   c.mem.dram.latency = 1000000;
   Machine m(c);

@@ -1,4 +1,4 @@
-// Machine topology, OS costs and page walks (issue 10 §4-5): a package has its own LLC; logical CPUs are numbered as
+// Machine topology, OS costs and page walks: a package has its own LLC; logical CPUs are numbered as
 // docs/model.md "Topology" says; a TLB flush drops exactly one address space's entries; a page walk through the
 // caches costs the sum of its loads. Every expected number is derived in the comments from the netburst preset.
 #include <set>

@@ -1,4 +1,4 @@
-// Trace readers through the smtlab program (issue 12 §2, §3): /dev/zero and a decompression bomb in bounded memory
+// Trace readers through the smtlab program: /dev/zero and a decompression bomb in bounded memory
 // and time, pipes, FIFOs and /dev/stdin read once and correctly, and an input without instructions never reported
 // as a success. Each case runs the program as a child with a time limit and measures its peak memory (wait4).
 #include <fcntl.h>

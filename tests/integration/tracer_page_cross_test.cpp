@@ -1,10 +1,10 @@
-// The QEMU tracers on instructions that straddle a 4 KiB page (page_cross.S: no libc, user mode;
-// page_cross_system.S: bare metal, system mode): every executed instruction is recorded once and nothing else is.
-// QEMU 7.2 hands plugins an instruction it abandoned at the page boundary; before the fix
-// (tools/qemu-tracer/abandoned_insn.h) each run of such a block added a phantom record (same pc, undecodable bytes,
-// no uops) before the real one, and in system mode the block was taken as cut by an exception, which lost the real
-// instruction before it. Also: a cached kernel: trace recorded by an older tracer revision is recorded again
-// (tracer_revision.hpp). Skipped (with the reason) when QEMU, a plugin, capstone, cc or binutils is missing.
+// The QEMU tracers on instructions that straddle a 4 KiB page (page_cross.S: no libc, user mode; page_cross_system.S:
+// bare metal, system mode): every executed instruction is recorded once and nothing else is. QEMU 7.2 hands plugins an
+// instruction it abandoned at the page boundary; unless the tracer drops it (tools/qemu-tracer/abandoned_insn.h) each
+// run of such a block adds a phantom record (same pc, undecodable bytes, no uops) before the real one, and in system
+// mode the block is taken as cut by an exception, which loses the real instruction before it. Also: a cached kernel:
+// trace recorded by an older tracer revision is recorded again (tracer_revision.hpp). Skipped (with the reason) when
+// QEMU, a plugin, capstone, cc or binutils is missing.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -75,9 +75,9 @@ class TracerPageCross : public ScratchTest {
   }
 };
 
-// From page_cross.S: _start 2, loop 1 (7 instructions) 100 times, 2 between, loop 2 (6) 50 times, 2 between, loop 3
-// (3) 20 times, exit 3: 2 + 700 + 2 + 300 + 2 + 60 + 3 = 1069. Each of the 150 runs of a block ending in front of a
-// straddling instruction used to add one phantom (1219 records).
+// From page_cross.S: _start 2, loop 1 (7 instructions) 100 times, 2 between, loop 2 (6) 50 times, 2 between, loop 3 (3)
+// 20 times, exit 3: 2 + 700 + 2 + 300 + 2 + 60 + 3 = 1069. Each of the 150 runs of a block ending in front of a
+// straddling instruction could add one phantom record (1219 records if each did), so the count is exact.
 constexpr std::size_t kPageCrossInstructions = 1069;
 
 TEST_F(TracerPageCross, EveryInstructionOnceAndNoPhantom) {
@@ -132,10 +132,10 @@ TEST_F(TracerPageCross, StraddlingInstructionsDecodedWhole) {
   }
 }
 
-// System mode: the bare-metal program under qemu-system-x86_64 with the system plugin. The region between the
-// markers holds the jmp and 100 runs of the 7-instruction loop: 701 records. Before the fix each run's block ended
-// in a cut entry one instruction short, and the splitter, taking the last started instruction as the faulting one,
-// dropped the real add $2 before the straddling mov: 601 records, 100 cut blocks.
+// System mode: the bare-metal program under qemu-system-x86_64 with the system plugin. The region between the markers
+// holds the jmp and 100 runs of the 7-instruction loop: 701 records. With the abandoned instruction kept, each run's
+// block would end in a cut entry one instruction short, and the splitter, taking the last started instruction as the
+// faulting one, would drop the real add $2 before the straddling mov: 601 records, 100 cut blocks.
 class TracerPageCrossSystem : public ScratchTest {};
 TEST_F(TracerPageCrossSystem, RegionHoldsEveryInstructionOnce) {
   if (auto why = systemTracerUnavailableReason()) GTEST_SKIP() << "system tracer unavailable: " << *why;
@@ -203,8 +203,8 @@ TEST_F(TracerRevision, StampTagSaysHowTheRecordingWasMade) {
 }
 
 // A cached kernel: trace is kept while its stamp names this tracer revision and recorded again when the stamp is
-// missing (a cache from before the fix) or lacks the fixed-environment tag. The check swaps in a small stand-in trace: kept with a current stamp,
-// replaced by the real recording without one.
+// missing (a cache written by a tracer without the stamp) or lacks the fixed-environment tag. The check swaps in a
+// small stand-in trace: kept with a current stamp, replaced by the real recording without one.
 TEST_F(TracerPageCross, KernelCacheRecordsAgainWithoutCurrentStamp) {
   const KernelInfo* call0 = nullptr;
   for (const KernelInfo& k : kernels()) {

@@ -1,4 +1,4 @@
-// The window counts uops (uopwindow, issue 10 §2) in whole runs: ROB entries per fused-domain uop, rename and retire
+// The window counts uops in whole runs: ROB entries per fused-domain uop, rename and retire
 // widths in uops, micro-fusion, and conservation of every entry across squashes. Each expected value is derived on
 // paper in its comment.
 #include <cstdint>
@@ -65,7 +65,7 @@ TEST(UopWindow, ARobOfNEntriesHoldsNOverFourReadModifyWritesWhileALoadBlocksReti
   // A load missing to DRAM heads the trace; read-modify-writes (load + op + STA + STD) follow. Until the load
   // retires, the ROB (64 entries) fills: 1 entry for the load, then floor(63 / 4) = 15 RMWs (60 entries): 16
   // instructions, 61 entries. With micro-fusion an RMW is 2 fused uops: floor(63 / 2) = 31 RMWs, 32 instructions,
-  // 63 entries. Counting instructions (before uopwindow) it would hold 64.
+  // 63 entries. Counting instructions instead of uops it would hold 64.
   for (const bool fusion : {false, true}) {
     Config c = roomy();
     c.core.rob.entries = 64;

@@ -1,4 +1,4 @@
-// The wrong path from the thread's own code, with register dependences (issue 10 §4): after a mispredict the front
+// The wrong path from the thread's own code, with register dependences: after a mispredict the front
 // end walks the code it fetched lately from the predicted target, and those uops wait for their real producers, so a
 // wrong path whose inputs come from a long divide takes fetch and queue slots but almost no issue slots.
 #include <vector>

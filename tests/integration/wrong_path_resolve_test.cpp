@@ -1,4 +1,4 @@
-// How long a wrong path lives (issue 10 §4): from the mispredicted branch's fetch to the cycle its result is known
+// How long a wrong path lives: from the mispredicted branch's fetch to the cycle its result is known
 // (the scheduler executes it), not on through the refill that follows (core.branch.mispredict_penalty: "cycles from
 // resolving a mispredicted branch to fetching the right path"). In those refill cycles a real Intel core has already
 // cleared the younger uops and fetches the right path; it allocates no more wrong-path uops. The statistics

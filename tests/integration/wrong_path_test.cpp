@@ -1,6 +1,6 @@
-// Wrong path and replay on whole machines (issue 10 §4, §6): wrong-path uops take the sibling's slots one for one, a
-// machine with wrong_path = false keeps today's rule (a mispredict hands the front end to the sibling), and NetBurst
-// replay takes issue slots that the sibling loses.
+// Wrong path and replay on whole machines: wrong-path uops take the sibling's slots one for one, a machine with
+// wrong_path = false keeps the simpler rule (a mispredict hands the front end to the sibling), and NetBurst replay
+// takes issue slots that the sibling loses.
 #include <string>
 #include <vector>
 

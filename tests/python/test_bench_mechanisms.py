@@ -1,4 +1,4 @@
-"""bench.py's --set option and bench/mechanism_cost.py (the per-mechanism table of issue 10 §8).
+"""bench.py's --set option and bench/mechanism_cost.py (the per-mechanism cost table, docs/mechanisms.md).
 
 No speed is tested: what is tested is that overrides reach every `smtlab run`, that the table's claims (keys, tests,
 which presets turn a mechanism on, the on/off switches) hold against the tree, and that the cost arithmetic and the

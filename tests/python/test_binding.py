@@ -54,8 +54,8 @@ def test_config_errors_name_the_key():
 
 def test_config_takes_numpy_scalars():
     """Sweep and analysis code computes values with numpy: numpy integers, booleans and floats set a key as the
-    Python number of the same value would (before session 43 numpy.int64 was a TypeError, and a numpy.float64's repr
-    under numpy 2, 'np.float64(4.0)', would not have parsed)."""
+    Python number of the same value would: each is taken as its Python value (item()), since a numpy.float64's repr
+    under numpy 2, 'np.float64(4.0)', is no number the config parser reads."""
     np = pytest.importorskip("numpy")
     plain = smtlab.load_config(None, {"core.rob.entries": 96, "core.recombine": False, "mem.dram.bytes_per_cycle": 4.0})
     cfg = smtlab.load_config(None, {"core.rob.entries": np.int64(96), "core.recombine": np.bool_(False),

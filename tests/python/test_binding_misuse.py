@@ -1,4 +1,4 @@
-"""The pybind11 module under misuse, second round (issue 12 §4): Ctrl-C during a long Machine.run, integers out of
+"""The pybind11 module under misuse: Ctrl-C during a long Machine.run, integers out of
 range named by argument, a past run bound, a retire limit that could never fire, restart_trace on an empty CPU."""
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def test_a_run_bound_in_the_past_is_refused_and_now_is_an_empty_run(cfg_1x2):
 
 def test_an_idle_machine_jumps_to_a_far_bound_at_once(cfg_1x2):
     """Nothing attached, or every trace ended: nothing can happen before the bound, so the run takes it in one jump.
-    Before session 43 it went in slices of 2^20 cycles (2^44 of them to the largest bound: weeks). Run in a child
+    In slices of 2^20 cycles the largest bound would take 2^44 slices (weeks). Run in a child
     process so that a regression fails the test instead of hanging it."""
     import subprocess
     import sys

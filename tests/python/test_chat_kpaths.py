@@ -1,8 +1,8 @@
-"""chat's batched calls on recorded kernel paths (issue 11 §2): a chat task that wakes moves every queued message with
+"""chat's batched calls on recorded kernel paths: a chat task that wakes moves every queued message with
 one send or recv. With real paths on, a batch of n = 2..20 messages runs the recording of that batch
 (kpath:tcp_send_bN / tcp_recv_bN, workloads/kpath/probe_net.c), one instance drawn per call, and no per-message
-estimate; a batch of 1 the 16-byte tcp_send / tcp_recv. With real paths off every call keeps exactly the instruction
-count it had before these recordings (written out below from the kpaths table as it stood)."""
+estimate; a batch of 1 the 16-byte tcp_send / tcp_recv. With real paths off every call keeps exactly its estimated
+instruction count (the estimates are written out below)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from smtlab.workloads.user_streams import USER_STREAMS_ENV
 
 ROOT = pathlib.Path(__file__).parents[2]
 
-# The estimates before the recordings (kpaths._TABLE at commit cd36859), in instructions: the trap (int 0x80 + iret)
+# The estimates (kpaths._TABLE at commit cd36859), in instructions: the trap (int 0x80 + iret)
 # 450; tcp_send 3,500; tcp_recv 2,000; tcp_msg 250 per message after the first.
 TRAP, TCP_SEND, TCP_RECV, TCP_MSG = 450, 3500, 2000, 250
 #: The batch sizes the probe records (written out, not read from the code under test).

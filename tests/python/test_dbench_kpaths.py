@@ -1,4 +1,4 @@
-"""dbench's file-server operations are dbench 1.x's (issue 11 §2: the real benchmark's work, kernel-mode work from
+"""dbench's file-server operations are dbench 1.x's (the real benchmark's work, kernel-mode work from
 kpath: streams): each operation makes the system calls that dbench 1.x's fileio.c makes for it (a read or write seeks
 first, an open is followed by fstat), each call one instance of its own recorded path on the guest's ext4 disk
 (workloads/kpath/probe.c, "file server" phase; lseek as the recorded null call), a read or write one 4 KiB call per

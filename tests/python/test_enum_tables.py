@@ -1,4 +1,4 @@
-"""The enum tables as Python sees them (issue 10 §1): smtlab.CPI_CAUSES, FETCH_POLICIES, THREAD_CHOICE_POLICIES,
+"""The enum tables as Python sees them: smtlab.CPI_CAUSES, FETCH_POLICIES, THREAD_CHOICE_POLICIES,
 UNIT_CLASSES and EventKind come from the C++ tables, and every Python list built on them holds every value. Each
 check fails when a value is missing from a derived list or a Python copy drifts from the model's list."""
 

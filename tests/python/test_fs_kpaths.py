@@ -1,9 +1,9 @@
-"""The study's file-system kernel work on recorded paths (issue 11 §2): AIM9 sync_disk_cp's read of 1 KiB from its
+"""The study's file-system kernel work on recorded paths: AIM9 sync_disk_cp's read of 1 KiB from its
 source file runs Linux 6.1's read() of a cached ext4 file (kpath:disk_read, workloads/kpath/probe_fs.c) instead of
 the 1-byte read of /dev/zero plus a copy estimate; dbench's write-back daemon (bdflush) runs Linux 6.1's
 write-back code for 16 KiB of dirty pages (kpath:writeback: do_writepages -> ext4_writepages, the bio submitted),
 four instances per 64 KiB request, instead of the "writeback" estimate. With real paths off every step keeps exactly
-the instruction count it had before the recordings (written out below from the kpaths table as it stood)."""
+its estimated instruction count (the estimates are written out below)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from smtlab.workloads.base import make_kernel
 
 ROOT = pathlib.Path(__file__).parents[2]
 
-# The estimates before the recordings (kpaths._TABLE at commit 882d20c), in instructions: the trap (int 0x80 + iret)
+# The estimates (kpaths._TABLE at commit 882d20c), in instructions: the trap (int 0x80 + iret)
 # 450; read (1 byte of /dev/zero) 700; copy_kb 600 per KiB; fs_write 3,500; fsync 4,000.
 TRAP, READ, COPY_KB, FS_WRITE, FSYNC = 450, 700, 600, 3500, 4000
 
@@ -79,7 +79,7 @@ def test_sync_disk_wrt_does_not_read(real_paths, kernel_stub):
 def test_sync_disk_cp_keeps_its_estimates(estimates, kernel_stub):
     steps = _one_sync_op(kernel_stub, "sync_disk_cp")
     assert all(not isinstance(s, Compute) or s.source is None for s in steps)
-    # As before the recording: loop, read() + copy of 1 KiB, write + copy of 1 KiB, fsync, the two disk waits.
+    # The estimate: loop, read() + copy of 1 KiB, write + copy of 1 KiB, fsync, the two disk waits.
     assert [s.instructions for s in steps if isinstance(s, Compute)] == [40, TRAP + READ, COPY_KB, TRAP + FS_WRITE,
                                                                          COPY_KB, TRAP + FSYNC]
     assert [type(s) for s in steps[-2:]] == [IO, IO]

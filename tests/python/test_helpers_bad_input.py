@@ -126,7 +126,7 @@ def test_metrics_refuse_non_finite_values_naming_the_program_and_argument(fn, ba
 @pytest.mark.parametrize("fn", FUNCTIONS, ids=lambda f: f.__name__)
 def test_metrics_refuse_speedups_that_underflow_or_overflow(fn):
     # 1e-320 / 1e308 is 0 in floating point (a speedup of "nothing"), 1e308 / 1e-10 is infinity: neither is the
-    # answer, and antt / hmean_speedup of the first used to divide by zero.
+    # answer, and antt / hmean_speedup of the first would divide by zero.
     with pytest.raises(ValueError, match=r"program 0's speedup \(shared / alone = 1e-320 / 1e\+308\) is 0\.0"):
         fn([1e-320], [1e308])
     with pytest.raises(ValueError, match=r"program 0's speedup .* is inf"):

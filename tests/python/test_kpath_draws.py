@@ -1,6 +1,6 @@
 """A task's successive calls of one recorded kernel path draw instances in turn (kpaths.DRAW_CYCLE), not one instance
 per task for the whole run: a window in which one or two clients run must measure the path, not those clients'
-draws (session 20). Derived from the rule itself: call k of a path by the task with pid p is seed p + 1,000,003 x
+draws. Derived from the rule itself: call k of a path by the task with pid p is seed p + 1,000,003 x
 (k mod DRAW_CYCLE), whatever else the task or other tasks call in between; every run numbers the calls the same way,
 so HT on and off see the same instances for the same calls."""
 

@@ -1,4 +1,4 @@
-"""Every recorded kernel path used where the study's workloads make that call (issue 11 §1): with real paths on, the
+"""Every recorded kernel path used where the study's workloads make that call: with real paths on, the
 workloads' open+close, creat+close, signal, select, page faults, execve, exit+wait, pipe write and read, file write
 and fsync run kpath: instances (the IPI of a wake-up onto a halted CPU is the kernel's, kpath:wake_ipi; onto a busy CPU
 after_wake runs kpath:resched_ipi); with them off, each keeps exactly its estimated instruction count.

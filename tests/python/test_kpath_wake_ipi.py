@@ -1,4 +1,4 @@
-"""The recorded wake-up IPI (kpath:wake_ipi) in the study's kernels (issue 11 §1): with real kernel paths on,
+"""The recorded wake-up IPI (kpath:wake_ipi) in the study's kernels: with real kernel paths on,
 ``make_kernel`` gives the recorded path to a kernel that wakes a halted CPU through its wake list (idle_core_first,
 today's Linux, whose IPI was recorded), and a halted CPU woken from another CPU runs it whole; the 2.4.19 and 2.5.32
 kernels (linux24, linux25ht) send the reschedule IPI instead, whose handler only acknowledges the APIC: the halted

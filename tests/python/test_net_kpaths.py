@@ -1,8 +1,8 @@
-"""The study's network rows on recorded kernel paths (issue 11 §2): LMbench's "Select on 10 tcp fd's" runs Linux 6.1's
+"""The study's network rows on recorded kernel paths: LMbench's "Select on 10 tcp fd's" runs Linux 6.1's
 select() on 10 TCP sockets (kpath:select_tcp, workloads/kpath/probe_net.c), and tbench's reply runs the recorded send
 and recv of 4 KiB (kpath:tcp_send_4k / tcp_recv_4k) with their copies, so no ``copy_kb`` estimate remains in tbench
 with real paths on; the request keeps the 16-byte tcp_send / tcp_recv. With real paths off every step keeps exactly
-the instruction count it had before these recordings (written out below from the kpaths table as it stood)."""
+its estimated instruction count (the estimates are written out below)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ ROOT = pathlib.Path(__file__).parents[2]
 #: The model's calls and the probe's regions they must run (written out, not read from the code under test).
 EXPECTED = {"select10_tcp": "select_tcp", "tcp_send_4k": "tcp_send_4k", "tcp_recv_4k": "tcp_recv_4k"}
 
-# The estimates before the recordings (kpaths._TABLE at commit 90ba973), in instructions: the trap (int 0x80 + iret)
+# The estimates (kpaths._TABLE at commit 90ba973), in instructions: the trap (int 0x80 + iret)
 # 450; select10_tcp 4,800; tcp_send 3,500; tcp_recv 2,000; copy_kb 600 per KiB, 4 KiB a reply.
 TRAP, SELECT10_TCP, TCP_SEND, TCP_RECV, COPY_4K = 450, 4800, 3500, 2000, 4 * 600
 
@@ -57,7 +57,7 @@ def _tbench_round(k, side: str) -> tuple[list, dict]:
     program = iter(task.program())
     for step in program:
         if side == "c" and stats["done"][0] == 1:
-            break  # the client has read its reply: ``step`` is the next round's work
+            break  # the client has read its reply: ``step`` is the next request's work
         steps.append(step)
         if side == "s" and isinstance(step, Send):
             break  # the reply is sent
@@ -109,7 +109,7 @@ def test_tbench_reply_keeps_its_estimates(estimates, kernel_stub):
     server, _ = _tbench_round(kernel_stub, "s")
     assert all(not isinstance(s, Compute) or s.source is None for s in client + server)
     work_c, work_s = fileserver.CLIENT_WORK, kpaths.PATHS["smb_op"].instructions
-    # As before the recordings: the 16-byte calls' estimates, the reply's copy of 4 KiB a step of its own.
+    # The estimates: the 16-byte calls', the reply's copy of 4 KiB a step of its own.
     assert [s.instructions for s in client if isinstance(s, Compute)] == [work_c, TRAP + TCP_SEND, TRAP + TCP_RECV,
                                                                           COPY_4K]
     assert [s.instructions for s in server if isinstance(s, Compute)] == [TRAP + TCP_RECV, work_s, TRAP + TCP_SEND,

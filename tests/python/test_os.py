@@ -123,8 +123,8 @@ def test_ht_aware_schedulers_use_both_packages(cfg_2x2, make):
 def test_linux24_forks_a_pair_onto_both_packages(cfg_2x2):
     """2.4.19's reschedule_idle() (i386): the forked task's CPU is busy, so it scans the CPUs in order and takes the
     first idle one whose sibling is idle too. The first task runs on CPU 0; for the second, CPU 1's sibling (0) is
-    busy, CPU 2's (3) is idle: CPU 2, the other package, whatever the seed (the model before session 40 drew among
-    CPUs 1-3 at random and doubled the pair up in some seeds)."""
+    busy, CPU 2's (3) is idle: CPU 2, the other package, whatever the seed (a random draw among CPUs 1-3 would double
+    the pair up in some seeds)."""
     for seed in range(6):
         k, _ = two_cpu_bound(cfg_2x2, Linux24(**FAST), seed)
         assert shared_package_fraction(k) == 0.0

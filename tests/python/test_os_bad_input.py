@@ -11,7 +11,7 @@ silent success or a conversion error of Python's from inside Kernel.run:
   finite numbers, refused when given; ``hz`` too high for the clock is a message about ``hz``; ``Kernel.run(until=)``
   refuses a bound in the past as ``Machine.run`` does.
 
-The cases that used to hang run in a child process with a timeout, so that a regression fails instead of hanging."""
+The cases that could hang run in a child process with a timeout, so that a regression fails instead of hanging."""
 
 from __future__ import annotations
 

@@ -3,8 +3,8 @@
 The only numbers the model decides are how long each task's computing takes (its IPC); they enter as the four
 tasks' ``finished`` cycles, and every other cell follows from the kernel's rules (docs/python.md, "The kernel"):
 a switch costs ``S`` idle cycles, a sleep ``D``, a Send wakes the oldest waiter, a task pinned to one CPU stays
-there, a time slice of 10^9 cycles never expires. Written to pin the kernel's behaviour across its split into
-kernel.py / steps.py / timer.py (issue 11 §4)."""
+there, a time slice of 10^9 cycles never expires. It pins the kernel's behaviour as a whole, whatever the split
+into kernel.py / steps.py / timer.py."""
 
 from __future__ import annotations
 

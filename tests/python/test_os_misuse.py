@@ -1,4 +1,4 @@
-"""OS-layer misuse, second round (issue 12 §4): each used to hang run() for ever; each must now end with one clear
+"""OS-layer misuse: each case could hang run() for ever if unchecked; each must end with one clear
 error. Every case runs in a child process with a timeout, so that a regression fails the test instead of hanging
 the suite."""
 

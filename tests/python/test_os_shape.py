@@ -1,4 +1,4 @@
-"""The OS layer's shape (issue 11 §4): the kernel keeps its own per-task records, pids belong to a kernel, results are
+"""The OS layer's shape: the kernel keeps its own per-task records, pids belong to a kernel, results are
 functions over a finished kernel, CpuState has its own module, the schedulers share one parameter set, make_kernel
 takes scheduler parameters, and task_frame says where each task ran; no module past ~600 lines (the kernel split by
 idea), no private name used across modules, spec.py pure data, the overhead benchmark in bench/."""
@@ -169,38 +169,59 @@ def test_channel_and_task_fields_unchanged_by_a_blocking_run():
     assert a.done and b.done and set(vars(a)) == PUBLIC_TASK_FIELDS
 
 
-# --- session 16: the kernel split along its ideas, and the audit's gaps -------------------------------------------
+# --- the kernel split along its ideas; private names; the benchmark's place -----------------------------------------
 PY_DIR = OS_DIR.parent
 SWEEP_DIR = PY_DIR / "sweep"
 
 
 def test_no_os_module_is_two_ideas():
-    """A file past ~600 lines is usually two ideas (style.md); kernel.py was 849 before the timer and the step
-    interpreter got their own modules."""
+    """A file past about 600 lines is usually two ideas, to be split along the idea (CONTRIBUTING.md): the
+    kernel's parts (timers, steps, switching, accounting, ...) have modules of their own beside kernel.py."""
     for path in sorted(OS_DIR.glob("*.py")):
         assert len(path.read_text().splitlines()) <= 600, f"{path.name} is past 600 lines"
 
 
-def test_kernel_is_one_class_whose_methods_live_by_idea():
-    from smtlab.os import accounting, kernel, steps, timer
+def _all_imports(path: pathlib.Path) -> set[str]:
+    """Modules of the package a file imports, at run time or for annotations (under `if TYPE_CHECKING:`)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            out.add(node.module or "")
+            if node.module is None:
+                out.update(a.name for a in node.names)
+    return out
 
-    homes = {timer: ("_push_timer", "_on_timer", "_tick", "_timer_interrupt", "_end_irq_kpath", "_irq_done",
-                     "_check_deadlock"),
-             steps: ("_advance", "_start_compute", "_resolve_source", "_step_done"),
-             accounting: ("_bank", "_credit_code", "_detach_kernel_code", "_set_task_state", "_set_record_state",
-                          "_set_cpu_state", "flush_accounting"),
-             results: ("task_records", "cpu_records", "timeline_records", "decision_records", "task_frame",
-                       "cpu_frame", "timeline_frame", "decision_frame", "overhead")}
-    for home, names in homes.items():
-        for name in names:
-            method = getattr(Kernel, name)
-            assert method is getattr(home, name.lstrip("_")), name  # bound into the class, not a copy
-    assert Kernel._on_event.__module__ == Kernel._switch_to.__module__ == "smtlab.os.kernel"
+
+def test_the_kernel_composes_parts_that_own_their_state():
+    """The kernel is one class that composes parts, each owning its state (accounting its counters, the timers their
+    queue and tick, liveness its counts, the context switch its costs and kernel paths, the timer interrupt its
+    handler's sources): no function of another module is bound into the class (the results, functions over a
+    finished kernel, excepted), and no part imports the kernel, even for annotations. The schedulers and the results
+    are given a kernel to read (the policy API) and name its type for annotations only."""
+    from smtlab.os import kernel
+    from smtlab.os.accounting import Accounting
+    from smtlab.os.halt import HaltWake
+    from smtlab.os.liveness import Liveness
+    from smtlab.os.steps import StepInterpreter
+    from smtlab.os.switch import ContextSwitch
+    from smtlab.os.timer import Timers
+    from smtlab.os.timer_interrupt import TimerInterrupts
+
     assert Kernel.__mro__ == (Kernel, object) and kernel.Kernel is Kernel
-    # No cycle: kernel -> steps -> timer (the kinds of timed events); none of them imports the kernel at run time.
-    for name in ("timer.py", "steps.py", "accounting.py"):
-        assert "kernel" not in _runtime_imports(OS_DIR / name), name
-    assert not {"steps", "accounting"} & _runtime_imports(OS_DIR / "timer.py")
+    for name, value in vars(Kernel).items():
+        if isinstance(value, types.FunctionType):
+            assert value.__module__ in ("smtlab.os.kernel", "smtlab.os.results"), name
+    k, _ = _two_tasks(1, 2, 1000)
+    parts = {"accounting": Accounting, "timers": Timers, "liveness": Liveness, "steps": StepInterpreter,
+             "switch": ContextSwitch, "irq": TimerInterrupts, "halt": HaltWake}
+    for attr, cls in parts.items():
+        assert type(getattr(k, attr)) is cls, attr
+    readers = {"scheduler.py", "linux24.py", "linux25ht.py", "idle_core_first.py", "results.py"}
+    for path in sorted(OS_DIR.glob("*.py")):
+        if path.name in readers:
+            assert "kernel" not in _runtime_imports(path), path.name
+        elif path.name not in ("kernel.py", "__init__.py"):
+            assert "kernel" not in _all_imports(path), path.name
 
 
 def _private_uses(paths):
@@ -220,10 +241,11 @@ def _private_uses(paths):
 
 
 def test_no_private_name_crosses_a_module_outside_the_kernel():
-    """Issue 11 §4: modules talk through public names. The kernel's own files (kernel, steps, timer, accounting) and
-    tasks.py (which defines it) read ``task._record``, the task's link to the kernel's record; nothing else reaches
-    into another object's private members (workloads.base used to call ``k._flush_accounting()``)."""
-    own = {"kernel.py", "steps.py", "timer.py", "accounting.py", "tasks.py"}
+    """Modules talk through public names. kernel.py (which sets it) and tasks.py (which defines it) read
+    ``task._record``, the task's link to the kernel's record, and the kernel hands its parts a function that reads
+    it; nothing else reaches into another object's private members (as workloads.base calling
+    ``k._flush_accounting()`` would)."""
+    own = {"kernel.py", "tasks.py"}
     paths = [p for p in PY_DIR.rglob("*.py") if not (p.parent == OS_DIR and p.name in own)]
     assert _private_uses(paths) == []
     kernel_files = [OS_DIR / n for n in sorted(own)]
@@ -274,6 +296,6 @@ def test_cpu_bound_scenario_takes_scheduler_parameters():
 
 
 def test_the_overhead_benchmark_lives_in_bench():
-    """Issue 11 §4: os/overhead.py is a benchmark, so it belongs in bench/ (never run as a test)."""
+    """os/overhead.py is a benchmark, so it belongs in bench/ (never run as a test)."""
     assert not (OS_DIR / "overhead.py").exists()
     assert (PY_DIR.parents[1] / "bench" / "os_overhead.py").is_file()

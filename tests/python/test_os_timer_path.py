@@ -1,7 +1,7 @@
-"""The timer interrupt as kernel code (Kernel(timer_path=...)) and the study's kernels charging the OS costs
-(studyfix item 3). Expected values on paper: HZ=1000 gives one tick per simulated ms; a CPU that runs a task at a
-tick takes one interrupt, which runs exactly ``timer_instructions`` of the timer path (the retire limit stops it
-there), and none of those instructions are credited to the task."""
+"""The timer interrupt as kernel code (Kernel(timer_path=...)) and the study's kernels charging the OS costs. Expected
+values on paper: HZ=1000 gives one tick per simulated ms; a CPU that runs a task at a tick takes one interrupt, which
+runs exactly ``timer_instructions`` of the timer path (the retire limit stops it there), and none of those instructions
+are credited to the task."""
 
 from __future__ import annotations
 

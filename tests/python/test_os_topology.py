@@ -1,4 +1,4 @@
-"""Machine topology and OS costs in the Python layer (issue 10 §5): Machine exposes packages / cores / threads and the
+"""Machine topology and OS costs in the Python layer: Machine exposes packages / cores / threads and the
 package of each logical CPU; the kernel reads the machine's mapping; with ``charge_os_costs=True`` it charges the
 wake-up of a halted CPU, a TLB flush on an address-space switch and the timer interrupt. Expected values are derived
 in each test's docstring."""

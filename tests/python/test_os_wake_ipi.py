@@ -104,7 +104,7 @@ def test_a_whole_recorded_length_then_the_switch_path_as_kernel_code():
 
 def test_a_path_shorter_than_wake_instructions_runs_again_from_its_start():
     # wake_instructions (1000) beyond the path's 300 records: the path's end starts it again, so each wake-up still
-    # runs exactly 1000 kernel instructions (its retire limit); its end used to raise NameError.
+    # runs exactly 1000 kernel instructions (its retire limit), and the path's end raises nothing.
     k = _kernel(wake_path="gen:mix,count=300,seed=11", wake_instructions=WAKE)
     t, _ = _scene(k)
     assert k.wake_ipi.runs == [0, ROUNDS]

@@ -1,9 +1,9 @@
-"""Installed like a Python tool (issue 12 §7) and found by the smtlab program without the project's venv (§6).
+"""Installed like a Python tool, and found by the smtlab program without the project's venv.
 
 The wheel test builds the wheel once per session (a minute or two of both cores the first time: the whole C++ library,
 unoptimized) into a temporary folder, installs it into a fresh virtual environment outside the tree, and runs
 `smtlab run`, `python -m smtlab run`, `smtlab sweep` and `smtlab study` from there. CMake's build folder is kept
-between sessions in ~/.cache/smtlab/wheel-build/ (SMTLAB_WHEEL_BUILD_DIR overrides it), so only the first session
+between sessions in ~/.cache/smtlab/wheel-build/ (SMTLAB_WHEEL_BUILD_DIR overrides it), so only the first test run
 pays the full compile.
 The fresh environment takes the wheel's dependencies (numpy, pandas, ...) from this interpreter's site-packages
 through a .pth file, so nothing is downloaded; smtlab itself comes only from the wheel.
@@ -38,7 +38,7 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
-# --- §6: the Python engines without the project's venv ---------------------------------------------------------------
+# --- the Python engines without the project's venv ------------------------------------------------------------------
 @pytest.mark.skipif(not PROGRAM.exists(), reason="needs the in-tree build (make build)")
 @pytest.mark.parametrize("command", ["study", "sweep"])
 def test_study_and_sweep_without_a_python_that_has_smtlab_say_how_to_point_at_one(tmp_path, command):
@@ -77,7 +77,7 @@ def test_an_interpreter_that_does_not_exist_is_named(tmp_path):
     assert "no-such-python' cannot be started" in r.stderr and "SMTLAB_PYTHON" in r.stderr
 
 
-# --- §7: the wheel -------------------------------------------------------------------------------------------------
+# --- the wheel -----------------------------------------------------------------------------------------------------
 #: A build folder without a CMake cache this old is a build that was killed before configuring, not one under way.
 _UNCONFIGURED_STALE_SECONDS = 24 * 3600.0
 

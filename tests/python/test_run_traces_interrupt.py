@@ -1,4 +1,4 @@
-"""Ctrl-C during run_traces (issue 12's leftover): the C++ run checks for signals between chunks of simulated cycles,
+"""Ctrl-C during run_traces: the C++ run checks for signals between chunks of simulated cycles,
 so SIGINT ends it with KeyboardInterrupt instead of being ignored until the run finishes."""
 
 from __future__ import annotations

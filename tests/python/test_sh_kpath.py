@@ -1,8 +1,8 @@
-"""LMbench's fork+/bin/sh -c on a recorded path (issue 11 §2): with real paths on, the forked child runs one recorded
+"""LMbench's fork+/bin/sh -c on a recorded path: with real paths on, the forked child runs one recorded
 instance of kpath:sh_c (workloads/kpath/probe.c: execve of /bin/sh -c, busybox ash's start-up, ash's own execve of
 the program, up to its main()) instead of the scaled execve, 80 faults and 300k instructions of shell start-up, the
 second execve and the hello's 30 faults and 20k; then the hello's write and exit. With real paths off every step
-keeps exactly the instruction count it had before the recording (written out below from the kpaths table)."""
+keeps exactly its estimated instruction count (the estimates are written out below from the kpaths table)."""
 
 from __future__ import annotations
 
@@ -65,8 +65,8 @@ def test_execve_child_is_not_the_shell(real_paths):
 
 def test_execve_child_runs_no_start_up_after_the_recorded_execve(real_paths):
     # kpath:execve runs up to the program's main (docs/tracing.md), its start-up and page faults included: after it
-    # come only the hello's failing write and its user code to exit, as for sh -c. Until session 21 the child also ran
-    # the estimate's 30 faults (30 recorded page_fault instances) and 20k instructions of start-up.
+    # come only the hello's failing write and its user code to exit, as for sh -c, and not also the estimate's 30
+    # faults (30 recorded page_fault instances) and 20k instructions of start-up, which would count the start-up twice.
     steps = _child_steps("execve")
     assert [_kpath_of(s) for s in steps if _kpath_of(s)] == ["page_fault", "page_fault", "execve", "getppid",
                                                              "exit_wait"]

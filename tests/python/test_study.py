@@ -1,5 +1,5 @@
 """The reference study in quick mode: its outputs, the shape checks the model meets for a reason worked out on
-paper, and for every check that the report states what the numbers show (issue 11 §3).
+paper, and for every check that the report states what the numbers show.
 
 One quick run (module-scoped; under a minute on two cores) is shared by every test. No test asserts that the model
 hits a band it misses today: a miss is reported in study.md and checks.json, and the tests check that the report

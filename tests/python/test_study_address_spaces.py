@@ -1,4 +1,4 @@
-"""Address spaces of the study's workloads (issue 11 §2): every process its own, threads of one process one, the
+"""Address spaces of the study's workloads: every process its own, threads of one process one, the
 kernel half one region shared by all. Expected values are counted on paper from the workloads' structure and from
 the address mapping (smtlab/mem/address_space.hpp)."""
 

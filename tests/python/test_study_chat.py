@@ -1,7 +1,7 @@
-"""The chat workload's rooms (issue 11 §2): every per-room value is bound when the room is built.
+"""The chat workload's rooms: every per-room value is bound when the room is built.
 
-Before the fix every nested task program read its room's channels late, so all rooms ran on the last room's
-channels and the ``rooms`` parameter did nothing. Expected values from the workload's structure, on paper: rooms
+A nested task program that read its room's channels late would run every room on the last room's channels, and
+the ``rooms`` parameter would do nothing. Expected values from the workload's structure, on paper: rooms
 are identical closed loops (20 users, each message echoed to the room's 19 others) sharing only the CPUs, so a task
 of room r only ever waits on room r's sockets, and with the CPU saturated each of R rooms carries about 1/R of the
 messages.

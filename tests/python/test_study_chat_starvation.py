@@ -1,15 +1,15 @@
-"""chat under Linux24 with HT on: every room sends in the window (issue 11 §2; studyfix item 2).
+"""chat under Linux24 with HT on: every room sends in the window.
 
-The starvation's mechanism: the model's Linux24 kept a runqueue per logical CPU. A client sender whose server
-receiver ran on the sibling got its credit back before its 4-message window filled, so it never blocked and held CPU
-0 for its whole slice; CPU 1 re-ran its one queued task (the woken server receiver) while every other room's tasks
-waited on CPU 0's queue, and only a busy-balance pull every 200 ms could move them. Linux 2.4.19 has one runqueue
-(kernel/sched.c ``runqueue_head``) that schedule() on any CPU scans, so CPU 1 takes the other rooms' waiting tasks
-whenever its own task blocks. Expected on paper: rooms are identical closed loops sharing the CPUs, so with one
-runqueue every room runs within a window of a few context-switch rounds; each of 4 rooms' 20 senders starts with a
-4-message window, so every room that runs at all sends messages. Served in turn: woken tasks join the tail of the
-run list (``run_list_head=False``); 2.4.19's own order, the head, runs the task woken last first, and then one room's
-pipeline can hold both CPUs for a short window whatever the runqueues (test_os_wakeup.py, docs/study.md)."""
+The starvation this guards against: with a runqueue per logical CPU, a client sender whose server receiver runs on the
+sibling gets its credit back before its 4-message window fills, so it never blocks and holds CPU 0 for its whole slice;
+CPU 1 re-runs its one queued task (the woken server receiver) while every other room's tasks wait on CPU 0's queue, and
+only a busy-balance pull every 200 ms can move them. Linux 2.4.19 has one runqueue (kernel/sched.c ``runqueue_head``)
+that schedule() on any CPU scans, and so has the model's Linux24: CPU 1 takes the other rooms' waiting tasks whenever
+its own task blocks. Expected on paper: rooms are identical closed loops sharing the CPUs, so with one runqueue every
+room runs within a window of a few context-switch rounds; each of 4 rooms' 20 senders starts with a 4-message window, so
+every room that runs at all sends messages. Served in turn: woken tasks join the tail of the run list
+(``run_list_head=False``); 2.4.19's own order, the head, runs the task woken last first, and then one room's pipeline
+can hold both CPUs for a short window whatever the runqueues (test_os_wakeup.py, docs/study.md)."""
 
 from __future__ import annotations
 

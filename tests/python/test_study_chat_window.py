@@ -1,4 +1,4 @@
-"""chat's measurement window (issue 11 §2/§3, chatfix): a window that holds no client message must never be
+"""chat's measurement window: a window that holds no client message must never be
 reported as 0 messages/s, and the warm-up must cover the start-up convoy.
 
 On paper: chat spawns 4 tasks per user, 20 users per room; 3 of them (client receiver, server receiver and sender)

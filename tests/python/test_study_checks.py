@@ -1,4 +1,4 @@
-"""Every shape check of the study can fail: each is fed numbers inside and outside its band (issue 11 §3).
+"""Every shape check of the study can fail: each is fed numbers inside and outside its band.
 
 Bands from the article's tables (data/reference/): single-task rows flat within +-2 %, pipe latency -1.3 % +- 2 pp,
 fork rows -10..0 %, multithreaded speed-ups 10..60 %, and the rows the article shows changing (sieve +60 %, sync

@@ -1,4 +1,4 @@
-"""The study's fidelity figure (issue 11 §3): mean |model - published| speed-up in percentage points over every row
+"""The study's fidelity figure: mean |model - published| speed-up in percentage points over every row
 that has both, computed here on tables whose answer is worked out by hand."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The study's system calls on real kernel paths (issue 11 §2): a task's call runs one recorded kpath: instance (its
+"""The study's system calls on real kernel paths: a task's call runs one recorded kpath: instance (its
 retired instructions are that instance's, mostly at kernel addresses), each task on its own kernel stack, and with
 no recording to be had the study says so in one line and uses the estimates. Expected values come from the
 recording's manifest (kpaths.json) and from the path table, not from a model run."""

@@ -1,5 +1,5 @@
-"""The study's output folder is checked before any simulation (issue 12 §1 applied to the study): one message that
-names the folder and the reason, exit status 2, nothing simulated."""
+"""The study's output folder is checked before any simulation, as the smtlab program checks its outputs: one message
+that names the folder and the reason, exit status 2, nothing simulated."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """With real kernel paths and user programs on (the study's default), the multithreaded workloads run recorded code
-only (issue 11 §2): every step that a task of chat, dbench or tbench computes names a source of its own (a recorded
+only: every step that a task of chat, dbench or tbench computes names a source of its own (a recorded
 kpath: instance or a recorded user program's instance), never an estimate, i.e. a stretch of the task's own
 generated stream (a Compute without a source). The kernel's own paths (switch, timer, wake-up IPI) are attached by
 the kernel, not computed as steps, and are recorded too when real paths are on (tests/python/test_kpath_*.py).
@@ -109,7 +109,7 @@ def test_the_hook_sees_the_estimates_without_real_kernel_paths(streams_on, monke
     assert 0 < results[0]["generated_instructions"] <= results[0]["code_instructions"]
 
 
-# The single-task rows (issue 11 §2, "the LMbench and AIM9 loops"): each operation's calls are recorded kpath:
+# The single-task rows (the LMbench and AIM9 loops): each operation's calls are recorded kpath:
 # instances and the benchmark's loop between two calls is the recorded loops.c (user_streams "lmbench_loop" and
 # AIM9's "aim9_creat", "aim9_link", "aim9_sync", "aim9_sync_rw", as AIM's sources write them); the exec'd hello of
 # the fork rows is the recorded hello.c from its write on. No estimate remains (docs/study.md "Real user programs").

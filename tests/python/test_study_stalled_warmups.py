@@ -1,4 +1,4 @@
-"""Adaptive warm-ups and windows end when their criterion stops progressing (session 46, issue 11 §5).
+"""Adaptive warm-ups and windows end when their criterion stops progressing.
 
 chat's and tbench's warm-ups wait for the start-up convoy to pass (every receiver and server task has run once;
 every client has read a reply), and their windows for every room or client to be served. Those criteria assume that
@@ -104,8 +104,8 @@ def test_under_the_head_first_order_a_chat_warm_up_stalls_instead_of_running_to_
     list's head, and the tasks their messages wake, keep running ahead of the receivers and servers spawned before
     them, so the warm-up's criterion (every receiver and server has run once) stops moving when the senders arrive.
     The stall rule ends the warm-up STALL_MS after its 1 ms minimum, at the first 1 ms step past it: 1 + 7.5 -> 9 ms.
-    Without the rule the bound decides (14 ms in all here, the study's 60 ms), which is what every Linux24 point of
-    the default study did before session 46."""
+    Without the rule the bound would decide (14 ms in all here, the study's 60 ms), at every Linux24 point of the
+    default study."""
     r = chat.run(1, False, "linux24", 1.0, 1.0, max_ms=14.0)
     assert r["warm_end"] == "stalled"
     assert 1.0 + base.STALL_MS <= r["warm_ms"] < 1.0 + base.STALL_MS + 1.0

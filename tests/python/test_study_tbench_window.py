@@ -1,11 +1,11 @@
-"""tbench's measurement window holds a reply for every client (issue 11 §3).
+"""tbench's measurement window holds a reply for every client.
 
-The earlier criterion, N replies in total, was met with HT on by one client/server pair ping-ponging across the two
-siblings (116 of 157 replies at 20 clients, 20 % of the clients with none), so the row measured that pair. Expected
-values come from the window's definition: every client has read a reply inside the window. Linux24 serves equals in
-turn here (``run_list_head=False``): under 2.4.19's own order, the head, a pair that keeps waking each other holds a
-CPU until the ticks use up its counters, and a 30 ms bound need not hold a turn of every client (docs/study.md,
-"2.4.19's run-list order").
+A criterion of N replies in total would be met with HT on by one client/server pair ping-ponging across the two siblings
+(116 of 157 replies at 20 clients, 20 % of the clients with none), and the row would measure that pair. Expected values
+come from the window's definition: every client has read a reply inside the window. Linux24 serves equals in turn here
+(``run_list_head=False``): under 2.4.19's own order, the head, a pair that keeps waking each other holds a CPU until the
+ticks use up its counters, and a 30 ms bound need not hold a turn of every client (docs/study.md, "2.4.19's run-list
+order").
 """
 
 from smtlab.workloads import fileserver
@@ -28,8 +28,8 @@ def test_the_criterion_is_every_client_not_a_total():
 
 def test_short_window_note_says_what_the_window_measured():
     """The note follows the point's own counts: which clients the window served and whether the warm-up got past the
-    start-up convoy. (The earlier note said "others were served more than once" also where no client was: at 120
-    clients under 2.4.19 with HT off the warm-up ended at the 60 ms bound and 27 clients had one reply each.)"""
+    start-up convoy. It says "others were served more than once" only where some client was, so not in the case below
+    (120 clients under 2.4.19 with HT off, the warm-up ended at the 60 ms bound, 27 clients with one reply each)."""
     from smtlab.study.ht_linux import tbench_short_window_note
 
     convoy = {"param": 120, "ht": False, "scheduler": "linux24", "clients_done": 0.225, "window_ms": 5.0,
@@ -50,7 +50,7 @@ def test_short_window_note_says_what_the_window_measured():
     assert "woken last first" in note and "a pair at a time" in note and "convoy" in note.split(":")[-1]
     assert "lies in the start-up convoy" not in note
     assert "woken last first" not in tbench_short_window_note({**turns, "scheduler": "linux25ht"})
-    # A warm-up that stalled (session 46: no progress for STALL_MS) says so, and names no bound it did not reach.
+    # A warm-up that stalled (no progress for STALL_MS) says so, and names no bound it did not reach.
     stalled = tbench_short_window_note({**turns, "warm_ms": 12.0, "warm_end": "stalled"})
     assert "the warm-up ended at 12 ms, 7.5 ms after the last client's first reply" in stalled
     assert "bound" not in stalled and "a pair at a time" in stalled

@@ -1,4 +1,4 @@
-"""The study's measurement windows (issue 11; studyfix): a window that measured nothing must never be reported as a
+"""The study's measurement windows: a window that measured nothing must never be reported as a
 measurement, and tbench's window must adapt to the client count.
 
 On paper: tbench on one logical CPU starts as a convoy. N clients are forked and each sends its first request before
@@ -6,7 +6,7 @@ any server runs (FIFO among equals), then the N servers reply, then the clients 
 about 2N + 1 dispatches. At N = 12 each dispatch runs at least a system call with its trap (>= 2,450 instructions:
 tcp_recv 2,000 + trap 450) plus the switch path (1,500), so the first reply needs more than 25 x 3,950 = 98,750
 instructions; the netburst core retires at most 3 per cycle, so more than 32,900 cycles = 0.021 ms at 1.6 GHz. A
-fixed 0.002 + 0.002 ms warm-up and window therefore holds no reply: the old fixed window reported 0 MB/s there.
+fixed 0.002 + 0.002 ms warm-up and window therefore holds no reply, and a fixed window would report 0 MB/s there.
 "FIFO among equals" is Linux24 with woken and forked tasks joining the tail of its run list (``run_list_head=False``);
 2.4.19's own order, the head, runs the task woken last first, which changes the convoy this derivation counts."""
 
@@ -44,7 +44,7 @@ def test_tbench_without_a_completion_raises_instead_of_reporting_zero():
 def test_tbench_window_has_its_own_bound_after_a_cut_warm_up():
     # A warm-up bound of 0.002 ms ends the warm-up before the first reply (> 0.021 ms, module doc): the warm-up is
     # reported incomplete. The window then has its own bound (MAX_WINDOW_MS), not what the warm-up left of a shared one
-    # (before session 27 one bound covered both, and at 60-120 clients under Linux24 the convoy used it all), so it
+    # (with one bound for both, at 60-120 clients under Linux24 the convoy would use it all), so it
     # still runs until every client has read a reply in it.
     r = fileserver.run("tbench", 12, False, "linux24", warm_ms=0.002, window_ms=0.002, max_warm_ms=0.002,
                        scheduler_params=FIFO)

@@ -1,4 +1,4 @@
-"""smtlab.sweep on bad input (session 43's probe): every wrong sweep file is one message naming the file and the key,
+"""smtlab.sweep on bad input: every wrong sweep file is one message naming the file and the key,
 found by `--dry-run` as well as by a run, before anything is simulated or written; nothing is silently dropped, a
 sweep of no runs is never a success, and no input makes the command print a traceback or start thousands of
 processes. Expected messages are read from what the rule says (the key, the file, the value), not copied from the
@@ -101,7 +101,7 @@ def test_a_repeated_seed_is_refused(tmp_path, capsys):
 
 
 def test_a_device_given_as_the_sweep_file_is_read_only_so_far(capsys):
-    # /dev/zero never ends: before session 43 it was read until memory ran out. A sweep file is far below the bound.
+    # /dev/zero never ends: read without a bound it would fill memory. A sweep file is far below the bound.
     assert sweep_main(["/dev/zero", "--dry-run"]) == 1
     line = one_error(capsys)
     assert "/dev/zero" in line and "larger than" in line

@@ -1,4 +1,4 @@
-"""smtlab.sweep, second round (issue 12 §7, issue 11 §4): the module split (store, tables, backend, progress), atomic
+"""smtlab.sweep's modules and outputs: the module split (store, tables, backend, progress), atomic
 outputs, progress on a non-terminal as plain lines, and a Dask scheduler that cannot import smtlab named as the cause
 with the fix."""
 
@@ -31,7 +31,7 @@ def tiny_sweep() -> Sweep:
 
 # --- shape ---------------------------------------------------------------------------------------------------------
 def test_no_module_imports_a_private_name_from_another():
-    """Issue 11 §4: the modules talk through public names only (a leading underscore stays in its module)."""
+    """The modules talk through public names only (a leading underscore stays in its module)."""
     offenders = []
     for path in sorted(SWEEP_DIR.glob("*.py")):
         tree = ast.parse(path.read_text())

@@ -1,4 +1,4 @@
-"""Every memory operand of an instruction through the Python binding (issue 10 §3): four loads and two stores are
+"""Every memory operand of an instruction through the Python binding: four loads and two stores are
 kept, a fifth load is a ValueError, and a source over a pipe is read once."""
 
 from __future__ import annotations

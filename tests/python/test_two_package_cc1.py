@@ -1,4 +1,4 @@
-"""make_j2's compile jobs on real cc1 code (issue 11 §2, workloads/compile_jobs.py). Expected values come from the
+"""make_j2's compile jobs on real cc1 code (workloads/compile_jobs.py). Expected values come from the
 recipe (gcc's cc1, the skips and window of compile_jobs), the recorder's own manifests, an independent recording of
 the same compile, and the job lengths' formula in two_package.run (Random(seed).uniform(0.5, 1.0) x instructions);
 never from a previous model run. The first run records the six windows into the study cache (about 25 s)."""

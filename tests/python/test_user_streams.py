@@ -1,4 +1,4 @@
-"""The study's user-mode work from real programs (issue 11 §2): workloads/user/*.c traced as kernel:user_*, one
+"""The study's user-mode work from real programs: workloads/user/*.c traced as kernel:user_*, one
 instance per message / operation / request cut out between pause markers. Expected values are derived from the C
 sources (loop counts, system calls per iteration, calls per message, the load file's lines), not from a model run.
 The first run traces the ten programs (a few seconds each under QEMU); later runs read the kernel: cache."""

@@ -1,5 +1,6 @@
-// LineAddr (issue 10 §1): a line number is made from a byte address only by LineAddr::of, and never converts from or
-// to a plain integer, so an address cannot be passed where a line is meant. Expected values are worked by hand.
+// LineAddr (strong types for addresses; CONTRIBUTING.md): a line number is made from a byte address only by
+// LineAddr::of, and never converts from or to a plain integer, so an address cannot be passed where a line is meant.
+// Expected values are worked by hand.
 #include <cstdint>
 #include <functional>
 #include <type_traits>

@@ -1,4 +1,4 @@
-// SeqNum (issue 10 §1): an instruction's place in its thread's program order. It orders older before younger, steps
+// SeqNum: an instruction's place in its thread's program order. It orders older before younger, steps
 // on in program order, gives a count as the difference of two, and never converts from or to a plain integer, a Cycle
 // or a LineAddr, so a count, a time or an address cannot be passed where a sequence number is meant. Expected values
 // are worked by hand.

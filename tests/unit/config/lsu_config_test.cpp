@@ -1,4 +1,4 @@
-// The load/store unit's keys (core.lsu, issue 10 §3): bad values are refused with one message naming the key, and
+// The load/store unit's keys (core.lsu): bad values are refused with one message naming the key, and
 // the choice and every key round-trip through --set and the TOML output.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// core.ports (issue 10 §2): parsing a port list, the presets' published port maps, the removed per-class `count` keys
+// core.ports: parsing a port list, the presets' published port maps, the removed per-class `count` keys
 // (one clear error naming the key and its replacement), bad port lists, and the JSON/TOML outputs.
 
 #include <gtest/gtest.h>

@@ -1,5 +1,7 @@
-// The presets in configs/: each loads, validates, sets every key explicitly, and carries the published numbers of
-// the machine it models (shared/reference/netburst_ht_facts.md and the preset's cited sources).
+// The presets in configs/: each loads, validates, sets every key explicitly, and carries the published numbers of the
+// machine it models (for netburst: Marr et al., "Hyper-Threading Technology Architecture and Microarchitecture", Intel
+// Technology Journal 6(1), 2002; the IA-32 SDM Vol. 1; the optimization manual 248966; each preset's comments cite the
+// source of every number).
 
 #include <string>
 

@@ -1,5 +1,5 @@
-// The physical register file keys (issue 10 §3): overridable, validated against the committed state they must hold,
-// and refused with one message naming the key.
+// The physical register file keys (core.int_prf, core.fp_prf): overridable, validated against the committed state they
+// must hold, and refused with one message naming the key.
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
-// "Did you mean" suggestions for unknown keys and choice values. The search stops early now (a bounded edit
-// distance, issue 12 section 8: it made the config_set fuzz target slow); these tests pin the whole message text,
-// derived by hand, and compare the suggestion for many typos with a plain full edit distance written here.
+// "Did you mean" suggestions for unknown keys and choice values. The search stops early (a bounded edit distance: a
+// full one made the config_set fuzz target slow); these tests pin the whole message text, derived by hand, and compare
+// the suggestion for many typos with a plain full edit distance written here.
 
 #include <algorithm>
 #include <string>

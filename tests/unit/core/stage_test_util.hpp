@@ -89,7 +89,7 @@ struct StageHarness {
     for (std::uint32_t i = 0; i < n; ++i) {
       ASSERT_NE(th.cursor->peek(), nullptr);
       th.front[th.cursor->fetchSeq().value & th.frontMask] = FrontEntry{};
-      th.front[th.cursor->fetchSeq().value & th.frontMask].uopqHeld = 1;  // the one entry taken below (uopwindow)
+      th.front[th.cursor->fetchSeq().value & th.frontMask].uopqHeld = 1;  // the one uop-queue entry taken below
       th.cursor->advanceFetch();
       queues[QueueKind::UopQueue].take(t);
     }

@@ -144,8 +144,8 @@ TEST(ChampSim, CorruptXzIsOneClearError) {
 }
 
 TEST(ChampSim, ZstdIsRecognisedByContent) {
-  // zstd's frame magic (28 b5 2f fd) selects the decompressor whatever the name ends in; before session 43 the
-  // compressed bytes were decoded as records (garbage instructions, exit 0).
+  // zstd's frame magic (28 b5 2f fd) selects the decompressor whatever the name ends in, so that compressed bytes are
+  // never decoded as records (garbage instructions, exit 0).
   test::TempPath plain(".champsimtrace");
   test::TempPath zst(".champsimtrace.zst");
   writeChampSimTrace(plain.str(), champsimSample());

@@ -1,4 +1,4 @@
-// The decoder's uops in the trace formats (issue 10 §2): the text format's optional `uops=N` and `ucode` fields,
+// The decoder's uops in the trace formats: the text format's optional `uops=N` and `ucode` fields,
 // native version 3 (uop count and microcoded flag per record, compactly), versions 1 and 2 still read with uops 0,
 // one clear error for every bad value, and `trace info`'s uops/instruction. Expected byte counts come from the
 // record layout in docs/traces.md, worked out in the comments.
@@ -197,7 +197,7 @@ TEST(UopFields, TextToNativeToTextKeepsUops) {
   EXPECT_EQ(test::readFile(back.str()), test::readFile(text.str()));
 }
 
-// ChampSim records (issue 10 §2): register work with memory operands makes a load-op or a read-modify-write, and
+// ChampSim records: register work with memory operands makes a load-op or a read-modify-write, and
 // every record gets the unfused-domain rule's count (docs/tracing.md, "ChampSim traces").
 ChampSimRecord champSim(std::uint64_t ip, std::array<std::uint8_t, 2> dst, std::array<std::uint8_t, 4> src,
                         std::array<std::uint64_t, 4> srcMem = {}, std::array<std::uint64_t, 2> dstMem = {}) {

@@ -1,4 +1,4 @@
-// `smtlab trace record` hardening (issue 12 §2, §3, §6): a program that crashes keeps what it executed and says by
+// `smtlab trace record` hardening: a program that crashes keeps what it executed and says by
 // which signal; a cap stops an endless program and says so; the disk reserve and the raw budget stop a recording that
 // would fill the disk; SIGINT/SIGTERM kill QEMU and remove every file; a directory, a non-ELF file, a file without
 // x permission or an ELF QEMU cannot load is one clear error and no file; fork is traced as the parent only;
@@ -315,9 +315,9 @@ TEST_F(RecordHardening, ProgramsQemuCannotRunAreOneClearErrorAndNoFile) {
 }
 
 TEST_F(RecordHardening, OutputsThatWouldReplaceWhatTheCommandUsesAreRefused) {
-  // Before session 43 `-o prog -- ./prog.trace` replaced the program with its own trace, and `-o data -- cat
-  // data.trace` the file the program read. Every name the recording writes or removes is checked against the
-  // program and its arguments; the inputs stay as they were.
+  // Unchecked, `-o prog -- ./prog.trace` would replace the program with its own trace, and `-o data -- cat data.trace`
+  // the file the program reads. Every name the recording writes or removes is checked against the program and its
+  // arguments; the inputs stay as they were.
   auto refused = [&](const std::vector<std::string>& command, const std::string& victim) {
     const std::string before = slurp(victim);
     try {

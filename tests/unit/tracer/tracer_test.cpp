@@ -190,9 +190,9 @@ TEST_F(Tracer, KernelIsTracedOnceIntoTheCache) {
 }
 
 TEST_F(Tracer, FillingTheKernelCacheKeepsTheProgramsOutputOutOfSmtlabsOwn) {
-  // chase.c prints its result (so that the compiler keeps the loop). Before session 43 the traced program shared
-  // smtlab's stdout: `smtlab trace head kernel:chase > f` on an empty cache put that line into f, which was then no
-  // text trace. Captured at the file-descriptor level, where the traced program writes.
+  // chase.c prints its result (so that the compiler keeps the loop). If the traced program shared smtlab's stdout,
+  // `smtlab trace head kernel:chase > f` on an empty cache would put that line into f, which would then be no text
+  // trace. Captured at the file-descriptor level, where the traced program writes.
   ::setenv("SMTLAB_KERNEL_CACHE", (scratchDir() / "kernels-stdout").c_str(), 1);
   std::size_t records = 0;
   ::testing::internal::CaptureStdout();

@@ -1,4 +1,4 @@
-// The tracer's decoder fills Instr::uops and Instr::microcoded (issue 10 §2) from the instruction form capstone gives.
+// The tracer's decoder fills Instr::uops and Instr::microcoded from the instruction form capstone gives.
 // Expected values are copied from the reference table, not from the code: uops.info's Broadwell measurements (the
 // "uops" column, fused / unfused domain; the record carries the unfused count) and the MSROM rule of Intel's
 // optimization manual (more than 4 fused-domain uops: microcoded). docs/tracing.md, "Uops per instruction".

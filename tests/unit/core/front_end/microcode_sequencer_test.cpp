@@ -1,4 +1,4 @@
-// The microcode sequencer (issue 10 §2): a microcoded instruction holds its own thread's fetch/decode slot for
+// The microcode sequencer: a microcoded instruction holds its own thread's fetch/decode slot for
 // ceil(uops / fetch_width) cycles, and a sibling takes the slot meanwhile; or, with core.microcode_shares_fetch, it
 // needs that many of the fetch slots the policy hands out, so a sibling and the sequence alternate.
 #include <gtest/gtest.h>

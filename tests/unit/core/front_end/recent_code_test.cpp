@@ -1,4 +1,4 @@
-// The table of recently fetched code (recent_code.hpp) that the wrong path is walked from (issue 10 §4): where the
+// The table of recently fetched code (recent_code.hpp) that the wrong path is walked from: where the
 // wrong path starts after a mispredicted branch, how it goes on, what breaks the fall-through chain, and eviction.
 #include <gtest/gtest.h>
 

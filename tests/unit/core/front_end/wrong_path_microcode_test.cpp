@@ -1,5 +1,5 @@
 // A microcoded instruction on the wrong path holds its thread's fetch while the microcode sequencer streams its uops,
-// as on the right path (issue 10 §2, §4): sysbench's loop runs into DIV r64 (36 uops) on its wrong path too.
+// as on the right path: sysbench's loop runs into DIV r64 (36 uops) on its wrong path too.
 #include <gtest/gtest.h>
 
 #include "../stage_test_util.hpp"

@@ -1,4 +1,4 @@
-// The front end's wrong path (issue 10 §4): after a mispredicted branch its thread keeps fetching synthetic uops of
+// The front end's wrong path: after a mispredicted branch its thread keeps fetching synthetic uops of
 // its recent mix into its pipe and the uop queue, ICOUNT counts them, and they are squashed when the branch resolves.
 #include <gtest/gtest.h>
 
@@ -150,11 +150,10 @@ TEST(WrongPath, OffTheThreadStopsFetchingAtTheMispredict) {
 }
 
 TEST(WrongPath, AResetLeavesNoWrongPathWriterInTheRenameMap) {
-  // Ring positions start again at 0 after a reset (a new trace on the thread, as at an OS task switch), so an entry
-  // of the wrong-path rename map from before it would look live (index >= head = 0) and name a slot of a squashed
-  // uop as a producer: a later wrong-path uop would then park on it and wait for the slot's next issue (session 20
-  // found this through statistics that changed with the scheduler's host-speed rework). Invariant: after reset, no
-  // register has a wrong-path writer.
+  // Ring positions start again at 0 after a reset (a new trace on the thread, as at an OS task switch), so an entry of
+  // the wrong-path rename map from before it would look live (index >= head = 0) and name a slot of a squashed uop as a
+  // producer: a later wrong-path uop would then park on it and wait for the slot's next issue, and the statistics would
+  // depend on how the scheduler reuses slots. Invariant: after reset, no register has a wrong-path writer.
   WrongPathState wp;
   wp.allocate(64);
   for (int i = 0; i < 40; ++i) wp.fetchOne(Cycle{1});

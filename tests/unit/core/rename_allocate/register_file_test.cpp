@@ -1,4 +1,4 @@
-// Physical register files and the stack engine at rename (issue 10 §3), with the uop queue filled by hand: how many
+// Physical register files and the stack engine at rename, with the uop queue filled by hand: how many
 // writers a file lets in, how the sharing policy divides it between threads, which class a register takes, and what
 // the stack engine does to the stack-pointer dependency. Expected values are counted on paper from the config.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// RenameAllocate counts uops (uopwindow, issue 10 §2): rename_width is in fused-domain uops, an instruction takes one
+// RenameAllocate counts uops: rename_width is in fused-domain uops, an instruction takes one
 // ROB entry per fused-domain uop, micro-fusion halves the entries of load-op and store code, and a microcode sequence
 // longer than the thread's share claims only what the thread is guaranteed. Expected values are counted on paper.
 #include <gtest/gtest.h>

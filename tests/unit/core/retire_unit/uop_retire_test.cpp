@@ -1,4 +1,4 @@
-// RetireUnit counts uops (uopwindow, issue 10 §2): retire_width is in fused-domain uops, and retirement is
+// RetireUnit counts uops: retire_width is in fused-domain uops, and retirement is
 // uop-granular (an instruction whose uops do not fit in what is left of the cycle retires over two cycles; it counts
 // as retired when its last uop does). Expected values are counted on paper.
 #include <gtest/gtest.h>

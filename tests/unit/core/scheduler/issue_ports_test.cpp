@@ -1,4 +1,4 @@
-// Uops through issue ports (issue 10 §2): port rates (NetBurst's double-speed ALUs), one FP execute port, a load-op's
+// Uops through issue ports (core.ports): port rates (NetBurst's double-speed ALUs), one FP execute port, a load-op's
 // op uop taking its port when the load's data returns, a store's address and data uops on their own ports, and the
 // issue-queue entries a multi-uop instruction holds. Expected values are derived on paper in each test's comment.
 #include <algorithm>

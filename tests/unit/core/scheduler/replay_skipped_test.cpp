@@ -1,6 +1,6 @@
-// NetBurst replay attempts of cycles the core skipped (issue 10 §7): the scheduler counts them per replaying uop in one
-// step (Scheduler::countSkippedReplays) instead of one attempt at a time. The counts are derived here from the replay
-// loop's period, as in replay_test.cpp: a skip that ends inside a train, a train squashed before the skip, and a
+// NetBurst replay attempts of cycles the core skipped (event skipping): the scheduler counts them per replaying uop in
+// one step (Scheduler::countSkippedReplays) instead of one attempt at a time. The counts are derived here from the
+// replay loop's period, as in replay_test.cpp: a skip that ends inside a train, a train squashed before the skip, and a
 // train counted over several skips.
 #include <gtest/gtest.h>
 

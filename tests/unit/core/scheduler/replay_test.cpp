@@ -1,4 +1,4 @@
-// NetBurst replay in the scheduler (issue 10 §4): a load's dependents are sent when an L1D hit would deliver; on a
+// NetBurst replay in the scheduler (core.replay): a load's dependents are sent when an L1D hit would deliver; on a
 // miss they issue again every replay_period cycles until the data has arrived, taking a unit each time.
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
-// Trace readers, second round (issue 12 §2, §3, §6; issue 10 §3): every memory operand kept (native version 2,
-// still reading version 1), header counts checked early, pipes read once, bounded lines and quoted tokens, a UTF-8
-// BOM, ChampSim's own branch-kind rules, and bounded distinct counting for `trace info`.
+// Trace readers' operands and limits: every memory operand kept (native version 2, still reading version 1), header
+// counts checked early, pipes read once, bounded lines and quoted tokens, a UTF-8 BOM, ChampSim's own branch-kind
+// rules, and bounded distinct counting for `trace info`.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -66,9 +66,9 @@ Instr sixOperands() {
   return in;
 }
 
-// --- 5: every memory operand --------------------------------------------------------------------------------------
+// --- every memory operand --------------------------------------------------------------------------------------------
 
-TEST(ReadersSecondRound, NativeVersion1FileWrittenByTheOldWriterStillReads) {
+TEST(TraceReaders, NativeVersion1FileWrittenByTheOldWriterStillReads) {
   // native_v1*.smt were written by the version-1 writer (commit 9f05383) from native_v1.txt; the text file is the
   // expected content, read by the text reader.
   TextTraceReader text(dataPath("native_v1.txt"));
@@ -81,7 +81,7 @@ TEST(ReadersSecondRound, NativeVersion1FileWrittenByTheOldWriterStillReads) {
   }
 }
 
-TEST(ReadersSecondRound, NativeVersion2KeepsFourLoadsAndTwoStores) {
+TEST(TraceReaders, NativeVersion2KeepsFourLoadsAndTwoStores) {
   for (Compression c : {Compression::None, Compression::Zstd, Compression::Xz}) {
     test::TempPath path(".smt");
     VectorSource src({sixOperands(), Instr{}, sixOperands()}, "six");
@@ -95,7 +95,7 @@ TEST(ReadersSecondRound, NativeVersion2KeepsFourLoadsAndTwoStores) {
   }
 }
 
-TEST(ReadersSecondRound, TextFormatWritesEveryOperandAsRepeatedFields) {
+TEST(TraceReaders, TextFormatWritesEveryOperandAsRepeatedFields) {
   const std::string line = formatTextLine(sixOperands());
   EXPECT_EQ(line,
             "401000 int   dst=r3 src=r1,r2 ld=7000:8 ld=7040:4 ld=9000:16 ld=10:1 st=8000:8 st=8100:32");
@@ -108,7 +108,7 @@ TEST(ReadersSecondRound, TextFormatWritesEveryOperandAsRepeatedFields) {
             std::string::npos);
 }
 
-TEST(ReadersSecondRound, ChampSimRecordKeepsAllFourLoadsAndTwoStores) {
+TEST(TraceReaders, ChampSimRecordKeepsAllFourLoadsAndTwoStores) {
   ChampSimRecord r;
   r.ip = 0x1000;
   r.srcMem = {0x100, 0x200, 0x300, 0x400};
@@ -125,9 +125,9 @@ TEST(ReadersSecondRound, ChampSimRecordKeepsAllFourLoadsAndTwoStores) {
   EXPECT_FALSE(packed.loads[2].valid());
 }
 
-// --- 2: a header count that the body contradicts ------------------------------------------------------------------
+// --- a header count that the body contradicts ------------------------------------------------------------------------
 
-TEST(ReadersSecondRound, MoreRecordsThanTheHeaderSaysFailAtOnceNotAtTheEnd) {
+TEST(TraceReaders, MoreRecordsThanTheHeaderSaysFailAtOnceNotAtTheEnd) {
   // Five one-byte records (0x20: an int at the predicted pc) under a header promising 2. Reading 2 is fine; the
   // third record is an error as soon as it is reached, whatever the file holds after it.
   for (Compression c : {Compression::None, Compression::Zstd}) {
@@ -148,7 +148,7 @@ TEST(ReadersSecondRound, MoreRecordsThanTheHeaderSaysFailAtOnceNotAtTheEnd) {
   }
 }
 
-TEST(ReadersSecondRound, UncompressedSizeContradictingTheCountFailsAtOpen) {
+TEST(TraceReaders, UncompressedSizeContradictingTheCountFailsAtOpen) {
   // An uncompressed record takes 1 to 104 bytes, so 1000 bytes of records hold 10 to 1000 of them.
   const std::string body(1000, '\x20');
   test::TempPath tooFew(".smt"), tooMany(".smt"), fine(".smt");
@@ -165,7 +165,7 @@ TEST(ReadersSecondRound, UncompressedSizeContradictingTheCountFailsAtOpen) {
   EXPECT_EQ(readAllOf(ok).size(), 1000u);
 }
 
-// --- 3: pipes are read once ---------------------------------------------------------------------------------------
+// --- pipes are read once ---------------------------------------------------------------------------------------------
 
 // A pipe whose write end a thread fills with `data`; the read end is /proc/self/fd/N, like <(...) in a shell.
 class Pipe {
@@ -195,7 +195,7 @@ class Pipe {
   std::thread writer_;
 };
 
-TEST(ReadersSecondRound, EveryFormatReadsFromAPipeAndRefusesToRewindIt) {
+TEST(TraceReaders, EveryFormatReadsFromAPipeAndRefusesToRewindIt) {
   std::vector<Instr> records;
   for (int i = 0; i < 3000; ++i) {
     Instr in = sixOperands();
@@ -229,7 +229,7 @@ TEST(ReadersSecondRound, EveryFormatReadsFromAPipeAndRefusesToRewindIt) {
   }
 }
 
-TEST(ReadersSecondRound, RegularFilesStillRewind) {
+TEST(TraceReaders, RegularFilesStillRewind) {
   test::TempPath text(".txt");
   test::writeFile(text.str(), "400000 nop\n400004 int dst=r1\n");
   auto src = openTrace(text.str());
@@ -239,9 +239,9 @@ TEST(ReadersSecondRound, RegularFilesStillRewind) {
   EXPECT_EQ(first.size(), 2u);
 }
 
-// --- 1 and 4: bounded lines, short quotes, BOM ----------------------------------------------------------------------
+// --- bounded lines, short quotes, BOM --------------------------------------------------------------------------------
 
-TEST(ReadersSecondRound, UtfByteOrderMarkAtTheStartIsSkipped) {
+TEST(TraceReaders, UtfByteOrderMarkAtTheStartIsSkipped) {
   std::istringstream in("\xEF\xBB\xBF" "400000 nop\n400004 int dst=r1\n");
   TextTraceReader reader(in, "bom.txt");
   const auto v = readAllOf(reader);
@@ -253,7 +253,7 @@ TEST(ReadersSecondRound, UtfByteOrderMarkAtTheStartIsSkipped) {
   EXPECT_NE(errorOf([&] { readAllOf(reader2); }).find("mid.txt:2: bad hex pc"), std::string::npos);
 }
 
-TEST(ReadersSecondRound, OverlongLineIsAnErrorNamingFileAndLine) {
+TEST(TraceReaders, OverlongLineIsAnErrorNamingFileAndLine) {
   std::istringstream in("400000 nop\n400004 nop # " + std::string(kMaxTextLineBytes, 'x') + "\n");
   TextTraceReader reader(in, "long.txt");
   const std::string msg = errorOf([&] { readAllOf(reader); });
@@ -264,7 +264,7 @@ TEST(ReadersSecondRound, OverlongLineIsAnErrorNamingFileAndLine) {
   EXPECT_EQ(readAllOf(reader2).size(), 1u);
 }
 
-TEST(ReadersSecondRound, ZeroBytesAreReportedAsBinaryWithinOneLineLimit) {
+TEST(TraceReaders, ZeroBytesAreReportedAsBinaryWithinOneLineLimit) {
   // /dev/zero as a text trace: one endless "line" of NUL bytes, reported once the limit is reached.
   std::istringstream in(std::string(10 * kMaxTextLineBytes, '\0'));
   TextTraceReader reader(in, "zero");
@@ -272,7 +272,7 @@ TEST(ReadersSecondRound, ZeroBytesAreReportedAsBinaryWithinOneLineLimit) {
   EXPECT_NE(msg.find("zero:1: binary byte 0x00 in column 1"), std::string::npos) << msg;
 }
 
-TEST(ReadersSecondRound, MessagesQuoteAShortPrefixOfAHugeToken) {
+TEST(TraceReaders, MessagesQuoteAShortPrefixOfAHugeToken) {
   const std::string token(60000, 'g');
   Instr out;
   const std::string msg = errorOf([&] { parseTextLine(token + " nop", out, "big.txt", 7); });
@@ -295,7 +295,7 @@ TEST(ReadersSecondRound, MessagesQuoteAShortPrefixOfAHugeToken) {
   EXPECT_NE(gen.find("(100004 bytes)"), std::string::npos) << gen;
 }
 
-// --- 6: ChampSim's branch kinds, rule by rule ----------------------------------------------------------------------
+// --- ChampSim's branch kinds, rule by rule ---------------------------------------------------------------------------
 
 // ChampSim's register numbers, short (champsim_test.cpp has its own kRegSp/kRegFlags/kRegIp; one suite, one unity source).
 constexpr std::uint8_t kRegSp = kChampSimStackPointer, kRegFlags = kChampSimFlags, kRegIp = kChampSimInstructionPointer;
@@ -360,16 +360,16 @@ INSTANTIATE_TEST_SUITE_P(
         KindCase{"no_ip_write", {3, 0}, {kRegIp, 4, 0, 0}, true, BranchKind::None, false, OpClass::Int}),
     [](const ::testing::TestParamInfo<KindCase>& info) { return std::string(info.param.label); });
 
-// --- 1: bounded distinct counting for trace info --------------------------------------------------------------------
+// --- bounded distinct counting for trace info ------------------------------------------------------------------------
 
-TEST(ReadersSecondRound, DistinctCounterIsExactBelowItsLimit) {
+TEST(TraceReaders, DistinctCounterIsExactBelowItsLimit) {
   DistinctCounter c(1000);
   for (std::uint64_t i = 0; i < 3000; ++i) c.add(i % 1000);
   EXPECT_TRUE(c.exact());
   EXPECT_EQ(c.count(), 1000u);
 }
 
-TEST(ReadersSecondRound, DistinctCounterEstimateIsWithinFourStandardErrors) {
+TEST(TraceReaders, DistinctCounterEstimateIsWithinFourStandardErrors) {
   // Past the limit the count is a HyperLogLog estimate; 4 standard errors (4 x 0.81%) bound it on both sides.
   for (std::uint64_t n : {200000ull, 1000000ull}) {
     DistinctCounter c(1000);
