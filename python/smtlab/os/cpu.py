@@ -25,7 +25,7 @@ class CpuState:
         "package", "loaded_asid", "tlb_flushes", "wakes", "timer_interrupts", "irq_token", "halted", "waking",
         "left_halt", "from_halt",
         # The timer interrupt run as kernel code (Kernel(timer_path=...)).
-        "timer_src", "irq_kpath",
+        "irq_kpath",
     )
 
     def __init__(self, info: dict[str, Any]) -> None:
@@ -61,7 +61,6 @@ class CpuState:
         self.waking = 0  # > 0 while leaving HLT to pick a task once awake (halt.py's phases)
         self.left_halt = False  # left HLT to pick (halt.py) and has not switched a task in since
         self.from_halt = False  # the task switching in or running came onto the CPU out of HLT, not from a task
-        self.timer_src: Source | None = None  # the timer interrupt's kernel path (Kernel(timer_path=...))
         self.irq_kpath = False  # True while that path runs on the CPU in place of the interrupted task
 
     def __repr__(self) -> str:

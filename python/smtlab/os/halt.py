@@ -1,11 +1,11 @@
-"""Halted logical CPUs waking up (Kernel methods, bound in kernel.py; ``self`` is the kernel).
+"""Halted logical CPUs waking up (HaltWake, composed by the kernel).
 
 With OS costs (``os.wake_cycles``), a halted CPU asked to reschedule leaves HLT before it can run anything. Who then
 takes the woken task depends on the kernel the scheduler stands for (``Scheduler.remote_wakeup``):
 
 - handed over (today's Linux: ``try_to_wake_up`` queues the task on the halted target's wake list and sends a
   call-function IPI): the task is committed to that CPU at the wake-up, and the CPU switches it in after its HLT
-  exit (Kernel._switch_to), running the recorded IPI handler first if the kernel has one (wake_ipi.py);
+  exit (switch.py), running the recorded IPI handler first if the kernel has one (wake_ipi.py);
 - picked when awake (Linux 2.4.19 and 2.5.32: ``try_to_wake_up`` queues the task on a runqueue, and
   ``reschedule_idle`` (2.4) or ``resched_task`` (2.5) only sets ``need_resched`` on the target's idle task and sends
   the reschedule IPI, whose handler acknowledges the APIC): the CPU picks a task only once it has left HLT and its
@@ -19,57 +19,71 @@ takes the woken task depends on the kernel the scheduler stands for (``Scheduler
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
-from . import timer
+from .timer import WOKEN
 
 if TYPE_CHECKING:
+    from .._core import Machine
+    from .accounting import Accounting
     from .cpu import CpuState
-    from .kernel import Kernel
-    from .tasks import Task
+    from .timer import Timers
+    from .wake_ipi import WakeIpi
 
 # CpuState.waking: 0 (not waking), then these two phases.
 _HLT_EXIT = 1  # leaving HLT (os.wake_cycles)
 _HANDLER = 2  # running the IPI's handler (the kernel's wake path)
 
 
-def start_wake(self: "Kernel", cpu: "CpuState") -> bool:
-    """From Kernel._schedule, for a halted CPU under a kernel whose idle CPUs pick when awake: starts the HLT exit
-    (True; :func:`woken` picks at its end), or returns False if the machine charges no exit here."""
-    wake = self.machine.wake_cost(cpu.id)
-    if not wake:
-        return False
-    cpu.waking = _HLT_EXIT
-    cpu.wakes += 1
-    self._set_cpu_state(cpu, "switch")
-    self.log_decision(cpu.id, "hlt_exit", None, "reschedule IPI: leaving HLT to pick a task")
-    self._push_timer(self.now + wake, timer.WOKEN, cpu)
-    return True
+class HaltWake:
+    """A halted CPU's way out of HLT: the exit's latency, the IPI's handler, then the pick or the switch.
+    ``switch_in(cpu)`` goes on with a switch the CPU was handed; ``schedule(cpu)`` makes the CPU pick;
+    ``log(cpu, what, task, detail)`` is the kernel's decision log."""
 
+    __slots__ = ("machine", "accounting", "timers", "wake_ipi", "switch_in", "schedule", "log", "clock")
 
-def woken(self: "Kernel", cpu: "CpuState") -> None:
-    """A WOKEN timer: a CPU that left HLT to pick a task picks now (possibly nothing: another CPU took the task
-    meanwhile, and it halts again); one that was handed its task goes on with the switch."""
-    if not cpu.waking:
-        self._switch_in(cpu)
-        return
-    ipi = self.wake_ipi
-    if cpu.waking == _HLT_EXIT and ipi is not None and ipi.start_handler(cpu):
-        cpu.waking = _HANDLER  # its end comes back here (the WakeIpi's resume)
-        return
-    cpu.waking = 0
-    cpu.halted = False
-    cpu.left_halt = True  # the pick below (or a later one, if nothing is left now) comes out of HLT
-    self._set_cpu_state(cpu, "idle")
-    self._schedule(cpu)
-    if cpu.incoming is None and cpu.current is None:
-        if ipi is not None:
-            ipi.nothing_picked(cpu)
-        self.log_decision(cpu.id, "idle", None, "woken, nothing left to run")
+    def __init__(self, machine: "Machine", accounting: "Accounting", timers: "Timers", wake_ipi: "WakeIpi | None",
+                 switch_in: "Callable[[CpuState], None]", schedule: "Callable[[CpuState], None]",
+                 log: "Callable[..., None]", clock: "Callable[[], int]") -> None:
+        self.machine = machine
+        self.accounting = accounting
+        self.timers = timers
+        self.wake_ipi = wake_ipi
+        self.switch_in = switch_in
+        self.schedule = schedule
+        self.log = log
+        self.clock = clock
 
+    def start(self, cpu: "CpuState") -> bool:
+        """For a halted CPU under a kernel whose idle CPUs pick when awake: starts the HLT exit (True;
+        :meth:`woken` picks at its end), or returns False if the machine charges no exit here."""
+        wake = self.machine.wake_cost(cpu.id)
+        if not wake:
+            return False
+        now = self.clock()
+        cpu.waking = _HLT_EXIT
+        cpu.wakes += 1
+        self.accounting.set_cpu_state(cpu, "switch", now)
+        self.log(cpu.id, "hlt_exit", None, "reschedule IPI: leaving HLT to pick a task")
+        self.timers.push(now + wake, WOKEN, cpu)
+        return True
 
-def came_from_halt(self: "Kernel", task: "Task") -> bool:
-    """True if ``task``, running now, was switched onto a CPU that was halted (HLT) rather than running another task:
-    a wake-up that sent it there sent its IPI to an idle CPU, not into a running one (kpaths.after_wake)."""
-    cpu = self.record(task).cpu
-    return cpu is not None and self.cpus[cpu].current is task and self.cpus[cpu].from_halt
+    def woken(self, cpu: "CpuState") -> None:
+        """A WOKEN event: a CPU that left HLT to pick a task picks now (possibly nothing: another CPU took the task
+        meanwhile, and it halts again); one that was handed its task goes on with the switch."""
+        if not cpu.waking:
+            self.switch_in(cpu)
+            return
+        ipi = self.wake_ipi
+        if cpu.waking == _HLT_EXIT and ipi is not None and ipi.start_handler(cpu):
+            cpu.waking = _HANDLER  # its end comes back here (the WakeIpi's resume)
+            return
+        cpu.waking = 0
+        cpu.halted = False
+        cpu.left_halt = True  # the pick below (or a later one, if nothing is left now) comes out of HLT
+        self.accounting.set_cpu_state(cpu, "idle", self.clock())
+        self.schedule(cpu)
+        if cpu.incoming is None and cpu.current is None:
+            if ipi is not None:
+                ipi.nothing_picked(cpu)
+            self.log(cpu.id, "idle", None, "woken, nothing left to run")

@@ -10,11 +10,9 @@ Mechanics (the scheduler only decides placement and order, see scheduler.py):
 - **Compute.** The task's source is attached to the CPU; ``Compute(n)`` sets a retire limit so the machine stops at
   exactly n instructions; a preempted task's source is detached (in-flight work squashed and refetched later, so no
   instruction is lost or retired twice) and its remaining count is kept.
-- **Context switch.** Switching a task in costs either ``switch_cycles`` cycles during which the CPU runs nothing
-  (the default: the CPU is idle for the cost, so its sibling briefly gets recombined resources), or, when
-  ``kernel_path`` names a trace (e.g. ``"gen:mix,count=0,seed=7"``), ``switch_instructions`` instructions of that
-  trace on the CPU in address space 0, so kernel code contends for the core like user code. Switching back to the
-  task that was running costs nothing.
+- **Context switch.** ``switch_cycles`` idle cycles, or ``switch_instructions`` of ``kernel_path`` run as kernel
+  code (switch.py). Switching back to the task that was running costs nothing.
+- **Sampling** (``sample=...``): long Compute steps fast-forwarded between detailed windows (sampling.py).
 - **Idle.** A CPU with nothing to run is halted (HLT): its partitioned queues go to its sibling.
 - **Migration.** Schedulers move waiting tasks between runqueues, and may push a running task to an idle CPU
   (``push_running``); a task switched in on another CPU than last time counts a migration.
@@ -33,12 +31,13 @@ Mechanics (the scheduler only decides placement and order, see scheduler.py):
 - **Topology.** ``kernel.cpus[i].package`` / ``.core`` / ``.siblings`` come from the machine (``Machine.cpus``,
   numbered as Linux does, see docs/model.md); ``kernel.cores`` and ``kernel.packages`` list the CPUs of each.
 
-Code. The Kernel is the one entry point; its methods are written in five files, one idea each: kernel.py
-(construction, services for schedulers, spawning, the run loop and machine events, switching), steps.py (the step
-interpreter: a task's program of steps on its CPU), timer.py (timed events, the periodic tick, the charged timer
-interrupt, the deadlock check), halt.py (a halted CPU's wake-up and who takes the woken task) and accounting.py
-(where each cycle and instruction goes). The class binds the functions of those four as its own methods (``self`` in them is the kernel), so every method is still
-``Kernel._name``; the results (results.py) are bound the same way.
+Code. The Kernel is the one entry point: construction, services for schedulers, spawning, the run loop, the
+machine's and the timer's events, and the scheduling decision. It composes parts that each own their state and talk
+to the kernel through the callbacks it hands them: Accounting (accounting.py: where each cycle and instruction goes),
+Timers (timer.py: the timed events and the tick), Liveness (liveness.py: live and blocked tasks, the deadlock check),
+StepInterpreter (steps.py: a task's program of steps on its CPU), ContextSwitch (switch.py: a switch's cost and the
+dispatch), TimerInterrupts (timer_interrupt.py), HaltWake (halt.py: a halted CPU's wake-up and who takes the woken
+task), WakeIpi (wake_ipi.py) and ComputeSampler (sampling.py). None of them imports the kernel.
 
 Per-task state lives in the kernel's own records (record.py: pid, address space, state, accounting, the step in
 progress); a Task only links to its record and shows read-only views. Pids count from 1 per kernel.
@@ -50,16 +49,21 @@ DataFrames; the ``*_records`` methods give plain dicts).
 
 from __future__ import annotations
 
-import heapq
 import random
 import time
 from typing import Any, Iterable
 
-from .._core import Config, EventKind, Machine, Source, TraceError, UsageError
-from . import accounting, checks, halt, results, sampling, steps, timer
+from .._core import Config, EventKind, Machine, TraceError, UsageError
+from . import checks, results, sampling, steps, timer
+from .accounting import Accounting
 from .cpu import KERNEL_ASID, CpuState
+from .halt import HaltWake
+from .liveness import Liveness
 from .record import TaskRecord
 from .scheduler import Scheduler
+from .switch import ContextSwitch
+from .timer import Timers
+from .timer_interrupt import TimerInterrupts
 from .wake_ipi import WakeIpi
 from .tasks import (
     Task,
@@ -73,7 +77,13 @@ _SOURCE_ENDED = EventKind.SOURCE_ENDED
 _CYCLE_BOUND = EventKind.CYCLE_BOUND
 
 # The kinds of the kernel's timed events (timer.py says what each is).
-_TICK, _SWITCH_DONE, _SPAWN, _WOKEN = timer.TICK, timer.SWITCH_DONE, timer.SPAWN, timer.WOKEN
+_TICK, _WAKE, _SWITCH_DONE, _SPAWN, _WOKEN, _IRQ_DONE = (timer.TICK, timer.WAKE, timer.SWITCH_DONE, timer.SPAWN,
+                                                        timer.WOKEN, timer.IRQ_DONE)
+
+
+def _record_of(task: Task) -> TaskRecord:
+    """The kernel's record of a task it runs (the link the kernel set at spawn)."""
+    return task._record
 
 
 class Kernel:
@@ -139,8 +149,6 @@ class Kernel:
         # Times and rates are refused here, naming the argument the caller gave (not as a conversion error in run).
         self.tick_cycles = checks.tick_cycles(self.freq_ghz, hz, tick_cycles)
         self.time_slice = checks.time_slice(self.freq_ghz, time_slice_ms, time_slice_cycles)
-        self.switch_cycles = switch_cycles
-        self.switch_instructions = switch_instructions if kernel_path else 0
         if not 0 <= spawn_cpu < machine.logical_cpus:
             raise UsageError(f"Kernel: spawn_cpu {spawn_cpu} does not exist (CPUs 0..{machine.logical_cpus - 1})")
         self.spawn_cpu = spawn_cpu
@@ -161,25 +169,31 @@ class Kernel:
         self.pick_when_awake: bool = bool(self.wake_cycles) and not getattr(scheduler, "remote_wakeup", False)
         self.timer_cycles: int = int(cfg.get("os.timer_cycles")) if charge_os_costs else 0
         self.flush_tlbs: bool = charge_os_costs and not cfg.get("mem.tlb_tagged")
-        self.timer_instructions = 0
-        if timer_path is not None and charge_os_costs:
-            for c in self.cpus:
-                c.timer_src = Source(timer_path)
-            steps.require_instructions(self.cpus[0].timer_src, "Kernel: timer_path")  # else restarted for ever
-            n = self.cpus[0].timer_src.length if timer_instructions is None else timer_instructions
-            if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-                raise ValueError(f"Kernel: timer_instructions must be a positive int (the timer path "
-                                 f"'{timer_path}' gives {n!r}; name a count for a source of unknown length)")
-            self.timer_instructions = n
-        if kernel_path:
-            for c in self.cpus:
-                c.kpath = Source(kernel_path)
-            steps.require_instructions(self.cpus[0].kpath, "Kernel: kernel_path")  # else restarted for ever
-        # The wake-up IPI to a halted CPU as kernel code (wake_ipi.py).
-        self.wake_ipi = (WakeIpi(self, wake_path, wake_instructions, KERNEL_ASID,
-                                 lambda cpu: self._push_timer(self.now, _WOKEN, cpu))
-                         if wake_path is not None and charge_os_costs else None)
         self.now = machine.now
+        self.accounting = Accounting(machine)
+        self.timers = Timers(self.now, self.tick_cycles)
+        self.liveness = Liveness(self.ms_to_cycles(stall_ms), self.cycles_per_us * 1000.0)
+        self.irq = TimerInterrupts(machine, self.accounting, self.timers, len(self.cpus), self.timer_cycles,
+                                   timer_path if charge_os_costs else None, timer_instructions, _record_of,
+                                   self._irq_resume, self._clock)
+        self.timer_instructions = self.irq.instructions
+        # The wake-up IPI to a halted CPU as kernel code (wake_ipi.py).
+        self.wake_ipi = (WakeIpi(machine, self.cpus, self.accounting, wake_path, wake_instructions, KERNEL_ASID,
+                                 lambda cpu: self.timers.push(self.now, _WOKEN, cpu))
+                         if wake_path is not None and charge_os_costs else None)
+        self.switch = ContextSwitch(machine, self.cpus, self.accounting, self.timers, self.wake_ipi,
+                                    switch_cycles=switch_cycles, kernel_path=kernel_path,
+                                    switch_instructions=switch_instructions, wake_cycles=self.wake_cycles,
+                                    flush_tlbs=self.flush_tlbs, record_of=_record_of, dispatched=self._dispatched,
+                                    log=self.log_decision, clock=self._clock)
+        self.switch_cycles = switch_cycles
+        self.switch_instructions = self.switch.switch_instructions
+        self.halt = HaltWake(machine, self.accounting, self.timers, self.wake_ipi, self.switch.switch_in,
+                             self._schedule, self.log_decision, self._clock)
+        self.steps = steps.StepInterpreter(machine, self.accounting, self.timers, self.liveness, scheduler,
+                                           self.cycles_per_us, clock=self._clock, record_of=_record_of,
+                                           take_off=self._take_off, unblock=self._unblock, spawn=self._spawn_child,
+                                           kick=self.kick, log=self.log_decision)
         for c in self.cpus:
             c.since = self.now
             if machine.busy(c.id):
@@ -192,28 +206,49 @@ class Kernel:
         self.host_run_seconds = 0.0  # host time inside Machine.run
         self.host_seconds = 0.0  # host time inside Kernel.run
         self.machine_runs = 0
-        # Instructions retired from attached sources, credited when they come off or are banked (accounting.py), and
-        # those of them from generated streams (gen: specs).
-        self.code_instructions = 0
-        self.generated_instructions = 0
         self.cpu_snapshot: list[dict[str, Any]] = []
-        self._timers: list[tuple[int, int, int, Any]] = []
-        self._timer_seq = 0
         self._resched: list[int] = []
-        self._live = 0  # spawned, not exited, not daemons: run() ends when none is left
-        self._live_all = 0  # spawned, not exited, daemons too
-        self._blocked = 0  # live tasks (daemons too) waiting on a channel
-        self._blocked_live = 0  # live non-daemon tasks waiting on a channel
-        self.stall_cycles = self.ms_to_cycles(stall_ms)
-        self._stalled_since: int | None = None  # since when every live non-daemon task has been blocked
-        self._pending_spawns = 0
         self._next_asid = 1
         self._tick_order = list(range(len(self.cpus)))
-        self._next_tick = self.now + self.tick_cycles
-        self._push_timer(self._next_tick, _TICK, None)
         opts = sampling.options(sample)
-        self.sampler = sampling.ComputeSampler(self, opts) if opts is not None else None
+        self.sampler = (sampling.ComputeSampler(machine, self.cpus, self.accounting, _record_of, self.wake_ipi,
+                                                self.now, opts) if opts is not None else None)
         scheduler.setup(self)
+
+    # --- counters ----------------------------------------------------------------------------------------------------
+    @property
+    def code_instructions(self) -> int:
+        """Instructions retired from attached sources (tasks' and kernel paths'), credited when they come off their
+        CPU or are banked (:meth:`flush_accounting`)."""
+        return self.accounting.code_instructions
+
+    @property
+    def generated_instructions(self) -> int:
+        """Those of :attr:`code_instructions` that came from generated streams (``gen:`` specs)."""
+        return self.accounting.generated_instructions
+
+    def flush_accounting(self) -> None:
+        """Brings every CPU's and task's time accounting (and the tasks' instruction counts) up to the machine's
+        current cycle. run() does it when it returns; call it to read consistent counters between runs."""
+        self.now = self.machine.now
+        self.accounting.flush(self.now, self.cpus, self.records, _record_of)
+        # Kept so that the results can be read after the machine is closed.
+        self.cpu_snapshot = [self.machine.cpu_stats(c.id) for c in self.cpus]
+
+    def came_from_halt(self, task: Task) -> bool:
+        """True if ``task``, running now, was switched onto a CPU that was halted (HLT) rather than running another
+        task: a wake-up that sent it there sent its IPI to an idle CPU, not into a running one (kpaths.after_wake)."""
+        cpu = self.record(task).cpu
+        return cpu is not None and self.cpus[cpu].current is task and self.cpus[cpu].from_halt
+
+    def _clock(self) -> int:
+        return self.now
+
+    def _set_task_state(self, task: Task, state: TaskState, bucket: str) -> None:
+        self.accounting.set_record_state(task._record, state, bucket, self.now)
+
+    def _set_cpu_state(self, cpu: CpuState, state: str) -> None:
+        self.accounting.set_cpu_state(cpu, state, self.now)
 
     # --- services for schedulers -------------------------------------------------------------------------------------
     def ms_to_cycles(self, ms: float) -> int:
@@ -250,7 +285,7 @@ class Kernel:
         task._record.stats.preemptions += 1
         self.log_decision(src, "active_migrate", task, f"to CPU {dst}")
         self._set_task_state(task, TaskState.RUNNABLE, "runnable")
-        self._switch_to(d, task)
+        self.switch.start(d, task)
         self.kick(src)
         return True
 
@@ -270,8 +305,8 @@ class Kernel:
             checks.check_number("Kernel.spawn", "at", at, unit=" (a cycle)")
         self._admit(task)
         if at is not None and at > self.now:
-            self._pending_spawns += 1
-            self._push_timer(int(at), _SPAWN, task)
+            self.liveness.pending_spawns += 1
+            self.timers.push(int(at), _SPAWN, task)
         else:
             self._start_task(task, None)
         return task
@@ -303,6 +338,10 @@ class Kernel:
         self.tasks.append(task)
         self.records.append(rec)
 
+    def _spawn_child(self, child: Task, parent: Task) -> None:
+        self._admit(child)
+        self._start_task(child, parent)
+
     def _start_task(self, task: Task, parent: Task | None) -> None:
         rec = task._record
         rec.parent = parent
@@ -311,9 +350,7 @@ class Kernel:
         rec.bucket = "runnable"
         rec.steps = steps_of(task)
         rec.state = TaskState.RUNNABLE
-        self._live_all += 1
-        if not task.daemon:
-            self._live += 1
+        self.liveness.started(task.daemon)
         self.log_decision(parent.cpu if parent is not None and parent.cpu is not None else self.spawn_cpu, "fork",
                           task)
         target = self.scheduler.enqueue(task, "fork")
@@ -329,15 +366,16 @@ class Kernel:
         if until is not None:
             checks.check_until(until, self.now)
         m = self.machine
-        heap = self._timers
+        timers = self.timers
+        live = self.liveness
         sampler = self.sampler
         perf = time.perf_counter
         start = perf()
         try:
             self._process_resched()
             # With a bound, daemons keep the machine going until it; without one, the non-daemon tasks do.
-            while self._live or self._pending_spawns or (until is not None and self._live_all):
-                bound = heap[0][0]
+            while live.running(until is not None):
+                bound = timers.next_cycle()
                 if until is not None:
                     if self.now >= until:
                         break
@@ -346,7 +384,7 @@ class Kernel:
                 t0 = perf()
                 if sampler is not None:
                     sampler.observe(self.now)
-                    if sampler.gap(bound):
+                    if sampler.gap(self.now, bound):
                         events = None
                     else:
                         events = m.run(sampler.bound(bound))
@@ -363,8 +401,7 @@ class Kernel:
                             self.cpus[e.cpu].source_ended = True
                     for e in events:
                         self._on_event(e)
-                while heap[0][0] <= now:
-                    _, _, kind, obj = heapq.heappop(heap)
+                for kind, obj in timers.due(now):
                     self._on_timer(kind, obj)
                 if self._resched:
                     self._process_resched()
@@ -378,18 +415,49 @@ class Kernel:
         cycles and instructions run functionally. None when the kernel does not sample."""
         return self.sampler.stats() if self.sampler is not None else None
 
-    # --- the timer (timer.py: kernel methods written there) ----------------------------------------------------------
-    _push_timer = timer.push_timer
-    _on_timer = timer.on_timer
-    _tick = timer.tick
-    _timer_interrupt = timer.timer_interrupt
-    _end_irq_kpath = timer.end_irq_kpath
-    _irq_done = timer.irq_done
-    _check_deadlock = timer.check_deadlock
-    # --- halted CPUs waking (halt.py) ----------------------------------------------------------------------------------
-    _start_wake = halt.start_wake
-    _woken = halt.woken
-    came_from_halt = halt.came_from_halt
+    # --- timed events ------------------------------------------------------------------------------------------------
+    def _on_timer(self, kind: int, obj: Any) -> None:
+        if kind == _TICK:
+            self._tick()
+        elif kind == _WAKE:
+            self._wake(obj)
+        elif kind == _SWITCH_DONE:
+            self.switch.dispatch(obj)
+        elif kind == _SPAWN:
+            self.liveness.pending_spawns -= 1
+            self._start_task(obj, None)
+        elif kind == _WOKEN:
+            self.halt.woken(obj)
+        elif kind == _IRQ_DONE:
+            self.irq.done(*obj)
+
+    def _tick(self) -> None:
+        """The periodic tick: a task past its time slice is preempted if its CPU has another task waiting, every
+        CPU's scheduler tick runs (in an order drawn at random: real CPUs' timer interrupts are staggered), the
+        timer interrupt is charged, and the deadlock check runs."""
+        self.timers.tick_done()
+        now = self.now
+        sched = self.scheduler
+        order = self._tick_order
+        self.rng.shuffle(order)
+        for i in order:
+            c = self.cpus[i]
+            if c.current is not None and now - c.slice_start >= self.time_slice and sched.has_waiting(i):
+                self.kick(i)
+            sched.tick(i)
+        if self.timer_cycles:
+            for c in self.cpus:
+                self.irq.charge(c)
+        self.liveness.check(now, self.records)
+
+    def _irq_resume(self, cpu: CpuState) -> None:
+        """A timer interrupt is over: the interrupted task's step goes on, and a reschedule asked for meanwhile is
+        taken."""
+        task = cpu.current
+        if task is not None and task._record.step is not None:
+            self.steps.start_compute(cpu, task)
+        if cpu.need_resched and cpu.id not in self._resched:
+            self._resched.append(cpu.id)
 
     def _on_event(self, e: Any) -> None:
         m = self.machine
@@ -400,14 +468,14 @@ class Kernel:
             return
         if cpu.irq_kpath:
             if kind == _RETIRE_LIMIT:
-                self._end_irq_kpath(cpu)
-                self._irq_done(cpu, cpu.irq_token)
+                self.irq.end_path(cpu)
+                self.irq.done(cpu, cpu.irq_token)
             elif kind == _SOURCE_ENDED:
                 m.restart_trace(cpu.id)
             return
         if cpu.kpath_active:
             if kind == _RETIRE_LIMIT:
-                self._dispatch(cpu)
+                self.switch.dispatch(cpu)
             elif kind == _SOURCE_ENDED:
                 m.restart_trace(cpu.id)
             return
@@ -421,11 +489,11 @@ class Kernel:
         if kind == _RETIRE_LIMIT:
             remaining = rec.remaining
             if remaining is not None and m.retired(cpu.id) - cpu.attach_retired >= remaining:
-                self._step_done(cpu, task)
+                self.steps.step_done(cpu, task)
         elif kind == _MARK:
             want = step.until_mark
             if want is True or (want is not None and want is not False and e.mark_id == want):
-                self._step_done(cpu, task)
+                self.steps.step_done(cpu, task)
         elif kind == _SOURCE_ENDED:
             if not cpu.source_ended:
                 return  # a later compute step already started the source again
@@ -437,20 +505,14 @@ class Kernel:
                 cpu.loop_base = retired
                 m.restart_trace(cpu.id)
             else:
-                self._step_done(cpu, task)
-
-    # --- steps (steps.py: kernel methods written there) -------------------------------------------------------------
-    _step_done = steps.step_done
-    _resolve_source = steps.resolve_source
-    _advance = steps.advance
-    _start_compute = steps.start_compute
+                self.steps.step_done(cpu, task)
 
     def _take_off(self, cpu: CpuState, task: Task, why: str) -> None:
         """Detaches the task's source from its CPU and ends its run segment; the CPU is then free."""
         if cpu.irq_kpath:
-            self._end_irq_kpath(cpu)  # the task leaves during a timer interrupt (its own source is off already)
+            self.irq.end_path(cpu)  # the task leaves during a timer interrupt (its own source is off already)
         if cpu.source is not None:
-            self._bank(cpu, task)
+            self.accounting.bank(cpu, task._record)
             self.machine.detach(cpu.id)
             cpu.source = None
         rec = task._record
@@ -462,10 +524,7 @@ class Kernel:
         self._set_cpu_state(cpu, "idle")
 
     def _unblock(self, task: Task, ch: Any, by: Task) -> None:
-        self._blocked -= 1
-        if not task.daemon:
-            self._blocked_live -= 1
-            self._stalled_since = None
+        self.liveness.unblock(task.daemon)
         self.log_decision(by.cpu if by.cpu is not None else -1, "wake", task, f"{ch.name} by {by.name}")
         target = self._wake(task)
         if self.wake_ipi is not None:
@@ -488,12 +547,12 @@ class Kernel:
 
     def _schedule(self, cpu: CpuState) -> None:
         if cpu.incoming is not None:
-            return  # mid-switch: need_resched stays set and _dispatch asks again once the task is in
+            return  # mid-switch: need_resched stays set and the dispatch asks again once the task is in
         if cpu.irq_token:
-            return  # in a timer interrupt: need_resched stays set and _irq_done asks again
+            return  # in a timer interrupt: need_resched stays set and the interrupt's end asks again
         if cpu.waking:
-            return  # leaving HLT: need_resched stays set and _woken picks
-        if cpu.halted and self.pick_when_awake and cpu.current is None and self._start_wake(cpu):
+            return  # leaving HLT: need_resched stays set and HaltWake.woken picks
+        if cpu.halted and self.pick_when_awake and cpu.current is None and self.halt.start(cpu):
             return  # the pick waits until the CPU has left HLT (halt.py)
         cpu.need_resched = False
         prev = cpu.current
@@ -518,90 +577,16 @@ class Kernel:
             self.log_decision(cpu.id, "idle", None)
             self.scheduler.idle(cpu.id)
             return
-        self._switch_to(cpu, nxt)
+        self.switch.start(cpu, nxt)
 
-    def _switch_to(self, cpu: CpuState, task: Task) -> None:
-        cpu.incoming = task
-        task._record.cpu = cpu.id
-        self._set_task_state(task, TaskState.RUNNING, "switching")
-        self.log_decision(cpu.id, "switch_in", task)
-        halted, cpu.halted = cpu.halted, False
-        cpu.from_halt, cpu.left_halt = halted or cpu.left_halt, False
-        if self.wake_cycles and halted:
-            # The CPU was halted: the IPI (or its own timer) wakes it, and HLT's exit takes its time before the
-            # switch path can run.
-            wake = self.machine.wake_cost(cpu.id)
-            if wake:
-                cpu.wakes += 1
-                self._set_cpu_state(cpu, "switch")
-                self._push_timer(self.now + wake, _WOKEN, cpu)
-                return
-        self._switch_in(cpu)
-
-    def _switch_in(self, cpu: CpuState) -> None:
-        """The switch path proper (after any wake-up): kernel code, idle cycles, or nothing."""
-        if self.wake_ipi is not None and self.wake_ipi.start(cpu):
-            self._set_cpu_state(cpu, "switch")
-            return  # the wake-up IPI's handler runs first; its end calls _switch_in again (a _WOKEN timer)
-        if self.switch_instructions and cpu.kpath is not None:
-            m = self.machine
-            cpu.kpath_active = True
-            self._set_cpu_state(cpu, "switch")
-            m.attach(cpu.id, cpu.kpath, KERNEL_ASID)
-            cpu.source = cpu.kpath
-            cpu.attach_retired = m.retired(cpu.id)
-            m.set_retire_limit(cpu.id, cpu.attach_retired + self.switch_instructions)
-        elif self.switch_cycles:
-            self._set_cpu_state(cpu, "switch")
-            self._push_timer(self.now + self.switch_cycles, _SWITCH_DONE, cpu)
+    def _dispatched(self, cpu: CpuState, task: Task) -> None:
+        """A switch is over (switch.py): the task's steps run on."""
+        if task._record.step is not None:
+            self.steps.start_compute(cpu, task)
         else:
-            self._dispatch(cpu)
-
-    def _dispatch(self, cpu: CpuState) -> None:
-        """The switch is over: the incoming task starts (or resumes) on the CPU."""
-        if cpu.kpath_active:
-            self._detach_kernel_code(cpu)
-            cpu.kpath_active = False
-        task = cpu.incoming
-        assert task is not None
-        cpu.incoming = None
-        cpu.current = task
-        cpu.dispatches += 1
-        cpu.slice_start = self.now
-        cpu.segment_start = self.now
-        rec = task._record
-        st = rec.stats
-        st.dispatches += 1
-        if st.started is None:
-            st.started = self.now
-        if rec.last_cpu is not None and rec.last_cpu != cpu.id:
-            st.migrations += 1
-            if self.cpus[rec.last_cpu].core != cpu.core:
-                st.core_migrations += 1
-        rec.last_cpu = cpu.id
-        if self.flush_tlbs and cpu.loaded_asid != rec.asid:
-            # CR3 now points at the task's page tables: without tagged TLBs the previous space's entries go.
-            if cpu.loaded_asid is not None:
-                self.machine.flush_tlb(cpu.id, cpu.loaded_asid)
-                cpu.tlb_flushes += 1
-            cpu.loaded_asid = rec.asid
-        self._set_task_state(task, TaskState.RUNNING, "running")
-        self._set_cpu_state(cpu, "busy")
-        if rec.step is not None:
-            self._start_compute(cpu, task)
-        else:
-            self._advance(cpu, task)
+            self.steps.advance(cpu, task)
         if cpu.need_resched and cpu.id not in self._resched:
             self._resched.append(cpu.id)  # a reschedule was asked for during the switch
-
-    # --- accounting (accounting.py: kernel methods written there) ---------------------------------------------------
-    _bank = accounting.bank
-    _credit_code = accounting.credit_code
-    _detach_kernel_code = accounting.detach_kernel_code
-    _set_task_state = accounting.set_task_state
-    _set_record_state = accounting.set_record_state
-    _set_cpu_state = accounting.set_cpu_state
-    flush_accounting = accounting.flush_accounting
 
     # --- results (results.py: functions over the kernel, bound as its methods) --------------------------------------
     task_records = results.task_records

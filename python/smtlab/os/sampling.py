@@ -29,22 +29,26 @@ machine's own statistics (``Machine.stats``, ``cpu_stats``) count only the detai
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from .._core import UsageError
 from .steps import endless
 from .tasks import Compute
 
 if TYPE_CHECKING:
+    from .._core import Machine
+    from .accounting import Accounting
     from .cpu import CpuState
-    from .kernel import Kernel
+    from .record import TaskRecord
+    from .tasks import Task
+    from .wake_ipi import WakeIpi
 
 #: The defaults, in cycles. A window of 20 k cycles holds about 10-40 k instructions per thread at the IPCs of the
 #: presets (the size of a SMARTS window, Wunderlich et al., ISCA 2003: 1 k instructions is the unit, 10 k what the
 #: machine-level sampler uses); 40 k cycles of detailed warm-up refills the ROB, queues and L1s many times over (chosen:
 #: twice the window, as the machine-level sampler's calibration finds warm-ups of 1-2 windows on the bench programs);
-#: a period of 1 M cycles takes about 16 windows between two ticks of a 1000 Hz kernel at 1.6 GHz, so a time slice of
-#: 10 ms holds over a hundred.
+#: a period of 1 M cycles (chosen: 6 % of it detailed) takes one or two windows per tick of a 1000 Hz kernel at 1.6 GHz
+#: (1.6 M cycles), so a 10 ms time slice holds about 16.
 DEFAULTS: dict[str, int] = {"period": 1_000_000, "window": 20_000, "warmup": 40_000}
 
 
@@ -77,13 +81,19 @@ class ComputeSampler:
     conditions of the module doc hold). The kernel asks it, before each machine run, for a shorter bound
     (:meth:`bound`) or to take a gap instead (:meth:`gap`)."""
 
-    def __init__(self, kernel: "Kernel", opts: dict[str, int]) -> None:
-        self.kernel = kernel
+    def __init__(self, machine: "Machine", cpus: "list[CpuState]", accounting: "Accounting",
+                 record_of: "Callable[[Task], TaskRecord]", wake_ipi: "WakeIpi | None", now: int,
+                 opts: dict[str, int]) -> None:
+        self.machine = machine
+        self.cpus = cpus
+        self.accounting = accounting
+        self.record_of = record_of
+        self.wake_ipi = wake_ipi
         self.period = opts["period"]
         self.window = opts["window"]
         self.warmup = opts["warmup"]
         self.state = "warmup"
-        self.until = kernel.now + self.warmup  # end of the detailed phase in progress
+        self.until = now + self.warmup  # end of the detailed phase in progress
         self.window_start = 0  # cycle at which the last window began
         self.next_window = 0  # in a gap: the cycle at which the next warm-up starts
         self.signature: tuple[Any, ...] = self._signature()
@@ -98,12 +108,11 @@ class ComputeSampler:
 
     # --- the state the windows describe ----------------------------------------------------------------------------
     def _signature(self) -> tuple[Any, ...]:
-        k = self.kernel
-        ipi = k.wake_ipi
+        ipi = self.wake_ipi
         return tuple(
             (id(c.current), id(c.source), id(c.incoming), c.state, c.halted, c.waking, c.kpath_active, c.irq_kpath,
              c.irq_token, bool(ipi is not None and ipi.active[c.id]))
-            for c in k.cpus)
+            for c in self.cpus)
 
     def _restart(self, now: int) -> None:
         self.state = "warmup"
@@ -119,16 +128,16 @@ class ComputeSampler:
             return
         if self.state == "warmup":
             if now >= self.until:
-                m = self.kernel.machine
+                m = self.machine
                 self.state = "measure"
                 self.window_start = now
                 self.until = now + self.window
-                self.start_retired = [m.retired(c.id) for c in self.kernel.cpus]
+                self.start_retired = [m.retired(c.id) for c in self.cpus]
         elif self.state == "measure":
             if now >= self.until:
-                m = self.kernel.machine
+                m = self.machine
                 cycles = now - self.window_start
-                self.ipc = [(m.retired(c.id) - r0) / cycles for c, r0 in zip(self.kernel.cpus, self.start_retired)]
+                self.ipc = [(m.retired(c.id) - r0) / cycles for c, r0 in zip(self.cpus, self.start_retired)]
                 self.windows += 1
                 self.state = "gap"
                 self.next_window = self.window_start - self.warmup + self.period
@@ -145,11 +154,10 @@ class ComputeSampler:
     def _lane_limit(self, cpu: "CpuState", ipc: float) -> float | None:
         """The most cycles this CPU may spend in the gap (math.inf: no limit of its own), or None if it may not take
         one at all."""
-        k = self.kernel
         task = cpu.current
         if task is None:
             return math.inf if cpu.source is None and cpu.incoming is None and cpu.state == "idle" else None
-        rec = task._record
+        rec = self.record_of(task)
         step = rec.step
         src = rec.source
         if (not isinstance(step, Compute) or not step.sample or step.until_mark not in (None, False)
@@ -160,7 +168,7 @@ class ComputeSampler:
         tail = ipc * self.warmup  # instructions kept for the detailed warm-up before the step's end
         left = math.inf
         if rec.remaining is not None:
-            k._bank(cpu, task)
+            self.accounting.bank(cpu, rec)
             left = rec.remaining
         if not endless(src):
             n = src.length
@@ -171,16 +179,14 @@ class ComputeSampler:
             return math.inf
         return max(0.0, (left - tail) / ipc)
 
-    def gap(self, bound: int) -> bool:
-        """Takes a functional gap up to ``bound`` (the kernel's next timed event) if the module doc's conditions
-        hold and it is worth it (at least one window long). Returns True if it did."""
+    def gap(self, now: int, bound: int) -> bool:
+        """Takes a functional gap from ``now`` up to ``bound`` (the kernel's next timed event) if the module doc's
+        conditions hold and it is worth it (at least one window long). Returns True if it did."""
         if self.state != "gap":
             return False
-        k = self.kernel
-        now = k.now
         end = min(bound, self.next_window)
         limit = float(end - now)
-        for cpu, ipc in zip(k.cpus, self.ipc):
+        for cpu, ipc in zip(self.cpus, self.ipc):
             lane = self._lane_limit(cpu, ipc)
             if lane is None:
                 return False
@@ -188,31 +194,26 @@ class ComputeSampler:
         cycles = int(limit)
         if cycles < self.window:
             return False
-        m = k.machine
+        m = self.machine
         lanes = []
-        running = [c for c in k.cpus if c.current is not None]
+        running = [c for c in self.cpus if c.current is not None]
         for cpu in running:
-            task = cpu.current
-            rec = task._record
-            k._bank(cpu, task)
+            rec = self.record_of(cpu.current)
+            self.accounting.bank(cpu, rec)
             m.detach(cpu.id)
             lanes.append((cpu.id, rec.source, self.ipc[cpu.id], rec.asid))
         done = m.warm(lanes, cycles)
         for cpu, out in zip(running, done):
-            task = cpu.current
-            rec = task._record
+            rec = self.record_of(cpu.current)
             n = out["instructions"]
             m.attach(cpu.id, rec.source, rec.asid)
             cpu.attach_retired = m.retired(cpu.id)
-            k._credit_code(cpu, n)
-            rec.stats.instructions += n
+            self.accounting.credit(cpu, rec, n)
             if rec.remaining is not None:
-                rec.remaining -= n
                 m.set_retire_limit(cpu.id, cpu.attach_retired + rec.remaining)
             else:
                 m.clear_retire_limit(cpu.id)
             self.functional_instructions += n
-        k.now = m.now
         self.functional_cycles += cycles
         self.gaps.append((now, now + cycles))
         return True

@@ -21,6 +21,8 @@ from .._core import EventKind, Source
 from .steps import require_instructions
 
 if TYPE_CHECKING:
+    from .._core import Machine
+    from .accounting import Accounting
     from .cpu import CpuState
     from .tasks import Task
 
@@ -31,17 +33,19 @@ _SOURCE_ENDED = EventKind.SOURCE_ENDED
 class WakeIpi:
     """Which halted CPUs have a wake-up IPI on the way, and the recorded handler each runs on receiving it."""
 
-    __slots__ = ("kernel", "spec", "instructions", "sources", "asid", "pending", "active", "ran_task", "ran_dispatch",
-                 "runs", "resume", "handled")
+    __slots__ = ("machine", "cpus", "accounting", "spec", "instructions", "sources", "asid", "pending", "active",
+                 "ran_task", "ran_dispatch", "runs", "resume", "handled")
 
-    def __init__(self, kernel: Any, spec: str, instructions: int | None, asid: int,
-                 resume: Callable[[CpuState], None]) -> None:
-        self.kernel = kernel
+    def __init__(self, machine: Machine, cpus: list[CpuState], accounting: Accounting, spec: str,
+                 instructions: int | None, asid: int, resume: Callable[[CpuState], None]) -> None:
+        self.machine = machine
+        self.cpus = cpus
+        self.accounting = accounting
         # Continues the switch after the path, from the kernel's timer queue at the same cycle: the machine may report
         # the path's source ended in the same batch of events, which must not reach the switch path attached next.
         self.resume = resume
         self.spec = spec
-        ncpu = len(kernel.cpus)
+        ncpu = len(cpus)
         self.sources = [Source(spec) for _ in range(ncpu)]  # one per CPU: two CPUs may take an IPI at once
         require_instructions(self.sources[0], "Kernel: wake_path")  # else restarted for ever, retiring nothing
         n = self.sources[0].length if instructions is None else instructions
@@ -62,7 +66,7 @@ class WakeIpi:
         on another CPU is sent the IPI."""
         if waker_cpu is None or target is None or target == waker_cpu:
             return
-        if self.kernel.cpus[target].halted:
+        if self.cpus[target].halted:
             self.pending[target] = task
 
     def start_handler(self, cpu: CpuState) -> bool:
@@ -80,7 +84,7 @@ class WakeIpi:
         self.handled[cpu.id] = False
 
     def _attach(self, cpu: CpuState) -> None:
-        m = self.kernel.machine
+        m = self.machine
         src = self.sources[cpu.id]
         if src.retired and src.ended():
             src.restart()
@@ -112,11 +116,11 @@ class WakeIpi:
         """An event of a CPU that runs the path: at its retire limit the path comes off (its instructions are kernel
         work) and the switch continues (``resume``)."""
         if kind == _RETIRE_LIMIT:
-            self.kernel._detach_kernel_code(cpu)
+            self.accounting.detach_kernel_code(cpu)
             self.active[cpu.id] = False
             self.resume(cpu)
         elif kind == _SOURCE_ENDED:
-            self.kernel.machine.restart_trace(cpu.id)  # a path shorter than wake_instructions runs again
+            self.machine.restart_trace(cpu.id)  # a path shorter than wake_instructions runs again
 
     def ran_for(self, task: Task) -> bool:
         """True while ``task`` runs in the dispatch that the path preceded (the handler of its wake-up ran: a
@@ -124,5 +128,5 @@ class WakeIpi:
         cpu = task.cpu
         if cpu is None:
             return False
-        c = self.kernel.cpus[cpu]
+        c = self.cpus[cpu]
         return self.ran_task[cpu] is task and self.ran_dispatch[cpu] == c.dispatches and c.current is task
