@@ -504,7 +504,7 @@ class SampledPass {
   }
 
   static constexpr double kMinIpc = 1e-3;
-  static constexpr double kColdExcess = 0.01;  // a first half 1 % slower (the bound on a window's cold cost)
+  static constexpr double kColdExcess = 0.01;  // a first half 1 % slower: "cold" (chosen bound; docs/sampling.md)
   static constexpr std::uint64_t kWindowCap = 20;
   static constexpr std::uint64_t kWindowStep = 64;  // cycles between checks of a window's counts
   static constexpr std::uint64_t kOffsetSeed = 0x5eed5a3b1e;
