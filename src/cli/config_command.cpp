@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <iostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/json.hpp>
@@ -102,15 +103,70 @@ void writeJson(std::ostream& out, const boost::json::value& v, int indent) {
   }
 }
 
-// Every key as `key = value  # doc`, grouped by section under a comment header, with aligned columns.
+// The text form reads in a 120-column terminal and stays valid TOML. Every key is `key = value  # doc` with the keys
+// and the values in aligned columns; the doc wraps onto comment lines under its column. The value column is as wide
+// as the longest short value (at most kValueColumn): a longer value (core.ports) overflows and its doc starts on the
+// next line, and an array that would not fit in kLineWidth is written one element per line.
+constexpr std::size_t kLineWidth = 118;
+constexpr std::size_t kValueColumn = 16;
+
+// The words of `text` in lines of at most `width` characters (a longer word gets a line of its own).
+std::vector<std::string> wrapWords(std::string_view text, std::size_t width) {
+  std::vector<std::string> lines;
+  std::string line;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const std::size_t space = text.find(' ', pos);
+    const std::string_view word = text.substr(pos, space == std::string_view::npos ? text.npos : space - pos);
+    pos = space == std::string_view::npos ? text.size() : space + 1;
+    if (word.empty()) continue;
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      lines.push_back(std::move(line));
+      line.clear();
+    }
+    if (!line.empty()) line += ' ';
+    line += word;
+  }
+  if (!line.empty() || lines.empty()) lines.push_back(std::move(line));
+  return lines;
+}
+
+// The elements of a TOML array written by configToToml (`["a", "b"]`), each as its TOML text; empty if `value` is not
+// an array. Commas inside quoted strings do not split.
+std::vector<std::string> arrayElements(std::string_view value) {
+  std::vector<std::string> out;
+  if (value.size() < 2 || value.front() != '[' || value.back() != ']') return out;
+  std::string current;
+  bool quoted = false;
+  for (std::size_t i = 1; i + 1 < value.size(); ++i) {
+    const char ch = value[i];
+    if (quoted && ch == '\\' && i + 2 < value.size()) {
+      current += ch;
+      current += value[++i];
+      continue;
+    }
+    if (ch == '"') quoted = !quoted;
+    if (ch == ',' && !quoted) {
+      out.push_back(std::move(current));
+      current.clear();
+      continue;
+    }
+    if (!current.empty() || ch != ' ') current += ch;
+  }
+  if (!current.empty()) out.push_back(std::move(current));
+  return out;
+}
+
 void writeText(std::ostream& out, const Config& config) {
   const auto params = describeConfig(config);
   std::size_t keyWidth = 0;
   std::size_t valueWidth = 0;
   for (const auto& p : params) {
     keyWidth = std::max(keyWidth, p.key.size());
-    valueWidth = std::max(valueWidth, p.value.size());
+    if (p.value.size() <= kValueColumn) valueWidth = std::max(valueWidth, p.value.size());
   }
+  const std::size_t docColumn = keyWidth + 3 + valueWidth + 2;  // `key = value  # doc`
+  const std::string docIndent(docColumn, ' ');
   out << fmt::format("# smtlab config: {}\n", config.source);
   std::string section = "\x01";  // no key has this section, so the first key prints a header
   for (const auto& p : params) {
@@ -120,7 +176,19 @@ void writeText(std::ostream& out, const Config& config) {
       section = keySection;
       out << fmt::format("\n# [{}]\n", section.empty() ? "top level" : section);
     }
-    out << fmt::format("{:<{}} = {:<{}}  # {}\n", p.key, keyWidth, p.value, valueWidth, p.doc);
+    const std::vector<std::string> doc = wrapWords(p.doc, kLineWidth - docColumn - 2);
+    std::size_t docLine = 0;
+    if (p.value.size() <= valueWidth) {
+      out << fmt::format("{:<{}} = {:<{}}  # {}\n", p.key, keyWidth, p.value, valueWidth, doc[docLine++]);
+    } else if (const auto elements = arrayElements(p.value);
+               keyWidth + 3 + p.value.size() > kLineWidth && !elements.empty()) {
+      out << fmt::format("{:<{}} = [\n", p.key, keyWidth);
+      for (const std::string& e : elements) out << fmt::format("{:<{}}{},\n", "", keyWidth + 5, e);
+      out << fmt::format("{:<{}}]\n", "", keyWidth + 3);
+    } else {
+      out << fmt::format("{:<{}} = {}\n", p.key, keyWidth, p.value);
+    }
+    for (; docLine < doc.size(); ++docLine) out << docIndent << "# " << doc[docLine] << "\n";
   }
 }
 
