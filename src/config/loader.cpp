@@ -109,7 +109,8 @@ std::string setFromNode(const Param& p, const toml::node& n) {
 // Why `key` is not a key: a section given a value, or an unknown key with the closest real one. One line: a section
 // is named with one of its keys as an example rather than with all of them (core has over a hundred).
 std::string notAKeyMessage(std::span<const Param> params, std::string_view key, const toml::node* value) {
-  // Keys that issue ports replaced (issue 10 §2): an old config must not have them silently ignored.
+  // There are no unit counts: issue ports (core.ports) give the units. A config that sets a count is refused with a
+  // pointer to core.ports, so that the count is not silently ignored.
   if (key.starts_with("core.fu.") && key.ends_with(".count")) {
     return fmt::format("key {} was removed: issue ports replace unit counts; list the ports that feed the unit in "
                        "core.ports, e.g. core.ports = [\"int_alu branch\", \"int_alu\", \"load\", ...] "

@@ -13,25 +13,15 @@ namespace {
 
 using test::TempDir;
 
-// Counted from config.hpp: seed 1; system 2; core 9 scalars + 5 queues x 3 + 8 unit classes x 3 + 7 branch keys
-// + 4 (recombine, recombine_cycles, pause_cycles, watchdog_cycles) = 59; mem 2 sizes + 4 caches x 4 + 2 dram
-// + 2 TLBs x 3 + 2 flags = 28. Total 90.
-// Topology, OS costs and page walks (issue 10 §4-5): system.packages, system.siblings_adjacent, os.wake_cycles,
-// os.timer_cycles, mem.tlb_tagged, mem.page_walk.{caches, levels, pwc_entries, from_l2} = 9 more.
-// Speculation (issue 10 §4): core.wrong_path, core.replay, core.replay_period = 3 more.
-// Registers (issue 10 §3): core.int_prf / core.fp_prf x 4 keys, core.stack_engine = 9 more.
-// Load/store unit (issue 10 §3): 9 core.lsu keys.
-// Issue ports (issue 10 §2): the 8 core.fu.<class>.count keys gave way to 8 core.fu.<class>.uops keys and
-// core.ports: +1. main's 160 + uports' 1 = 161.
-// uopwindow: core.micro_fusion +1 = 162.
-// Stream prefetcher (session 22): mem.stream_prefetch.streams, .trigger_bytes, .ahead_bytes = 3 more.
-// Session 23: core.microcode_shares_fetch, mem.l1i_thread_tagged = 2 more.
-// Session 30: core.fetch_prefetch = 1 more.
-// Session 31: mem.l1d_write_through, mem.wc_buffers, mem.wc_write_cycles = 3 more.
-// + sim.replay_deferred (NetBurst replay), core.build_width.
-// Session 32: core.branch.pht_thread_tagged = 1 more. Session 33: core.branch.pht_assoc = 1 more.
-// Session 36: core.lsu.sibling_order_clears = 1 more.
-constexpr std::size_t kKeys = 130 + 9 + 3 + 9 + 9 + 1 + 1 + 1 + 1 + 3 + 2 + 1 + 3 + 1 + 1 + 1;
+// Counted from config.hpp, struct by struct:
+// - top level and machine: seed; system 4 (cores, packages, siblings_adjacent, freq_ghz); os 2; sim 2.
+// - core: 25 scalars; 5 queues (uop_queue, rob, iq, lq, sq) x 3 (entries, sharing, cap); 8 unit classes x 5
+//   (latency, pipelined, interval, thread_interval, uops); branch 9; lsu 10; 2 register files x 4.
+// - mem: 9 scalars; 4 caches x 4 (size_kb, assoc, latency, mshrs); dram 2; 2 TLBs x 3; page_walk 4;
+//   stream_prefetch 3.
+// - energy: 20 (16 event energies, 4 powers).
+constexpr std::size_t kKeys = (1 + 4 + 2 + 2) + (25 + 5 * 3 + 8 * 5 + 9 + 10 + 2 * 4) +
+                              (9 + 4 * 4 + 2 + 2 * 3 + 4 + 3) + 20;
 
 std::size_t countJsonLeaves(const boost::json::value& v) {
   if (!v.is_object()) return 1;
