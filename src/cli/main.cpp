@@ -11,12 +11,14 @@
 #include "commands.hpp"
 #include "smtlab/common/error.hpp"
 #include "smtlab/common/short_quote.hpp"
+#include "smtlab/common/version.hpp"
 
 namespace {
 
 constexpr const char* kUsage = R"(smtlab - a cycle-approximate model of simultaneous multithreading
 
 usage: smtlab COMMAND [ARGS...]
+       smtlab --version
 
 commands:
   run     simulate traces on logical CPUs and report IPC, CPI stacks, occupancy (smtlab run --help)
@@ -37,6 +39,10 @@ int main(int argc, char** argv) {
   if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
     return args.empty() ? 1 : 0;
+  }
+  if (args[0] == "--version" || args[0] == "-V") {
+    std::fputs(fmt::format("smtlab {}\n", smtlab::version()).c_str(), stdout);
+    return 0;
   }
   const std::string command = args[0];
   args.erase(args.begin());
