@@ -3,8 +3,8 @@
  * device hands the segment to tcp_v4_rcv in the sender's softirq), so the bytes a recv takes are normally already
  * queued. Not always: when softirqs have run too long (on a loaded host a TCG guest's clock runs on while its vCPU
  * waits), the kernel leaves the rest to ksoftirqd, and the segment reaches the socket later. A recv would then block
- * (an instance with a sleep in it) or, without MSG_WAITALL, return part of the bytes and fail the probe (one of the
- * suspects of a recording that failed in CI on a loaded host, session 34). So before each recorded recv the probe
+ * (an instance with a sleep in it) or, without MSG_WAITALL, return part of the bytes and fail the probe (a suspected
+ * cause of a recording that failed on a loaded CI host). So before each recorded recv the probe
  * waits, unrecorded, until the bytes are there (wait_queued). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
