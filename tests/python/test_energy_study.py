@@ -135,8 +135,8 @@ def test_divider_interval_rule():
 
 def test_event_cache_key_is_the_trace_bytes(tmp_path):
     """The cut event is cached by the kernel trace's bytes, not its time stamp: a fresh build traces the program
-    again and gets the same bytes with a new time, and under the old key each build added an entry no later build
-    read (six identical ones in ~/.cache/smtlab after one day of CI runs)."""
+    again and gets the same bytes with a new time, and under a size-and-time key each build would add an entry no later
+    build reads (one day of CI runs with such a key left six identical ones in ~/.cache/smtlab)."""
     a, b, c = tmp_path / "a.trace", tmp_path / "b.trace", tmp_path / "c.trace"
     a.write_bytes(b"\x01" * 5000)
     b.write_bytes(b"\x01" * 5000)
@@ -149,8 +149,9 @@ def test_event_cache_key_is_the_trace_bytes(tmp_path):
 
 
 def test_event_cache_prune(tmp_path):
-    """What prune_event_cache removes: entries under the old size-and-time key and temporary files older than an
-    hour; it keeps entries under the new key, recent temporary files (a cut may be running), other files and links."""
+    """What prune_event_cache removes: entries under a size-and-time key (as older builds wrote them) and temporary
+    files older than an hour; it keeps entries under the content key, recent temporary files (a cut may be running),
+    other files and links."""
     now = 10_000_000.0
     old = ["sysbench_cpu.event.59216-1796039604073057997.trace", "sysbench_cpu.event.59216-1796039604073057997.meta",
            "sysbench_cpu.event.100-5.txt", "sysbench_cpu.event.59216-17.4242.tmp.meta"]

@@ -277,7 +277,7 @@ def test_spec_py_is_pure_data():
 
     tree = ast.parse((SWEEP_DIR / "spec.py").read_text())
     lazy = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level > 0]
-    assert lazy == []  # not even inside a function (the old Sweep.run imported the driver lazily)
+    assert lazy == []  # not even inside a function (a method's lazy import of the driver is one too)
     assert not hasattr(SweepSpec, "run") and not hasattr(spec, "run_sweep")
     assert Sweep is execute.Sweep and issubclass(Sweep, SweepSpec)
     sw = Sweep(None, workloads=[("gen:alu",)], max_instructions=1000, baseline="none")

@@ -35,8 +35,8 @@ def _sent_by_room(**scheduler_params: object) -> list[int]:
 def test_every_room_sends_in_the_window_under_linux24_with_ht():
     sent = _sent_by_room()
     assert all(n > 0 for n in sent), f"messages per room in the window: {sent}"
-    # Identical rooms sharing two CPUs through one runqueue: no room gets more than half of all messages (the old
-    # per-CPU queues gave one room everything, e.g. [0, 251, 0, 0]).
+    # Identical rooms sharing two CPUs through one runqueue: no room gets more than half of all messages (per-CPU
+    # queues give one room everything, e.g. [0, 251, 0, 0]).
     assert max(sent) <= sum(sent) / 2, sent
 
 

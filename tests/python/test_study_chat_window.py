@@ -1,18 +1,17 @@
-"""chat's measurement window: a window that holds no client message must never be
-reported as 0 messages/s, and the warm-up must cover the start-up convoy.
+"""chat's measurement window: a window that holds no client message must never be reported as 0 messages/s, and the
+warm-up must cover the start-up convoy.
 
-On paper: chat spawns 4 tasks per user, 20 users per room; 3 of them (client receiver, server receiver and sender)
-block on their socket as soon as they run. The adaptive warm-up waits until each of those has been switched in once,
-and each switch runs the kernel's switch path (estimated: kpaths.SWITCH_INSTRUCTIONS = 1,500 instructions, real
-kernel paths off here). With R = 3 rooms that is 180 x 1,500 = 270,000 instructions; the netburst core retires at
-most 3 per cycle (both logical CPUs together), so the start-up takes more than 90,000 cycles = 0.056 ms at 1.6 GHz,
-HT off or on. A fixed 0.002 ms warm-up and
-0.002 ms window (6,400 cycles in all) therefore ends before the first client sender has run: the old fixed window
-reported 0 messages/s (the default study showed 0 from 30 rooms up with HT off, the same convoy at 60 x R switches
-of the recorded ~4,800-instruction switch path). Linux24 here serves equal tasks in turn (woken tasks join the tail of
-its run list, ``run_list_head=False``): under 2.4.19's own order, the head, the senders' pipeline keeps the tasks that
-have not run yet at the tail for longer than the whole bound (docs/study.md), which is the kernel's doing, not the
-window's."""
+On paper: chat spawns 4 tasks per user, 20 users per room; 3 of them (client receiver, server receiver and sender) block
+on their socket as soon as they run. The adaptive warm-up waits until each of those has been switched in once, and each
+switch runs the kernel's switch path (estimated: kpaths.SWITCH_INSTRUCTIONS = 1,500 instructions, real kernel paths off
+here). With R = 3 rooms that is 180 x 1,500 = 270,000 instructions; the netburst core retires at most 3 per cycle (both
+logical CPUs together), so the start-up takes more than 90,000 cycles = 0.056 ms at 1.6 GHz, HT off or on. A fixed 0.002
+ms warm-up and 0.002 ms window (6,400 cycles in all) therefore ends before the first client sender has run: a fixed
+window would report 0 messages/s (in the default study, 0 from 30 rooms up with HT off, the same convoy at 60 x R
+switches of the recorded ~4,800-instruction switch path). Linux24 here serves equal tasks in turn (woken tasks join the
+tail of its run list, ``run_list_head=False``): under 2.4.19's own order, the head, the senders' pipeline keeps the
+tasks that have not run yet at the tail for longer than the whole bound (docs/study.md), which is the kernel's doing,
+not the window's."""
 
 from __future__ import annotations
 
@@ -44,7 +43,7 @@ def test_every_room_sends_in_a_window_shorter_than_the_start_up(ht):
     assert r["warm_ms"] > CONVOY_MS
     assert 0.002 <= r["window_ms"] and r["warm_ms"] + r["window_ms"] <= chat.MAX_MS
     # Every room sent in the window (the window extends until then), so at least one message per room over the
-    # window's length; the old fixed window reported 0 here.
+    # window's length; a fixed window would report 0 here.
     assert min(r["sent_by_room"]) >= 1
     assert r["throughput"] >= ROOMS / (r["window_ms"] / 1000.0) * 0.999
     # Upper bound: a client message costs at least its user work, the trap and the send path (estimates), and the

@@ -24,7 +24,7 @@ FIFO = {"run_list_head": False}  # module doc
 
 def test_tbench_window_extends_until_a_round_of_replies():
     r = fileserver.run("tbench", 12, False, "linux24", warm_ms=0.002, window_ms=0.002, scheduler_params=FIFO)
-    # The old code measured 0 MB/s here (no reply inside the fixed window). Now the warm-up and the window each
+    # A fixed window would measure 0 MB/s here (no reply inside it), so the warm-up and the window each
     # run until as many replies as clients were read.
     assert r["throughput"] > 0
     assert r["window_ms"] > 0.021 and r["warm_ms"] > 0.021
@@ -54,7 +54,7 @@ def test_tbench_window_has_its_own_bound_after_a_cut_warm_up():
 
 def test_geomean_of_a_missing_or_zero_point_is_missing():
     assert common.geomean([4.0, 9.0]) == pytest.approx(6.0)
-    # The old geomean dropped the 0 and averaged the other rows: a geomean over fewer rows than the table's.
+    # Dropping the 0 and averaging the other rows would give a geomean over fewer rows than the table's.
     assert math.isnan(common.geomean([4.0, 0.0, 9.0]))
     assert math.isnan(common.geomean([4.0, float("nan")]))
     assert math.isnan(common.geomean([]))

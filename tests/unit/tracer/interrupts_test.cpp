@@ -170,7 +170,7 @@ TEST(Interrupts, ADeviceInterruptNestedInAKernelModeTickIsCutAndTheTickStays) {
 }
 
 TEST(Interrupts, ARunThatDoesNotReturnInsideTheRegion) {
-  // From user code it ends at the next user record (the old rule); nested in kernel code it is the path's own and
+  // From user code it ends at the next user record; nested in kernel code it is the path's own and
   // an interrupt inside it is still found.
   Builder b;
   b.user(1).kernel(kTick).kernel(kTick + 4).user(2);

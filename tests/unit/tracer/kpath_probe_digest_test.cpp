@@ -1,7 +1,7 @@
 // When a kpath: cache counts as recorded from other probe sources (kpathProbeDigest, kpathProbeSourcesChanged): by
 // the files' names and bytes, not their modification times. A fresh checkout or a worktree gives every file a new
-// time; with the old rule (a probe file newer than the manifest) that recorded the cache again, and a new boot's
-// recording (its timing differs) replaced the one every other user of the cache was comparing against.
+// time; a rule by time (a probe file newer than the manifest) would record the cache again, and a new boot's
+// recording (its timing differs) would replace the one every other user of the cache compares against.
 // Nothing here boots.
 
 #include <gtest/gtest.h>
