@@ -8,7 +8,7 @@
 # SMTLAB_KERNEL_CACHE=<build>/kernels.
 # With SNAPSHOT_OS=1 an OS-driven run is added (dbench, 20 clients, HT on, Linux 2.4, real kpath: kernel paths, user
 # streams off): the only case that switches a hardware thread's source while the core runs (ThreadContext::reset),
-# which session 20 found a defect through. It imports `smtlab` as $PYTHON finds it: put the build's python/ first on
+# so a defect there shows only in this case. It imports `smtlab` as $PYTHON finds it: put the build's python/ first on
 # PYTHONPATH, and point both runs at one recording with SMTLAB_KPATH_CACHE (recordings of two boots differ).
 set -euo pipefail
 bin=$1

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "smtlab/common/error.hpp"
+#include "smtlab/common/version.hpp"
 #include "smtlab/config/loader.hpp"
 #include "smtlab/sim/machine.hpp"
 #include "smtlab/sim/run.hpp"
@@ -294,6 +295,7 @@ class SampledPass {
       cores.push_back(json::object{{"id", c}, {"throughput", orNull(sum)}, {"throughput_ci95", orNull(std::sqrt(squares))},
                                    {"threads", threads}});
     }
+    root["smtlab_version"] = std::string(version());
     root["cycles"] = longest;
     root["seconds"] = static_cast<double>(longest) / (config.system.freq_ghz * 1e9);
     root["instructions"] = total;

@@ -1,6 +1,7 @@
 // Statistics as JSON, with the names documented in docs/statistics.md; `smtlab run --json` and the Python binding
 // both use these functions, so the names are the same everywhere.
 #include <boost/json.hpp>
+#include "smtlab/common/version.hpp"
 
 #include "smtlab/config/loader.hpp"
 #include "smtlab/energy/energy_model.hpp"
@@ -124,6 +125,7 @@ json::object Machine::cpuStatsJson(LogicalCpu cpu) {
 json::object Machine::statsJson() {
   flushAll();
   json::object root;
+  root["smtlab_version"] = std::string(version());
   root["cycles"] = measuredCycles();
   root["seconds"] = double(measuredCycles()) / (config_.system.freq_ghz * 1e9);
   json::array cpus;

@@ -72,7 +72,7 @@ std::vector<KernelInfo> makeTable() {
                "message-passing pair, sender (thread 0)"});
   t.push_back({"msgpass_recv", "msgpass.c", {"10000"}, 1, "gen:mix,load=0.25,store=0.1,branch=0.2,count=2m",
                "message-passing pair, receiver (thread 1)"});
-  // The study's user programs (workloads/user, docs/study.md "User-mode work"): one role of a benchmark loop per
+  // The study's user programs (workloads/user, docs/study.md "Real user programs"): one role of a benchmark loop per
   // entry, each iteration one instance between pause markers; python/smtlab/workloads/user_streams.py cuts them out.
   struct User { const char* name; const char* source; const char* role; const char* what; };
   const User users[] = {
