@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "smtlab/core/scheduler.hpp"
-
 namespace smtlab {
 
 namespace {
