@@ -9,6 +9,7 @@
 
 #include "binding.hpp"
 #include "smtlab/common/error.hpp"
+#include "smtlab/sim/open_trace.hpp"
 #include "smtlab/trace/cursor.hpp"
 #include "smtlab/trace/generators.hpp"
 #include "smtlab/trace/record.hpp"

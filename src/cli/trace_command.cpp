@@ -19,6 +19,7 @@
 #include "smtlab/common/output_file.hpp"
 #include "smtlab/common/short_quote.hpp"
 #include "smtlab/common/error.hpp"
+#include "smtlab/sim/open_trace.hpp"
 #include "smtlab/trace/champsim_format.hpp"
 #include "smtlab/trace/distinct_counter.hpp"
 #include "smtlab/trace/generators.hpp"

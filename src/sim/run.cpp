@@ -9,6 +9,7 @@
 #include "smtlab/common/short_quote.hpp"
 #include "smtlab/config/loader.hpp"
 #include "smtlab/sim/machine.hpp"
+#include "smtlab/sim/open_trace.hpp"
 #include "smtlab/trace/source.hpp"
 
 namespace smtlab {

@@ -13,8 +13,8 @@ foreach(name IN LISTS fuzz_targets)
   add_executable(fuzz_${name} ${CMAKE_CURRENT_LIST_DIR}/fuzz_${name}.cpp)
   target_include_directories(fuzz_${name} PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_CURRENT_LIST_DIR})
   # Linking an object library links its objects and its own dependencies (capstone for the tracer, ...).
-  # The trace layer's openTrace() reaches into the tracer layer (kernel: specs), and the config layer's policy names
-  # come from the core's policy tables (core/fetch_policy.hpp), which need the rest of the core: every layer comes.
+  # The config layer's policy names come from the core's policy tables (core/fetch_policy.hpp), which need the rest
+  # of the core: every layer comes.
   foreach(layer IN LISTS SMTLAB_LAYERS)
     if(TARGET smtlab_obj_${layer})
       target_link_libraries(fuzz_${name} PRIVATE smtlab_obj_${layer})

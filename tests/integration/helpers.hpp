@@ -14,6 +14,7 @@
 #include "smtlab/config/config.hpp"
 #include "smtlab/config/loader.hpp"
 #include "smtlab/sim/machine.hpp"
+#include "smtlab/sim/open_trace.hpp"
 #include "smtlab/sim/run.hpp"
 #include "smtlab/trace/cursor.hpp"
 #include "smtlab/trace/source.hpp"

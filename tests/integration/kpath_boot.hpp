@@ -20,6 +20,7 @@
 
 #include <boost/json.hpp>
 
+#include "smtlab/sim/open_trace.hpp"
 #include "smtlab/trace/native_format.hpp"
 #include "smtlab/trace/source.hpp"
 #include "smtlab/trace/vector_source.hpp"

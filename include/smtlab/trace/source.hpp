@@ -27,9 +27,9 @@ class TraceSource {
   virtual std::optional<std::uint64_t> length() const { return std::nullopt; }
 };
 
-// Opens a trace argument: "gen:NAME[,key=value...]" for a generator, otherwise a file whose format is recognised by
-// its content (native magic, ChampSim when named *.champsimtrace[.xz|.gz]) or else read as the text format.
-// Throws TraceError with the spec or file name on failure.
-std::unique_ptr<TraceSource> openTrace(const std::string& spec);
+// Opens a trace file whose format is recognised by its content (native magic, ChampSim when named
+// *.champsimtrace[.xz|.gz]) or else read as the text format. Throws TraceError with the file name on failure.
+// A source spec of any kind (gen:, kernel:, ...) is opened by openTrace (sim/open_trace.hpp).
+std::unique_ptr<TraceSource> openTraceFile(const std::string& path);
 
 }  // namespace smtlab

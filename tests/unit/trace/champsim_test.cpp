@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "smtlab/common/error.hpp"
+#include "smtlab/sim/open_trace.hpp"
 #include "smtlab/trace/champsim_format.hpp"
 #include "smtlab/trace/vector_source.hpp"
 #include "trace_test_util.hpp"

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "smtlab/common/error.hpp"
+#include "smtlab/sim/open_trace.hpp"
 #include "smtlab/trace/generators.hpp"
 #include "smtlab/trace/text_format.hpp"
 #include "smtlab/trace/vector_source.hpp"

@@ -15,6 +15,7 @@
 #include <boost/iostreams/filtering_stream.hpp>
 
 #include "smtlab/common/error.hpp"
+#include "smtlab/sim/open_trace.hpp"
 #include "smtlab/trace/champsim_format.hpp"
 #include "smtlab/trace/distinct_counter.hpp"
 #include "smtlab/trace/native_format.hpp"

@@ -12,6 +12,7 @@
 #include "smtlab/common/error.hpp"
 #include "snippet_program.hpp"
 #include "smtlab/config/loader.hpp"
+#include "smtlab/sim/open_trace.hpp"
 #include "smtlab/sim/run.hpp"
 #include "smtlab/trace/native_format.hpp"
 #include "smtlab/trace/source.hpp"

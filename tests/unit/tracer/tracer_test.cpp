@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "smtlab/common/error.hpp"
+#include "smtlab/sim/open_trace.hpp"
 #include "snippet_program.hpp"
 #include "smtlab/trace/native_format.hpp"
 #include "smtlab/trace/text_format.hpp"
