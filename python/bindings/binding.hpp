@@ -1,30 +1,12 @@
-// Shared pieces of the smtlab._core module: the per-area bind functions and the conversion of boost::json values
-// (the statistics, the effective config) into plain Python dicts and lists.
+// The per-area bind functions of the smtlab._core module, each defined in its own *_binding.cpp; module.cpp calls
+// them once when the module is imported.
 #pragma once
 
-#include <cstdint>
-#include <string_view>
-
-#include <boost/json/value.hpp>
 #include <pybind11/pybind11.h>
 
 namespace smtlab::python {
 
 namespace py = pybind11;
-
-// boost::json -> dict / list / str / int / float / bool / None, recursively.
-py::object jsonToPython(const boost::json::value& value);
-
-// A Python scalar as the text of a TOML value for applyOverride: bool -> true/false, int and float -> digits, str as
-// given (applyOverride reads it as TOML if it parses, else as a bare word). Raises TypeError for anything else.
-std::string overrideText(const py::handle& value, std::string_view key);
-
-// A non-negative Python integer given as argument `arg` of `func`, at most `max`. pybind11's own conversion to an
-// unsigned type answers a negative or too-large value with "incompatible function arguments" (a TypeError that names
-// no argument), and a signed one would let -1 wrap to 2^64-1: so integers arrive as objects and are checked here.
-// Raises TypeError (not an integer; bool is refused) or UsageError, a ValueError (negative, above max), naming both.
-std::uint64_t unsignedArg(const py::handle& value, std::string_view func, std::string_view arg,
-                          std::uint64_t max = ~std::uint64_t{0});
 
 void bindConfig(py::module_& m);
 void bindTrace(py::module_& m);

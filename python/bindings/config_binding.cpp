@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include "binding.hpp"
+#include "conversions.hpp"
 #include "smtlab/common/error.hpp"
 #include "smtlab/config/loader.hpp"
 

@@ -1,7 +1,6 @@
 // smtlab._core.Machine: the simulated machine as a script drives it (attach/detach/halt/run), with every misuse turned
 // into a UsageError instead of a crash: CPU ids are checked here, a closed machine refuses every call, and a machine
 // running in another Python thread (run releases the GIL) refuses to be touched until it returns.
-#include <cctype>
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -16,6 +15,7 @@
 #include <pybind11/stl.h>
 
 #include "binding.hpp"
+#include "conversions.hpp"
 #include "smtlab/common/error.hpp"
 #include "smtlab/sim/machine.hpp"
 #include "smtlab/sim/run.hpp"

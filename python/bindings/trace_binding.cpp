@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include "binding.hpp"
+#include "conversions.hpp"
 #include "smtlab/common/error.hpp"
 #include "smtlab/sim/open_trace.hpp"
 #include "smtlab/trace/cursor.hpp"
