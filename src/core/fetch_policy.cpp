@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "smtlab/common/enum_table.hpp"
+
 namespace smtlab {
 namespace {
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "smtlab/common/enum_table.hpp"
+#include "smtlab/core/fetch_policy.hpp"  // FetchPolicy, ThreadChoice: declared beside their table
 
 namespace smtlab {
 
@@ -22,12 +23,6 @@ inline constexpr std::array<EnumInfo<Sharing>, 4> kSharingTable{{
     {Sharing::Capped, "capped", "shared, but no thread holds more than `cap` x entries"},
 }};
 static_assert(inEnumOrder(kSharingTable));
-
-// Thread choice at fetch. Names, docs and factories: fetchPolicyTable() (core/fetch_policy.hpp), the one list.
-enum class FetchPolicy : std::uint8_t { RoundRobin, ICount, BrCount, MissCount, Stall, Flush };
-
-// Thread choice at rename/allocate and retire (one thread per cycle is served): threadChoiceTable(), beside it.
-enum class ThreadChoice : std::uint8_t { RoundRobin, ICount, OldestFirst };
 
 // The cache whose miss makes a load "long-latency" for the STALL and FLUSH fetch policies.
 enum class LongLatencyMiss : std::uint8_t { L1, L2, Llc };

@@ -8,11 +8,17 @@
 #include <span>
 #include <string_view>
 
+// No config.hpp here: it includes this header for the two enums below.
 #include "smtlab/common/types.hpp"
-#include "smtlab/config/config.hpp"
-#include "smtlab/core/capacity.hpp"
 
 namespace smtlab {
+
+// Thread choice at fetch (core.fetch_policy); its names, docs and factories are the rows of fetchPolicyTable().
+enum class FetchPolicy : std::uint8_t { RoundRobin, ICount, BrCount, MissCount, Stall, Flush };
+
+// Thread choice at rename/allocate and retire (core.rename_policy, core.retire_policy; one thread per cycle is
+// served); its rows are threadChoiceTable()'s.
+enum class ThreadChoice : std::uint8_t { RoundRobin, ICount, OldestFirst };
 
 // What a policy may look at for one thread, filled by the stage each cycle.
 struct ThreadCandidate {
@@ -51,8 +57,9 @@ struct PolicyInfo {
 using FetchPolicyInfo = PolicyInfo<FetchPolicy>;
 using ThreadChoiceInfo = PolicyInfo<ThreadChoice>;
 
-// THE lists of policies, in enum order: core.fetch_policy, and core.rename_policy / core.retire_policy. The config's
-// parser, its docs and the Python export read them; a new policy is one row here.
+// THE lists of policies, in enum order: core.fetch_policy, and core.rename_policy / core.retire_policy (rows in
+// fetch_policy.cpp, checked against the enums above). The config's parser, its docs, the Python export and the
+// factories below read them; a new policy is one enum value and one row.
 std::span<const FetchPolicyInfo> fetchPolicyTable();
 std::span<const ThreadChoiceInfo> threadChoiceTable();
 
