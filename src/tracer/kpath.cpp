@@ -68,7 +68,7 @@ std::vector<KpathInfo> makeTable() {
 #define SUBMIT false, "", "", KpathInfo::Device::Submit
 #define DEVICE_IRQ false, "", "", KpathInfo::Device::Only
 #define KPATH(name, kind, what) t.push_back(KpathInfo{#name, kind, what});
-#include "../../workloads/kpath/kpath_paths.h"
+#include "kpath/kpath_paths.h"
 #undef KPATH
 #undef DEVICE_IRQ
 #undef SUBMIT
