@@ -14,6 +14,36 @@ namespace json = boost::json;
 namespace {
 double ratio(double a, double b) { return b == 0 ? 0.0 : a / b; }
 
+// What the energy model reads, from the measured part of the run (brings each core's active-cycle count up to now).
+EnergyCounts energyCounts(Machine& m) {
+  const MemorySystem& mem = m.memory();
+  EnergyCounts counts;
+  counts.cores.reserve(m.cores());
+  for (std::uint32_t c = 0; c < m.cores(); ++c) {
+    Core& core = m.core(CoreId{c});
+    core.flushAccounting(m.now());
+    EnergyCounts::Core& out = counts.cores.emplace_back();
+    out.threads.reserve(core.threads());
+    for (std::uint32_t t = 0; t < core.threads(); ++t) {
+      const ThreadStats& s = core.thread(t).stats;
+      // Squashed instructions and wrong-path uops were fetched too.
+      out.threads.push_back({s.fetched + s.squashed + s.wrongPathFetched, s.instructions});
+    }
+    out.renamed = core.renamed();
+    out.issuedByUnit = core.issuedByUnit();
+    out.l1iAccesses = mem.l1iStats(CoreId{c}).accesses;
+    out.l1dAccesses = mem.l1dStats(CoreId{c}).accesses;
+    out.l2Accesses = mem.l2Stats(CoreId{c}).accesses;
+    out.cyclesActive = core.cyclesActive();
+  }
+  for (std::uint32_t p = 0; p < mem.packages(); ++p) counts.llcAccesses.push_back(mem.llcStats(p).accesses);
+  const DramStats& d = mem.dramStats();
+  counts.dramAccesses = d.reads + d.writes;
+  counts.busyCycles = m.busyCycles();
+  counts.measuredCycles = m.measuredCycles();
+  return counts;
+}
+
 json::object cacheJson(const CacheStats& s, std::uint64_t instructions) {
   return json::object{{"accesses", s.accesses},
                       {"misses", s.misses},
@@ -186,7 +216,7 @@ json::object Machine::statsJson() {
   root["llc"] = cacheJson(llcTotal, total);
   const DramStats& d = memory_->dramStats();
   root["dram"] = json::object{{"reads", d.reads}, {"writes", d.writes}, {"queue_cycles", d.queueCycles}};
-  root["energy"] = energyJson(*this);
+  root["energy"] = energyJson(config(), energyCounts(*this));
   return root;
 }
 
