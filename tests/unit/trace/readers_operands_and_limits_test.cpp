@@ -36,15 +36,7 @@ std::vector<Instr> readAllOf(TraceSource& src) {
   return all;
 }
 
-template <class F>
-std::string errorOf(F&& f) {
-  try {
-    f();
-  } catch (const TraceError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::errorOf;
 
 // The native header (docs/traces.md): magic, version, compression, count; little-endian.
 std::string nativeHeader(std::uint32_t version, std::uint32_t compression, std::uint64_t count) {

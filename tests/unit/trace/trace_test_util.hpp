@@ -8,7 +8,20 @@
 #include <fstream>
 #include <string>
 
+#include "smtlab/common/error.hpp"
+
 namespace smtlab::test {
+
+// The message of the TraceError that f throws, or "(no error)": tests compare what the reader says.
+template <class F>
+std::string errorOf(F&& f) {
+  try {
+    f();
+  } catch (const TraceError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
 
 // A path in the system temp directory, unique per process and call, deleted when the object goes away.
 class TempPath {

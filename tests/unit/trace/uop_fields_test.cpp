@@ -21,15 +21,7 @@ namespace {
 
 std::string dataPath(const std::string& name) { return std::string(SMTLAB_SOURCE_DIR) + "/tests/data/" + name; }
 
-template <class F>
-std::string errorOf(F&& f) {
-  try {
-    f();
-  } catch (const TraceError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::errorOf;
 
 Instr parsed(const std::string& line) {
   Instr in;
