@@ -181,9 +181,9 @@ def test_a_source_on_a_page_of_its_own_is_not_kept_by_the_task(monkeypatch, task
     monkeypatch.setattr(steps, "Source", FakeSource)
     k = task.kernel
     plain, paged = "kpath:file_open,seed=1,stack=1", "kpath:file_read,seed=1,stack=1,page=7"
-    a, b = steps.resolve_source(k, task, plain), steps.resolve_source(k, task, plain)
+    a, b = k.steps.resolve_source(task, plain), k.steps.resolve_source(task, plain)
     assert a is b
-    c, d = steps.resolve_source(k, task, paged), steps.resolve_source(k, task, paged)
+    c, d = k.steps.resolve_source(task, paged), k.steps.resolve_source(task, paged)
     assert c is not d
     assert opened == [plain, paged, paged]
     assert paged not in task._record.sources and plain in task._record.sources
