@@ -131,3 +131,67 @@ def test_stall_ms_must_be_positive(bad):
 
     with pytest.raises(ValueError, match="stall_ms must be a positive number"):
         Kernel(smtlab.load_config(None, {"core.threads": 2}), Linux24(), stall_ms=bad)
+
+
+def test_a_second_kernel_over_one_machine_is_refused_at_construction():
+    """A kernel owns its machine's clock and CPUs; two kernels over one machine would each attach sources and move
+    its time under the other's feet."""
+    proc = run_child("""
+        m = smtlab.Machine(cfg)
+        k1 = Kernel(m, Linux24(), tick_cycles=20_000)
+        try:
+            Kernel(m, Linux24(), tick_cycles=20_000)
+        except UsageError as e:
+            print("ERR", e)
+        t = k1.spawn(Task("a", [Compute(5_000)], source="gen:alu,count=0"))
+        k1.run()
+        print("DONE", t.stats.instructions)
+    """)
+    assert proc.returncode == 0, proc.stderr
+    err = next(line for line in proc.stdout.splitlines() if line.startswith("ERR"))
+    assert "this Machine already belongs to another kernel" in err
+    assert "DONE 5000" in proc.stdout
+
+
+def test_a_kernel_refused_for_another_reason_leaves_its_machine_free():
+    proc = run_child("""
+        m = smtlab.Machine(cfg)
+        try:
+            Kernel(m, Linux24(), spawn_cpu=99)
+        except UsageError as e:
+            print("ERR", e)
+        k = Kernel(m, Linux24(), tick_cycles=20_000)
+        t = k.spawn(Task("a", [Compute(5_000)], source="gen:alu,count=0"))
+        k.run()
+        print("DONE", t.stats.instructions)
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert "ERR Kernel: spawn_cpu 99 does not exist" in proc.stdout
+    assert "DONE 5000" in proc.stdout
+
+
+def test_a_kernel_whose_run_raised_refuses_to_run_again_naming_the_first_error():
+    """A run that raised stopped in the middle of an event (here a switch-in whose source would not open), so the
+    kernel refuses further runs and spawns with the error that stopped it; its results stay readable."""
+    proc = run_child("""
+        k = Kernel(cfg, Linux24(), tick_cycles=20_000)
+        k.spawn(Task("bad", [Compute(5_000)], source="/nonexistent/x.trace"))
+        k.spawn(Task("good", [Compute(5_000)], source="gen:alu,count=0"))
+        try:
+            k.run()
+        except smtlab.TraceError as e:
+            print("FIRST", e)
+        for call in (k.run, lambda: k.spawn(Task("late", [Compute(5)], source="gen:alu,count=0"))):
+            try:
+                call()
+            except UsageError as e:
+                print("ERR", e)
+        print("ROWS", len(k.task_frame()))
+    """, timeout=20)
+    assert proc.returncode == 0, proc.stderr
+    errs = [line for line in proc.stdout.splitlines() if line.startswith("ERR")]
+    assert len(errs) == 2, proc.stdout
+    for err in errs:
+        assert "an earlier run() raised TraceError" in err and "/nonexistent/x.trace" in err
+        assert "build a new Kernel" in err
+    assert "ROWS 2" in proc.stdout

@@ -6,6 +6,7 @@ conversion error of Python's (``cannot convert float NaN to integer``)."""
 from __future__ import annotations
 
 import math
+import weakref
 from numbers import Integral, Real
 from typing import Any
 
@@ -82,3 +83,30 @@ def check_until(until: Any, now: int) -> None:
         raise TypeError(f"Kernel.run: until must be an int (a cycle), not {until!r}")
     if until < now:
         raise UsageError(f"Kernel.run: until={until} is in the past (now={now})")
+
+
+# Machines that a kernel owns: a kernel attaches sources to its machine's CPUs and moves its clock, so a second
+# kernel over the same machine would find its CPUs busy and its time moved under it. Weak, so that a machine is not
+# kept alive by the record.
+_OWNED_MACHINES: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def check_machine_free(machine: Any) -> None:
+    """Refuses a machine that a kernel already owns (UsageError naming the cause)."""
+    if machine in _OWNED_MACHINES:
+        raise UsageError("Kernel: this Machine already belongs to another kernel, which owns its clock and CPUs; "
+                         "give every kernel its own Machine (or pass a Config)")
+
+
+def claim_machine(machine: Any) -> None:
+    """Marks the machine as owned by the kernel being built (once its construction can no longer fail)."""
+    _OWNED_MACHINES.add(machine)
+
+
+def check_usable(failure: str | None, where: str) -> None:
+    """Refuses to use a kernel whose run() raised: the exception stopped it in the middle of an event (a switch,
+    a step, a tick), leaving CPUs, runqueues and timers out of step with each other, and the kernel cannot tell
+    which event it cut short. A run that goes on from there can wait for an event that never comes."""
+    if failure is not None:
+        raise UsageError(f"{where}: an earlier run() raised {failure}; a kernel is not consistent after its run "
+                         "raised, so build a new Kernel on a new Machine (its results stay readable)")

@@ -65,11 +65,7 @@ from .switch import ContextSwitch
 from .timer import Timers
 from .timer_interrupt import TimerInterrupts
 from .wake_ipi import WakeIpi
-from .tasks import (
-    Task,
-    TaskState,
-    steps_of,
-)
+from .tasks import Task, TaskState, steps_of
 
 _RETIRE_LIMIT = EventKind.RETIRE_LIMIT
 _MARK = EventKind.MARK
@@ -135,6 +131,7 @@ class Kernel:
             raise TypeError(f"Kernel: machine must be a Machine or a Config, not {type(machine).__name__}")
         if not isinstance(scheduler, Scheduler):
             raise TypeError(f"Kernel: scheduler must be a Scheduler, not {type(scheduler).__name__}")
+        checks.check_machine_free(machine)
         if getattr(scheduler, "kernel", None) is not None:
             raise UsageError(f"Kernel: the {scheduler.name} scheduler instance already belongs to another kernel; "
                              "a scheduler keeps that kernel's runqueues, so give every kernel its own instance")
@@ -214,6 +211,8 @@ class Kernel:
         self.sampler = (sampling.ComputeSampler(machine, self.cpus, self.accounting, _record_of, self.wake_ipi,
                                                 self.now, opts) if opts is not None else None)
         scheduler.setup(self)
+        checks.claim_machine(machine)
+        self.failure: str | None = None  # the exception that stopped a run (check_usable)
 
     # --- counters ----------------------------------------------------------------------------------------------------
     @property
@@ -299,6 +298,7 @@ class Kernel:
         """Adds a task from outside: runnable at cycle ``at`` (default now), placed as a fork from ``spawn_cpu``."""
         if not isinstance(task, Task):
             raise TypeError(f"Kernel.spawn: expected a Task, not {type(task).__name__}")
+        checks.check_usable(self.failure, "Kernel.spawn")
         if task._record is not None:
             raise UsageError(f"Kernel.spawn: task {task.name!r} was spawned already")
         if at is not None:
@@ -362,7 +362,9 @@ class Kernel:
         """Runs until every task that is not a daemon has exited (or until cycle ``until``). Raises DeadlockError if
         every live task waits on a channel (nobody is left to send), or if every live task that is not a daemon has
         waited on a channel for ``stall_ms`` while only daemons ran: daemons do not count as progress, since a
-        daemon may compute forever (the same holds with ``until``: the run would go on only as long as the bound)."""
+        daemon may compute forever (the same holds with ``until``: the run would go on only as long as the bound).
+        A run that raised leaves the kernel refusing further runs and spawns (checks.check_usable says why)."""
+        checks.check_usable(self.failure, "Kernel.run")
         if until is not None:
             checks.check_until(until, self.now)
         m = self.machine
@@ -405,6 +407,9 @@ class Kernel:
                     self._on_timer(kind, obj)
                 if self._resched:
                     self._process_resched()
+        except BaseException as e:
+            self.failure = f"{type(e).__name__}: {e}"
+            raise
         finally:
             self.flush_accounting()
             self.host_seconds += perf() - start
