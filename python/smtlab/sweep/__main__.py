@@ -7,6 +7,7 @@ import sys
 
 import smtlab
 
+from ..workers import Stopped, stop_on_signals
 from .execute import WORKERS_PER_CPU, check_workers, run_sweep
 from .file import load_sweep_file
 from .spec import SweepError
@@ -41,14 +42,18 @@ def main(argv: list[str] | None = None) -> int:
                   f"{len(sweep.seeds)} seeds = {len(runs)} runs, {len(baselines)} single-thread baselines; OK")
             return 0
         out = args.output or options["output"] or f"{sweep.name}-results"
-        result = run_sweep(sweep, out, workers=args.workers, scheduler=args.scheduler, progress=not args.quiet,
-                           retry_failed=not args.no_retry_failed, fmt=args.format or options["format"])
+        with stop_on_signals():
+            result = run_sweep(sweep, out, workers=args.workers, scheduler=args.scheduler, progress=not args.quiet,
+                               retry_failed=not args.no_retry_failed, fmt=args.format or options["format"])
     except smtlab.Error as e:
         print(f"smtlab sweep: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("smtlab sweep: interrupted; finished runs are stored, rerun to resume", file=sys.stderr)
         return 130
+    except Stopped as e:
+        print(f"smtlab sweep: {e}; finished runs are stored, rerun to resume", file=sys.stderr)
+        return e.exit_status
     table = result.table
     failed = table[table["status"] != "ok"]
     fmt = args.format or options["format"]

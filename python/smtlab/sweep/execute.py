@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping
 
 import smtlab
 
-from ..workers import WORKERS_PER_CPU, host_cpus, workers_problem
+from ..workers import WORKERS_PER_CPU, default_signals, end_pool, host_cpus, workers_problem
 from .backend import execute_all
 from .progress import Progress
 from .spec import RunSpec, SweepError, SweepSpec, json_default, resolve_scenario
@@ -105,19 +105,26 @@ def run_sweep(
 
             executor = own = Client(scheduler)
         elif executor is None:
-            executor = own = cf.ProcessPoolExecutor(max_workers=min(workers or host_cpus(), len(todo)))
+            executor = own = cf.ProcessPoolExecutor(max_workers=min(workers or host_cpus(), len(todo)),
+                                                    initializer=default_signals)
         bar = Progress(len(todo), sweep.name, cached=cached, enabled=progress)
+        finished = False
         try:
             for rec in execute_all(executor, runner, todo, bar):
                 store.put(rec)
                 records[rec["key"]] = rec
+            finished = True
         finally:
             bar.close()
-            if own is not None:
-                if isinstance(own, cf.Executor):
-                    own.shutdown(wait=True, cancel_futures=True)
+            if isinstance(own, cf.ProcessPoolExecutor):
+                # Stopped early (a signal, Ctrl-C, an error storing a record): the running simulations are ended,
+                # not waited for; every finished run is stored already.
+                if finished:
+                    own.shutdown(wait=True)
                 else:
-                    own.close()
+                    end_pool(own)
+            elif own is not None:
+                own.close()
 
     result = build_result(sweep, runs, baselines, records)
     if out is not None:
