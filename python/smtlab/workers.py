@@ -94,8 +94,8 @@ def default_signals() -> None:
         signal.signal(s, signal.SIG_DFL)
 
 
-def end_pool(pool: cf.ProcessPoolExecutor) -> None:
-    """Ends a process pool now: its worker processes are terminated (their simulations are lost; a sweep's driver
+def end_pool(pool: cf.Executor) -> None:
+    """Ends a pool now: a process pool's worker processes are terminated (their simulations are lost; a sweep's driver
     has stored every finished run) and the pool is shut down without waiting for queued work. Used when the driver
     stops early (a signal, Ctrl-C, an error), where ``shutdown(wait=True)`` would wait for every running
     simulation to finish."""

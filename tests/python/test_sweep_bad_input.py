@@ -129,7 +129,7 @@ def test_workers_far_beyond_the_cpus_are_refused_before_anything_starts(tmp_path
 def test_the_pool_never_has_more_workers_than_runs(tmp_path, monkeypatch):
     sizes: list[int] = []
 
-    def recording_pool(max_workers: int) -> cf.Executor:
+    def recording_pool(max_workers: int, **options: object) -> cf.Executor:
         sizes.append(max_workers)
         return cf.ThreadPoolExecutor(max_workers)
 
@@ -274,3 +274,65 @@ def test_a_huge_unknown_key_is_not_echoed_whole(tmp_path, capsys):
     assert sweep_main([str(f), "--dry-run"]) == 1
     message = one_error(capsys)
     assert "long.toml" in message and "kkkk" in message and len(message) < 1000
+
+
+# --- 8. a grid too large to expand: counted first, refused naming the count, the bound can be raised -----------------
+HUGE_GRID = HEADER + "[axes]\n" + "".join(
+    f'"{key}" = [{", ".join(str(v) for v in range(100))}]\n'
+    for key in ("core.rob.entries", "seed", "core.uop_queue.entries", "mem.l1d.latency", "mem.l2.latency")) + ALU
+
+
+def test_a_grid_of_ten_billion_points_is_refused_at_once_naming_the_count(tmp_path):
+    """Five keys of 100 values: 100^5 = 10^10 points x 1 workload x 1 seed. The refusal comes before the grid is
+    built, so the command needs neither the time nor the memory of the grid (bounded here to 20 s and 1 GiB)."""
+    import resource
+
+    f = write(tmp_path, "huge.toml", HUGE_GRID)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([PYTHON_DIR, os.environ.get("PYTHONPATH", "")]))
+    limit = 2**30
+    proc = subprocess.run([sys.executable, "-m", "smtlab.sweep", str(f), "--dry-run"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=20,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert "huge.toml" in lines[0] and "10,000,000,000 runs" in lines[0] and "--max-runs" in lines[0], lines[0]
+
+
+def test_the_run_bound_counts_points_workloads_and_seeds_and_can_be_raised(tmp_path, capsys):
+    # 2 x 3 points x 2 workloads x 2 seeds = 24 runs
+    text = (HEADER + "seeds = [1, 2]\n[axes]\n\"core.rob.entries\" = [32, 64]\n\"core.uop_queue.entries\" = [8, 12, 16]\n"
+            "[workloads]\na = [\"gen:alu\"]\nb = [\"gen:mix\"]\n")
+    f = write(tmp_path, "small.toml", text)
+    assert sweep_main([str(f), "--dry-run", "--max-runs", "23"]) == 1
+    line = one_error(capsys)
+    assert "24 runs" in line and "bound of 23" in line and "--max-runs" in line, line
+    assert sweep_main([str(f), "--dry-run", "--max-runs", "24"]) == 0
+    assert "= 24 runs" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exit_info:
+        sweep_main([str(f), "--dry-run", "--max-runs", "0"])
+    assert exit_info.value.code == 2
+    # the same in Python, with the keyword
+    axes = {"core.rob.entries": [32, 64], "core.uop_queue.entries": [8, 12, 16]}
+    wls = [("gen:alu",), ("gen:mix",)]
+    with pytest.raises(SweepError, match=r"24 runs .*bound of 23: .*max_runs="):
+        Sweep("netburst", axes=axes, workloads=wls, seeds=[1, 2], max_runs=23)
+    assert len(Sweep("netburst", axes=axes, workloads=wls, seeds=[1, 2], max_runs=24).points) == 6
+    with pytest.raises(SweepError, match="max_runs must be a positive integer"):
+        Sweep("netburst", axes=axes, workloads=wls, max_runs=0)
+
+
+def test_the_default_run_bound_admits_a_hundred_thousand_runs_and_refuses_one_more():
+    """The count is of runs (points x workloads x seeds), taken before the points are built."""
+    from smtlab.sweep.spec import MAX_RUNS
+
+    assert MAX_RUNS == 100_000
+    with pytest.raises(SweepError, match="100,001 runs"):
+        Sweep("netburst", axes={"seed": list(range(100_001))}, workloads=[("gen:alu",)])
+    with pytest.raises(SweepError, match=r"100,100 runs \(1,001 points x 5 workloads x 20 seeds\)"):
+        Sweep("netburst", axes={"seed": list(range(1001))}, workloads=[(f"gen:alu,count={i + 1}",) for i in range(5)],
+              seeds=list(range(20)))
+    # explicit points multiply the grid: 1,000 x 100 = 100,000 is admitted
+    sw = Sweep("netburst", axes={"core.rob.entries": list(range(1000))}, points=[{"seed": s} for s in range(100)],
+               workloads=[("gen:alu",)])
+    assert len(sw.points) == 100_000

@@ -10,7 +10,7 @@ import smtlab
 from ..workers import Stopped, stop_on_signals
 from .execute import WORKERS_PER_CPU, check_workers, run_sweep
 from .file import load_sweep_file
-from .spec import SweepError
+from .spec import MAX_RUNS, SweepError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,15 +27,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--format", choices=("parquet", "csv"), help="table format (default: the file's, else parquet)")
     ap.add_argument("--dry-run", action="store_true", help="validate the sweep and print how many runs it has")
     ap.add_argument("--no-retry-failed", action="store_true", help="keep runs stored as failed instead of rerunning")
+    ap.add_argument("--max-runs", type=int, default=MAX_RUNS, metavar="N", help="refuse a sweep of more than N runs "
+                    f"(points x workloads x seeds), counted before anything is built (default {MAX_RUNS:,})")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
     try:
         check_workers(args.workers, "--workers")
     except SweepError as e:
         ap.error(str(e))
+    if args.max_runs < 1:
+        ap.error(f"--max-runs must be at least 1, got {args.max_runs}")
 
     try:
-        sweep, options = load_sweep_file(args.file)
+        sweep, options = load_sweep_file(args.file, max_runs=args.max_runs)
         if args.dry_run:
             runs, baselines = sweep.expand()
             print(f"{sweep.name}: {len(sweep.points)} points x {len(sweep.workloads)} workloads x "

@@ -116,7 +116,7 @@ def run_sweep(
             finished = True
         finally:
             bar.close()
-            if isinstance(own, cf.ProcessPoolExecutor):
+            if isinstance(own, cf.Executor):
                 # Stopped early (a signal, Ctrl-C, an error storing a record): the running simulations are ended,
                 # not waited for; every finished run is stored already.
                 if finished:

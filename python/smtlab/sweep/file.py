@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .execute import Sweep
-from .spec import SweepError, Workload, short
+from .spec import MAX_RUNS, SweepError, Workload, short
 
 _KEYS = ("name", "config", "max_instructions", "warmup", "seeds", "baseline", "format", "output", "set", "axes",
          "points", "workloads", "scenarios")
@@ -62,9 +62,9 @@ def _plain_name(name: str) -> bool:
     return name.strip() not in ("", ".", "..") and not any(c in name for c in "/\\\0")
 
 
-def load_sweep_file(path: str | os.PathLike[str]) -> tuple[Sweep, dict[str, Any]]:
+def load_sweep_file(path: str | os.PathLike[str], *, max_runs: int = MAX_RUNS) -> tuple[Sweep, dict[str, Any]]:
     """The :class:`Sweep` of a TOML file and its run options (``output``, ``format``). Paths in the file (config,
-    trace files, output) are relative to the file's folder."""
+    trace files, output) are relative to the file's folder. ``max_runs``: as :class:`Sweep` takes it."""
     path = Path(path)
     doc = _read_toml(path)
     where = str(path)
@@ -123,7 +123,8 @@ def load_sweep_file(path: str | os.PathLike[str]) -> tuple[Sweep, dict[str, Any]
                 max_instructions=typed("max_instructions", int, 0), warmup=typed("warmup", int, 0),
                 baseline=typed("baseline", str, "threads1"))
     try:
-        sweep = Sweep(config, workloads=workloads, seeds=seeds, name=sweep_name, origin=where, **args)
+        sweep = Sweep(config, workloads=workloads, seeds=seeds, name=sweep_name, origin=where, max_runs=max_runs,
+                      **args)
     except SweepError as e:
         raise SweepError(f"{where}: {e}") from None
     output = typed("output", str, None)
