@@ -301,8 +301,8 @@ def test_a_grid_of_ten_billion_points_is_refused_at_once_naming_the_count(tmp_pa
 
 def test_the_run_bound_counts_points_workloads_and_seeds_and_can_be_raised(tmp_path, capsys):
     # 2 x 3 points x 2 workloads x 2 seeds = 24 runs
-    text = (HEADER + "seeds = [1, 2]\n[axes]\n\"core.rob.entries\" = [32, 64]\n\"core.uop_queue.entries\" = [8, 12, 16]\n"
-            "[workloads]\na = [\"gen:alu\"]\nb = [\"gen:mix\"]\n")
+    text = (HEADER + 'seeds = [1, 2]\n[axes]\n"core.rob.entries" = [32, 64]\n"core.uop_queue.entries" = [8, 12, 16]\n'
+            '[workloads]\na = ["gen:alu"]\nb = ["gen:mix"]\n')
     f = write(tmp_path, "small.toml", text)
     assert sweep_main([str(f), "--dry-run", "--max-runs", "23"]) == 1
     line = one_error(capsys)
