@@ -86,7 +86,7 @@ def test_tables_are_written_atomically(tmp_path, monkeypatch):
         raise OSError("disk full")
 
     monkeypatch.setattr(pd.DataFrame, "to_csv", broken)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(SweepError, match=r"cannot write the sweep's tables into '.*out': disk full"):
         run_sweep(tiny_sweep(), out, workers=1, progress=False, fmt="csv")  # every run cached: only the tables
     assert (out / "results.csv").read_text() == before
     assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []

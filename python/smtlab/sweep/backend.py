@@ -28,6 +28,25 @@ _FIX = ("start `dask scheduler` and `dask worker` with a Python that has smtlab 
         "them); the scheduler needs it too because it unpickles the task graph")
 
 
+#: Seconds to reach a Dask scheduler given by address before giving up (Dask's own default is 30 s). A reachable
+#: scheduler answers its handshake in milliseconds even across a data centre, so a few seconds only separate a live
+#: scheduler from a wrong address, a stopped scheduler or a firewall, which the user is then told of at once.
+CONNECT_TIMEOUT_SECONDS = 5
+
+
+def open_dask_client(address: str) -> Any:
+    """A ``distributed.Client`` of the scheduler at ``address``, or a :class:`SweepError` naming the address and the
+    reason within :data:`CONNECT_TIMEOUT_SECONDS`."""
+    try:
+        from distributed import Client
+    except ImportError as e:
+        raise SweepError(f"--scheduler {address}: Dask is not installed here ({e}); pip install distributed") from None
+    try:
+        return Client(address, timeout=CONNECT_TIMEOUT_SECONDS)
+    except (OSError, ValueError, TypeError) as e:  # a timeout is an OSError; a malformed address a ValueError
+        raise SweepError(f"cannot reach the Dask scheduler at {address}: {e}") from None
+
+
 def is_dask_client(executor: Any) -> bool:
     return type(executor).__module__.split(".")[0] == "distributed" and hasattr(executor, "gather")
 

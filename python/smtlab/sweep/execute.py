@@ -19,7 +19,7 @@ from typing import Any, Callable, Mapping
 import smtlab
 
 from ..workers import WORKERS_PER_CPU, default_signals, end_pool, host_cpus, workers_problem
-from .backend import execute_all
+from .backend import execute_all, open_dask_client
 from .progress import Progress
 from .spec import RunSpec, SweepError, SweepSpec, json_default, resolve_scenario
 from .store import MemoryStore, Record, ResultStore
@@ -84,7 +84,23 @@ def run_sweep(
     check_workers(workers)
     runs, baselines = sweep.expand()  # validates everything before any run starts (and refuses a sweep of no runs)
     store: ResultStore | MemoryStore = ResultStore(out) if out is not None else MemoryStore()
+    try:
+        records, todo = _stored_and_todo(store, runs, baselines, retry_failed)
+        if todo:
+            _execute(sweep.name, todo, store, records, executor=executor, workers=workers, scheduler=scheduler,
+                     progress=progress, runner=runner)
+        result = build_result(sweep, runs, baselines, records)
+        if out is not None:
+            write_result(result, out, fmt=fmt)
+    except BaseException:
+        store.remove_if_unused()  # a sweep that stored nothing leaves no empty folder behind
+        raise
+    return result
 
+
+def _stored_and_todo(store: ResultStore | MemoryStore, runs: list[Any], baselines: dict[str, RunSpec],
+                     retry_failed: bool) -> tuple[dict[str, Record], list[RunSpec]]:
+    """The records already in the store that count, and the runs and baselines left to execute."""
     specs: dict[str, RunSpec] = dict(baselines)
     for r in runs:
         specs.setdefault(r.spec.key, r.spec)
@@ -96,40 +112,37 @@ def run_sweep(
             records[key] = rec
         else:
             todo.append(spec)
-    cached = len(records)
+    return records, todo
 
-    if todo:
-        own = None
-        if executor is None and scheduler is not None:
-            from distributed import Client
 
-            executor = own = Client(scheduler)
-        elif executor is None:
-            executor = own = cf.ProcessPoolExecutor(max_workers=min(workers or host_cpus(), len(todo)),
-                                                    initializer=default_signals)
-        bar = Progress(len(todo), sweep.name, cached=cached, enabled=progress)
-        finished = False
-        try:
-            for rec in execute_all(executor, runner, todo, bar):
-                store.put(rec)
-                records[rec["key"]] = rec
-            finished = True
-        finally:
-            bar.close()
-            if isinstance(own, cf.Executor):
-                # Stopped early (a signal, Ctrl-C, an error storing a record): the running simulations are ended,
-                # not waited for; every finished run is stored already.
-                if finished:
-                    own.shutdown(wait=True)
-                else:
-                    end_pool(own)
-            elif own is not None:
-                own.close()
-
-    result = build_result(sweep, runs, baselines, records)
-    if out is not None:
-        write_result(result, out, fmt=fmt)
-    return result
+def _execute(name: str, todo: list[RunSpec], store: ResultStore | MemoryStore, records: dict[str, Record], *,
+             executor: Any, workers: int | None, scheduler: str | None, progress: bool,
+             runner: Callable[[RunSpec], Record]) -> None:
+    """Executes ``todo`` on the backend (:func:`run_sweep` says which), storing each record as it finishes."""
+    own = None
+    if executor is None and scheduler is not None:
+        executor = own = open_dask_client(scheduler)
+    elif executor is None:
+        executor = own = cf.ProcessPoolExecutor(max_workers=min(workers or host_cpus(), len(todo)),
+                                                initializer=default_signals)
+    bar = Progress(len(todo), name, cached=len(records), enabled=progress)
+    finished = False
+    try:
+        for rec in execute_all(executor, runner, todo, bar):
+            store.put(rec)
+            records[rec["key"]] = rec
+        finished = True
+    finally:
+        bar.close()
+        if isinstance(own, cf.Executor):
+            # Stopped early (a signal, Ctrl-C, an error storing a record): the running simulations are ended, not
+            # waited for; every finished run is stored already.
+            if finished:
+                own.shutdown(wait=True)
+            else:
+                end_pool(own)
+        elif own is not None:
+            own.close()
 
 
 class Sweep(SweepSpec):

@@ -25,6 +25,8 @@ class ResultStore:
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.dir = Path(directory) / "runs"
+        # The folders made here, deepest first: a sweep that fails before storing anything removes them again.
+        self.created = [d for d in (self.dir, *self.dir.parents) if not d.exists()]
         # Checked before any run starts, so a bad folder is one message now, not a traceback after the first run.
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
@@ -46,7 +48,23 @@ class ResultStore:
             return None
 
     def put(self, record: Record) -> None:
-        fileio.write_text(self.path(record["key"]), json.dumps(record, default=json_default), "sweep run record")
+        """Stores a record, or raises one :class:`SweepError` naming the file and the reason (a full disk, the
+        folder removed while the sweep ran); the records stored before stay."""
+        path = self.path(record["key"])
+        try:
+            fileio.write_text(path, json.dumps(record, default=json_default), "sweep run record")
+        except ValueError as e:  # fileio's checks: the folder is gone, or is no longer one
+            raise SweepError(str(e)) from None
+        except OSError as e:
+            raise SweepError(f"cannot write sweep run record '{path}': {e.strerror or e}") from None
+
+    def remove_if_unused(self) -> None:
+        """Removes the folders this store made if they are still empty (nothing stored)."""
+        for d in self.created:
+            try:
+                d.rmdir()
+            except OSError:
+                return  # not empty (or gone): it and its parents stay
 
 
 class MemoryStore:
@@ -60,3 +78,6 @@ class MemoryStore:
 
     def put(self, record: Record) -> None:
         self.records[record["key"]] = record
+
+    def remove_if_unused(self) -> None:
+        """Nothing to remove in memory."""

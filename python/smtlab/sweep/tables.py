@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from smtlab import fileio, metrics
 
-from .spec import Run, RunSpec, SweepSpec
+from .spec import Run, RunSpec, SweepError, SweepSpec
 from .store import Record
 
 
@@ -125,17 +125,22 @@ def write_result(result: SweepResult, out: str | os.PathLike[str], *, fmt: str =
     """Writes ``results.<fmt>``, ``cpi_stacks.<fmt>`` and ``configs/<config_key>.toml`` into ``out``, each file
     atomically (a temporary name renamed when complete), so an interrupted write never leaves a truncated table."""
     out = Path(out)
-    (out / "configs").mkdir(parents=True, exist_ok=True)
-    for key, toml in result.configs.items():
-        fileio.write_text(out / "configs" / f"{key}.toml", toml, "sweep config")
-    path = out / f"results.{fmt}"
-    for frame, stem in ((result.table, "results"), (result.cpi_stacks, "cpi_stacks")):
-        with fileio.atomic_path(out / f"{stem}.{fmt}", "sweep table") as tmp:
-            if fmt == "parquet":
-                _mixed_to_str(frame).to_parquet(tmp, index=False)
-            else:
-                frame.to_csv(tmp, index=False)
-    return path
+    try:
+        (out / "configs").mkdir(parents=True, exist_ok=True)
+        for key, toml in result.configs.items():
+            fileio.write_text(out / "configs" / f"{key}.toml", toml, "sweep config")
+        for frame, stem in ((result.table, "results"), (result.cpi_stacks, "cpi_stacks")):
+            with fileio.atomic_path(out / f"{stem}.{fmt}", "sweep table") as tmp:
+                if fmt == "parquet":
+                    _mixed_to_str(frame).to_parquet(tmp, index=False)
+                else:
+                    frame.to_csv(tmp, index=False)
+    except ValueError as e:  # fileio's checks name the file
+        raise SweepError(str(e)) from None
+    except OSError as e:  # a full disk, the folder removed: the records in runs/ stay, a rerun writes the tables
+        where = f"'{e.filename}'" if e.filename else f"into '{out}'"
+        raise SweepError(f"cannot write the sweep's tables {where}: {e.strerror or e}") from None
+    return out / f"results.{fmt}"
 
 
 def _mixed_to_str(frame: Any) -> Any:
