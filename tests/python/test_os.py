@@ -250,8 +250,27 @@ def test_wake_all_and_sleep_and_io_timing(cfg_2x2):
     assert sleeper.stats.sleeping == 100_000
     assert sleeper.stats.io_wait == 70_000
     assert all(w.done for w in waiters)
-    assert min(w.stats.blocked for w in waiters) >= 100_000
-    assert sleeper.stats.finished > 170_000
+    # Four tasks on four CPUs: nobody waits for a CPU, and each dispatch costs one 500-cycle switch.
+    segments = {}
+    for r in k.timeline_records():
+        segments.setdefault(r["task"], []).append(r)
+    first, after_sleep = segments["s"][0], segments["s"][1]
+    assert (first["why"], after_sleep["why"]) == ("sleep", "io")
+    # The sleeper sleeps 100,000 cycles from the end of its first run, is switched in (500) and wakes the waiters in
+    # that cycle (WakeAll retires no instruction): each waiter is blocked from its block to exactly then.
+    assert after_sleep["start"] == first["end"] + 100_000 + 500
+    for w in waiters:
+        blocked_at = segments[w.name][0]
+        assert blocked_at["why"] == "block"
+        assert w.stats.blocked == after_sleep["start"] - blocked_at["end"]
+    # The sleeper's life is three switches, its running, 100,000 cycles asleep and 70,000 in I/O, nothing else.
+    assert sleeper.stats.runnable == 0 and sleeper.stats.blocked == 0
+    assert sleeper.stats.switching == 3 * 500
+    assert sleeper.stats.running == sum(r["end"] - r["start"] for r in segments["s"])
+    assert sleeper.stats.finished == 3 * 500 + sleeper.stats.running + 100_000 + 70_000
+    # 2000 independent ints run at most 3 per cycle (3 ALUs) and, even with every fetch missing to memory, at least
+    # one per memory path (~270 cycles).
+    assert 2000 / 3 <= sleeper.stats.running <= 2000 * 270
 
 
 def test_spawn_and_yield(cfg_1x2):
