@@ -55,7 +55,8 @@ from ._core import (  # noqa: F401  (re-exports)
 
 __version__: str = _core.__version__
 
-#: Presets shipped inside an installed package (pip install .); the C++ loader finds the source tree's configs/.
+#: Presets shipped inside an installed package (pip install .). The C++ loader searches them first in an installed
+#: package, the source tree's configs/ in a tree build (smtlab/resources.py).
 PACKAGED_CONFIG_DIR = _Path(__file__).with_name("configs")
 
 
@@ -63,8 +64,8 @@ def load_config(name_or_path: str | None = None, overrides: _Mapping[str, _Any] 
     """Loads a config: a preset name (``"netburst"``) or TOML file, ``None`` for the defaults, then the overrides
     (``{"core.rob.entries": 96}``), validated. Same keys and errors (:class:`ConfigError`) as ``smtlab --set``.
 
-    Presets are searched where the program searches them (``SMTLAB_CONFIG_DIR``, the source tree's configs/), then in
-    the presets installed with the package.
+    Presets are searched where the program searches them: ``SMTLAB_CONFIG_DIR``, then the installed package's presets
+    (or, imported from the source tree, the tree's configs/).
     """
     if overrides is not None and not isinstance(overrides, _Mapping):
         raise TypeError(f"overrides must be a mapping of key to value, not {type(overrides).__name__}")

@@ -12,6 +12,7 @@
 
 #include "param_table.hpp"
 #include "smtlab/common/error.hpp"
+#include "smtlab/common/resources.hpp"
 #include "smtlab/common/short_quote.hpp"
 #include "smtlab/config/loader.hpp"
 
@@ -200,9 +201,14 @@ std::vector<fs::path> presetDirs() {
     if (std::find(dirs.begin(), dirs.end(), d) == dirs.end()) dirs.push_back(d);
   };
   if (const char* env = std::getenv("SMTLAB_CONFIG_DIR"); env != nullptr && *env != '\0') add(env);
-#ifdef SMTLAB_PRESET_DIR
-  add(SMTLAB_PRESET_DIR);  // a build may bake in the source tree's configs/
-#endif
+  // This build's own presets: the source tree's configs/, or the installed package's (common/resources.hpp), before
+  // any configs/ found above the program or the working folder (an installed program run inside a checkout reads
+  // the presets it was installed with).
+  try {
+    add(resourcePath("configs"));
+  } catch (const Error&) {
+    // an installed package that cannot find its folder: the searches below still may
+  }
   std::error_code ec;
   if (const fs::path exe = fs::read_symlink("/proc/self/exe", ec); !ec) {
     if (auto d = configsAbove(exe.parent_path())) add(*d);

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "smtlab/common/error.hpp"
+#include "smtlab/common/resources.hpp"
 #include "smtlab/common/short_quote.hpp"
 #include "smtlab/trace/generators.hpp"
 #include "smtlab/trace/native_format.hpp"
@@ -21,12 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-#ifndef SMTLAB_KERNEL_SOURCE_DIR
-#define SMTLAB_KERNEL_SOURCE_DIR "workloads/kernels"
-#endif
-#ifndef SMTLAB_KERNEL_CACHE_DEFAULT
-#define SMTLAB_KERNEL_CACHE_DEFAULT "build/kernels"
-#endif
 
 // Traces are capped so that one kernel stays a few million instructions (seconds to trace, fractions to simulate).
 constexpr std::uint64_t kKernelMaxInstructions = 20000000;
@@ -144,12 +139,13 @@ const std::vector<KernelInfo>& kernels() {
 
 std::string kernelCacheDir() {
   if (const char* d = std::getenv("SMTLAB_KERNEL_CACHE"); d && *d) return d;
-  return SMTLAB_KERNEL_CACHE_DEFAULT;
+  return defaultCacheDir("kernels").string();
 }
 
 std::string ensureKernelTrace(const KernelInfo& k) {
   const fs::path dir = kernelCacheDir();
-  const fs::path source = fs::path(SMTLAB_KERNEL_SOURCE_DIR) / k.source;
+  // The programs' sources lie under the resource root (the source tree, or the installed package).
+  const fs::path source = resourcePath("workloads/kernels") / k.source;
   const fs::path trace = dir / (k.name + ".trace");
   // The headers beside the source count as the source too (workloads/user/*.h: the marker, the load file).
   bool headerNewer = false;

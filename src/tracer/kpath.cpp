@@ -29,6 +29,7 @@
 #include <fmt/format.h>
 
 #include "smtlab/common/error.hpp"
+#include "smtlab/common/resources.hpp"
 #include "smtlab/common/output_file.hpp"
 #include "smtlab/trace/native_format.hpp"
 #include "smtlab/tracer/kernel_stack.hpp"
@@ -41,15 +42,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-#ifndef SMTLAB_KPATH_SOURCE_DIR
-#define SMTLAB_KPATH_SOURCE_DIR "."
-#endif
-#ifndef SMTLAB_KPATH_CACHE_DEFAULT
-#define SMTLAB_KPATH_CACHE_DEFAULT "build/kpath"
-#endif
-
-const fs::path kSourceDir = SMTLAB_KPATH_SOURCE_DIR;
-const fs::path kProbeDir = kSourceDir / "workloads/kpath";
+// The probe's sources and make_initramfs.sh (workloads/kpath/) and the kernel script (scripts/kpath_kernel.sh), under
+// the resource root: the source tree, or the installed package (common/resources.hpp).
+fs::path probeDir() { return resourcePath("workloads/kpath"); }
 constexpr const char* kManifest = "kpaths.json";
 // The guest kernel's boot options (kpath_count=N follows them). A cache recorded with other options is recorded again
 // (kpathBootOptionsMatch): nokaslr keeps the kernel's addresses the same in every boot; recordings made with KASLR
@@ -161,7 +156,7 @@ bool newer(const fs::path& a, const fs::path& b) {
 // as unchanged.
 bool probeSourcesNewerThan(const fs::path& manifest) {
   std::error_code ec;
-  for (fs::directory_iterator it(kProbeDir, ec), end; !ec && it != end; it.increment(ec)) {
+  for (fs::directory_iterator it(probeDir(), ec), end; !ec && it != end; it.increment(ec)) {
     if (it->is_regular_file() && newer(it->path(), manifest)) return true;
   }
   return false;
@@ -169,7 +164,7 @@ bool probeSourcesNewerThan(const fs::path& manifest) {
 
 // The digest of this build's probe sources, once per process (they do not change under a running program).
 const std::string& currentProbeDigest() {
-  static const std::string digest = kpathProbeDigest(kProbeDir.string());
+  static const std::string digest = kpathProbeDigest(probeDir().string());
   return digest;
 }
 
@@ -285,15 +280,11 @@ bool kpathProbeSourcesChanged(const std::optional<std::string>& kept, const std:
 
 std::string kpathCacheDir() {
   if (const char* d = std::getenv("SMTLAB_KPATH_CACHE"); d && *d) return d;
-  return SMTLAB_KPATH_CACHE_DEFAULT;
+  return defaultCacheDir("kpath").string();
 }
 
 std::string systemTracerPluginPath() {
-#ifdef SMTLAB_SYSTEM_TRACER_PLUGIN
-  return findTracerPlugin("SMTLAB_QEMU_SYSTEM_PLUGIN", SMTLAB_SYSTEM_TRACER_PLUGIN, "libsmtlab_system_tracer.so");
-#else
-  return findTracerPlugin("SMTLAB_QEMU_SYSTEM_PLUGIN", nullptr, "libsmtlab_system_tracer.so");
-#endif
+  return findTracerPlugin("SMTLAB_QEMU_SYSTEM_PLUGIN", "libsmtlab_system_tracer.so");
 }
 
 std::optional<std::string> systemTracerUnavailableReason() {
@@ -447,7 +438,7 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
 
   // The pinned Debian kernel (downloaded once into ~/.cache/smtlab/kpath) and the initramfs with the probe.
   const fs::path kernelLog = work / "kernel.log";
-  if (runLogged({(kSourceDir / "scripts/kpath_kernel.sh").string()}, kernelLog.string(), 600) != 0) {
+  if (runLogged({resourcePath("scripts/kpath_kernel.sh").string()}, kernelLog.string(), 600) != 0) {
     throw TraceError(fmt::format("kpath: cannot get the kernel: {}", lastLine(readFile(kernelLog))));
   }
   const std::string vmlinuz = lastLine(readFile(kernelLog));
@@ -493,7 +484,7 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
   std::string log;
   for (int boot = 1;; ++boot) {
     // The initramfs, and the disk made afresh: a boot writes files on it.
-    if (runLogged({(kProbeDir / "make_initramfs.sh").string(), initrd.string(), modules.string(), disk.string()},
+    if (runLogged({(probeDir() / "make_initramfs.sh").string(), initrd.string(), modules.string(), disk.string()},
                   initrdLog.string(), 300) != 0) {
       throw TraceError(fmt::format("kpath: cannot build the initramfs: {}", lastLine(readFile(initrdLog))));
     }

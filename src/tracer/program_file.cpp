@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "smtlab/common/error.hpp"
+#include "smtlab/common/resources.hpp"
 
 namespace smtlab {
 namespace {
@@ -120,10 +121,16 @@ std::string findOnPath(const std::string& name) {
   return {};
 }
 
-std::string findTracerPlugin(const char* envVar, const char* builtIn, const std::string& fileName) {
+std::string findTracerPlugin(const char* envVar, const std::string& fileName) {
   if (const char* p = std::getenv(envVar); p && *p) return p;
-  if (builtIn != nullptr && std::filesystem::exists(builtIn)) return builtIn;
   std::error_code ec;
+  try {
+    if (const std::filesystem::path dir = tracerPluginDir(); !dir.empty() && std::filesystem::exists(dir / fileName, ec)) {
+      return (dir / fileName).string();
+    }
+  } catch (const Error&) {
+    // an installed package that cannot find its folder: look beside the program below
+  }
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     for (const std::filesystem::path& p : {self.parent_path() / fileName, self.parent_path() / "tools/qemu-tracer" / fileName}) {

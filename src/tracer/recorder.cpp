@@ -266,11 +266,7 @@ std::string qemuPath() {
 }
 
 std::string tracerPluginPath() {
-#ifdef SMTLAB_TRACER_PLUGIN
-  return findTracerPlugin("SMTLAB_QEMU_PLUGIN", SMTLAB_TRACER_PLUGIN, "libsmtlab_qemu_tracer.so");
-#else
-  return findTracerPlugin("SMTLAB_QEMU_PLUGIN", nullptr, "libsmtlab_qemu_tracer.so");
-#endif
+  return findTracerPlugin("SMTLAB_QEMU_PLUGIN", "libsmtlab_qemu_tracer.so");
 }
 
 std::optional<std::string> tracerUnavailableReason() {

@@ -16,9 +16,9 @@ std::vector<std::string> resolveTracedProgram(const std::vector<std::string>& co
 // returned as it is, for the caller to check. Shared by the tracers' look-ups of programs and of QEMU.
 std::string findOnPath(const std::string& name);
 
-// A QEMU plugin of ours: the file named by the environment variable `envVar` if set, else `builtIn` (the build's
-// path, may be null) if it exists, else `fileName` beside the smtlab program or in its tools/qemu-tracer/. Empty
-// when none exists.
-std::string findTracerPlugin(const char* envVar, const char* builtIn, const std::string& fileName);
+// A QEMU plugin of ours: the file named by the environment variable `envVar` if set, else `fileName` in this build's
+// plugin folder (tracerPluginDir(): the tree build's tools/qemu-tracer/ or the installed package's libexec/) if it
+// exists, else beside the smtlab program or in its tools/qemu-tracer/. Empty when none exists.
+std::string findTracerPlugin(const char* envVar, const std::string& fileName);
 
 }  // namespace smtlab

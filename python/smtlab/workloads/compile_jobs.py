@@ -39,6 +39,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ..resources import resource_path
+
 #: Environment switch for this process and the study's workers: "1" on, "0" off (unavailable), "off" (the user
 #: asked for estimated user work, --no-user-programs).
 CC1_ENV = "SMTLAB_STUDY_CC1"
@@ -51,7 +53,7 @@ STRIDE = 50 * M  # distance between two windows' starts
 WINDOW = 3 * M  # instructions per window: the longest job of the study (two_package: 1.0 x 3 M)
 WINDOWS = 6  # make_j2's jobs
 
-SOURCE = Path(__file__).resolve().parents[3] / "workloads" / "kernels" / "aim9.c"
+SOURCE = resource_path("workloads/kernels/aim9.c")  # the installed package's copy, or the source tree's
 
 
 class CompileJobError(Exception):
