@@ -3,16 +3,22 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <mutex>
+#include <set>
 
 #include <boost/iostreams/filter/lzma.hpp>
 #include <boost/iostreams/filter/zstd.hpp>
 #include <boost/iostreams/filtering_streambuf.hpp>
 #include <fmt/format.h>
+#include <zstd.h>
+#include <zstd_errors.h>
 
 #include "smtlab/common/error.hpp"
 #include "smtlab/common/output_file.hpp"
 #include "smtlab/trace/trace_input.hpp"
+#include "native_output.hpp"
 
 namespace io = boost::iostreams;
 
@@ -30,15 +36,18 @@ constexpr unsigned kF1Target = 0x01;
 constexpr unsigned kF1Load0 = 0x02;
 constexpr unsigned kF1Load1 = 0x04;
 constexpr unsigned kF1Store0 = 0x08;
+// What each version changed in the records (version 4 changed only the zstd framing: kNativeFirstChecksumVersion).
+constexpr std::uint32_t kFirstExtensionVersion = 2;  // the extension byte M: loads[2..3] and stores[1]
+constexpr std::uint32_t kFirstUopVersion = 3;        // the uop count and microcoded flag, in M
 constexpr unsigned kF1V1Store1 = 0x10;    // version 1: the second store
-constexpr unsigned kF1MoreMemory = 0x10;  // version 2 and 3: an extension byte follows F1 (kMore*, kExt*)
+constexpr unsigned kF1MoreMemory = 0x10;  // version 2 on: an extension byte follows F1 (kMore*, kExt*)
 constexpr unsigned kF1Mark = 0x20;
 constexpr unsigned kF1Kind = 0x40;
 constexpr unsigned kF1Sizes = 0x80;
 constexpr unsigned kMoreLoad2 = 0x01;
 constexpr unsigned kMoreLoad3 = 0x02;
 constexpr unsigned kMoreStore1 = 0x04;
-// Version 3: the decoder's uops in the same extension byte. A uop count that the rule below predicts
+// Version 3 on: the decoder's uops in the same extension byte. A uop count that the rule below predicts
 // costs one bit; any other count a byte at the end of the record; none (not recorded) nothing.
 constexpr unsigned kExtUopsPredicted = 0x08;
 constexpr unsigned kExtUopsByte = 0x10;
@@ -125,6 +134,32 @@ bool isNativeTrace(const std::string& path) {
 // ---------------------------------------------------------------------------------------------------------------
 // Reader
 
+namespace {
+
+// liblzma's return codes as boost passes them on (its what() says only "iostream error").
+std::string_view lzmaErrorText(int code) {
+  if (code == io::lzma::data_error) return "the data is damaged: an xz check or its structure does not match";
+  if (code == io::lzma::buf_error) return "the data ends too early";
+  if (code == io::lzma::mem_error) return "out of memory";
+  if (code == io::lzma::unsupported_check) return "an xz check of a kind this build cannot verify";
+  if (code == io::lzma::options_error) return "unsupported xz options";
+  return "xz decoder error";
+}
+
+// Says once per file and process that a zstd file of a version before 4 cannot be checked for damage.
+void noteNoChecksum(const std::string& path, std::uint32_t version) {
+  static std::mutex mutex;
+  static std::set<std::string> noted;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (!noted.insert(path).second) return;
+  std::fprintf(stderr,
+               "smtlab: note: %s: native trace version %u carries no zstd checksum, so damaged data would read as "
+               "different records (`smtlab trace convert` writes a checked copy)\n",
+               path.c_str(), version);
+}
+
+}  // namespace
+
 struct NativeTraceReader::Stream {
   io::filtering_istreambuf filtered;
   std::streambuf* in = nullptr;  // the input's own buffer for uncompressed data, else &filtered
@@ -136,6 +171,7 @@ NativeTraceReader::NativeTraceReader(std::unique_ptr<TraceInput> input)
     : path_(input->path()), input_(std::move(input)) {
   buf_.resize(kBufferBytes);
   open();
+  if (compression_ == Compression::Zstd && version_ < kNativeFirstChecksumVersion) noteNoChecksum(path_, version_);
 }
 
 NativeTraceReader::~NativeTraceReader() = default;
@@ -218,6 +254,18 @@ bool NativeTraceReader::fill(std::size_t want) {
       }
       end_ += static_cast<std::size_t>(got);
     }
+  } catch (const io::zstd_error& e) {
+    // boost keeps libzstd's size_t error code as an int: widened back with its sign, it is the code again.
+    const auto code = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(e.error()));
+    if (ZSTD_getErrorCode(code) == ZSTD_error_checksum_wrong) {
+      // The checksum covers the whole stream and is checked once all of it is decompressed: the damage may lie in any
+      // record, including those decoded before (records_).
+      fail(fmt::format("zstd content checksum mismatch at the end of the data: the trace is damaged and any of its "
+                       "records may be wrong ({} records decoded before the check)", records_));
+    }
+    fail(fmt::format("record {}: corrupt zstd data ({})", records_, ZSTD_getErrorName(code)));
+  } catch (const io::lzma_error& e) {
+    fail(fmt::format("record {}: corrupt xz data ({})", records_, lzmaErrorText(e.error())));
   } catch (const std::exception& e) {
     fail(fmt::format("record {}: corrupt {} data ({})", records_, compressionName(compression_), e.what()));
   }
@@ -288,12 +336,13 @@ std::size_t NativeTraceReader::read(std::span<Instr> out) {
     // Which memory slots are present (bit i = slot i: loads 0..3, then stores 0..1).
     unsigned memMask = (f1 & kF1Load0 ? 1u : 0u) | (f1 & kF1Load1 ? 2u : 0u) | (f1 & kF1Store0 ? 1u << kMaxLoads : 0u);
     unsigned ext = 0;
-    if (version_ == 1) {
+    if (version_ < kFirstExtensionVersion) {
       if (f1 & kF1V1Store1) memMask |= 1u << (kMaxLoads + 1);
     } else if (f1 & kF1MoreMemory) {
       ext = byte();
-      if (ext == 0 || (ext & ~(version_ >= 3 ? kV3ExtBits : kV2ExtBits))) {
-        corrupt(version_ >= 3 ? "extension byte" : "memory operand byte");
+      const bool hasUops = version_ >= kFirstUopVersion;
+      if (ext == 0 || (ext & ~(hasUops ? kV3ExtBits : kV2ExtBits))) {
+        corrupt(hasUops ? "extension byte" : "memory operand byte");
       }
       if ((ext & kExtUopsPredicted) && (ext & kExtUopsByte)) corrupt("uop count both predicted and stored");
       if ((ext & kExtMicrocoded) && !(ext & (kExtUopsPredicted | kExtUopsByte))) {
@@ -364,21 +413,27 @@ std::size_t NativeTraceReader::read(std::span<Instr> out) {
 // Writer
 
 // The trace goes to a temporary file beside the target (OutputFile), renamed into place by close(): a conversion that
-// fails or is interrupted never leaves a half-written trace under the real name. `output` is declared before
-// `filtered` so that the compressor chain, which writes into the file, is destroyed first.
+// fails or is interrupted never leaves a half-written trace under the real name. The bytes go through write(2)
+// (TraceFileSink), which reports a full disk at once; the members are destroyed compressor first, then the file
+// descriptor, then the OutputFile, which removes the temporary file unless it was committed.
 struct NativeTraceWriter::Stream {
-  explicit Stream(const std::string& path) : output(path, std::ios::binary, "trace"), file(output.stream()) {}
+  Stream(const std::string& path, Compression compression)
+      : output(path, std::ios::binary, "trace"), file(path, writtenByDescriptor(output)),
+        compressor(makeNativeCompressor(compression, file)) {}
+  static const std::filesystem::path& writtenByDescriptor(OutputFile& out) {
+    out.closeStream();  // the OutputFile keeps the temporary name and the rename; TraceFileSink writes the bytes
+    return out.tempPath();
+  }
   OutputFile output;
-  std::ofstream& file;
-  io::filtering_ostreambuf filtered;
-  std::streambuf* out = nullptr;
+  TraceFileSink file;
+  std::unique_ptr<NativeCompressor> compressor;
 };
 
 NativeTraceWriter::NativeTraceWriter(std::string path, Compression compression)
     : path_(std::move(path)), compression_(compression) {
   std::unique_ptr<Stream> s;
   try {
-    s = std::make_unique<Stream>(path_);
+    s = std::make_unique<Stream>(path_, compression_);
   } catch (const TraceError&) {
     throw;
   } catch (const Error& e) {
@@ -389,33 +444,26 @@ NativeTraceWriter::NativeTraceWriter(std::string path, Compression compression)
   putLe(h + 8, kNativeVersion, 4);
   putLe(h + 12, static_cast<std::uint32_t>(compression_), 4);
   putLe(h + 16, kUnknownCount, 8);
-  s->file.write(reinterpret_cast<const char*>(h), sizeof h);
-  switch (compression_) {
-    case Compression::None: s->out = s->file.rdbuf(); break;
-    case Compression::Zstd: s->filtered.push(io::zstd_compressor()); break;
-    case Compression::Xz: s->filtered.push(io::lzma_compressor()); break;
-  }
-  if (!s->out) {
-    s->filtered.push(s->file);
-    s->out = &s->filtered;
-  }
+  s->file.write(h, sizeof h);
   stream_ = std::move(s);
   buf_.reserve(kBufferBytes + kMaxRecordBytes);
 }
 
-// Without close() the output is incomplete: the OutputFile removes its temporary file and the target is untouched.
-NativeTraceWriter::~NativeTraceWriter() = default;
+// Without close() the output is incomplete: nothing more is written (a compressor ending its stream in its
+// destructor writes nowhere), and the OutputFile removes the temporary file; the target is untouched.
+NativeTraceWriter::~NativeTraceWriter() {
+  if (stream_ && !stream_->output.committed()) stream_->file.abandon();
+}
 
 void NativeTraceWriter::flushBuffer() {
   if (buf_.empty()) return;
-  const auto want = static_cast<std::streamsize>(buf_.size());
-  std::streamsize put = 0;
   try {
-    put = stream_->out->sputn(reinterpret_cast<const char*>(buf_.data()), want);
+    stream_->compressor->write(buf_.data(), buf_.size());
+  } catch (const TraceError&) {
+    throw;
   } catch (const std::exception& e) {
     throw TraceError(fmt::format("{}: write failed: {}", path_, e.what()));
   }
-  if (put != want || !stream_->file) throw TraceError(fmt::format("{}: write failed (disk full?)", path_));
   buf_.clear();
 }
 
@@ -504,16 +552,17 @@ void NativeTraceWriter::close() {
   closed_ = true;
   flushBuffer();
   try {
-    // Popping the chain's device closes the chain: the compressor writes its final frame to the file.
-    if (stream_->out == &stream_->filtered) stream_->filtered.reset();
+    stream_->compressor->finish();
+    // The header is outside the compressed stream, so the count can be patched in place.
+    unsigned char count[8];
+    putLe(count, records_, 8);
+    stream_->file.writeAt(16, count, sizeof count);
+    stream_->file.close();
+  } catch (const TraceError&) {
+    throw;
   } catch (const std::exception& e) {
     throw TraceError(fmt::format("{}: write failed: {}", path_, e.what()));
   }
-  // The header is outside the compressed stream, so the count can be patched in place.
-  unsigned char count[8];
-  putLe(count, records_, 8);
-  stream_->file.seekp(16);
-  stream_->file.write(reinterpret_cast<const char*>(count), sizeof count);
   try {
     stream_->output.commit();
   } catch (const Error& e) {

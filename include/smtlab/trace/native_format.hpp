@@ -16,10 +16,13 @@ namespace smtlab {
 enum class Compression : std::uint32_t { None = 0, Zstd = 1, Xz = 2 };
 
 inline constexpr std::array<char, 8> kNativeMagic = {'S', 'M', 'T', 'L', 'T', 'R', 'C', '\x01'};
-// Version 3 (this writer) adds the decoder's uop count and microcoded flag per record; version 2 (up to 4 loads and
-// 2 stores) and version 1 files (2 loads, 2 stores) are read, with uops = 0 (not recorded).
-inline constexpr std::uint32_t kNativeVersion = 3;
+// Version 4 (this writer) puts zstd's content checksum in the zstd frame, so that damaged data is an error instead of
+// different records; its records are encoded as in version 3. Version 3 adds the decoder's uop count and microcoded
+// flag per record; version 2 (up to 4 loads and 2 stores) and version 1 files (2 loads, 2 stores) are read, with
+// uops = 0 (not recorded). Versions before 4 carry no zstd checksum (xz streams always carry xz's CRC32).
+inline constexpr std::uint32_t kNativeVersion = 4;
 inline constexpr std::uint32_t kNativeOldestVersion = 1;
+inline constexpr std::uint32_t kNativeFirstChecksumVersion = 4;
 inline constexpr std::uint64_t kUnknownCount = ~std::uint64_t{0};
 inline constexpr std::size_t kNativeHeaderSize = 24;
 

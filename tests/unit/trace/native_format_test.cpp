@@ -131,10 +131,10 @@ TEST(NativeFormat, WrongMagic) {
 TEST(NativeFormat, UnsupportedVersionAndCompression) {
   test::TempPath path(".smt");
   std::string bytes = makeFile(Compression::Zstd, 100, path.str());
-  std::string v3 = bytes;
-  patch(v3, 8, kNativeVersion + 1, 4);
-  test::writeFile(path.str(), v3);
-  expectReadError(path.str(), {path.str(), "unsupported native trace version 4 (this build reads versions 1 to 3)"});
+  std::string next = bytes;
+  patch(next, 8, kNativeVersion + 1, 4);
+  test::writeFile(path.str(), next);
+  expectReadError(path.str(), {path.str(), "unsupported native trace version 5 (this build reads versions 1 to 4)"});
   std::string c7 = bytes;
   patch(c7, 12, 7, 4);
   test::writeFile(path.str(), c7);

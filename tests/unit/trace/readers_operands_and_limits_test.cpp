@@ -27,7 +27,7 @@
 namespace smtlab {
 namespace {
 
-std::string dataPath(const std::string& name) { return std::string(SMTLAB_SOURCE_DIR) + "/tests/data/" + name; }
+using test::dataPath;
 
 std::vector<Instr> readAllOf(TraceSource& src) {
   std::vector<Instr> all;

@@ -42,6 +42,11 @@ class TempPath {
   std::string path_;
 };
 
+// A fixture in tests/data.
+inline std::string dataPath(const std::string& name) {
+  return std::string(SMTLAB_SOURCE_DIR) + "/tests/data/" + name;
+}
+
 inline void writeFile(const std::string& path, const std::string& content) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   f << content;

@@ -19,7 +19,7 @@
 namespace smtlab {
 namespace {
 
-std::string dataPath(const std::string& name) { return std::string(SMTLAB_SOURCE_DIR) + "/tests/data/" + name; }
+using test::dataPath;
 
 using test::errorOf;
 
@@ -73,13 +73,13 @@ TEST(UopFields, TextBadValuesNameFileAndLine) {
   EXPECT_EQ(err("400000 int ucode"), "t.txt:7: 'ucode' needs uops=N (the microcode sequence's length)");
 }
 
-TEST(UopFields, NativeVersion3RoundTripsEveryCompression) {
+TEST(UopFields, NativeUopFieldsRoundTripInEveryCompression) {
   for (Compression c : {Compression::None, Compression::Zstd, Compression::Xz}) {
     test::TempPath path(".smt");
     VectorSource src(uopRecords(), "uops");
     writeNativeTrace(src, path.str(), c);
     NativeTraceReader reader(path.str());
-    EXPECT_EQ(reader.version(), 3u);
+    EXPECT_EQ(reader.version(), kNativeVersion);  // the records of version 3 and on hold the uop fields
     EXPECT_EQ(readAll(reader), uopRecords()) << compressionName(c);
   }
 }
