@@ -25,6 +25,7 @@
 #include <boost/json.hpp>
 
 #include "../scratch_dir.hpp"
+#include "cli_program.hpp"
 #include "program_output.hpp"
 #include "smtlab/common/error.hpp"
 #include "smtlab/trace/native_format.hpp"
@@ -35,12 +36,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The program under test; SMTLAB_TEST_BINARY may name another build of it (to show that a case fails on a build
-// without the fix).
-const char* binary() {
-  const char* other = std::getenv("SMTLAB_TEST_BINARY");
-  return other != nullptr && *other != '\0' ? other : SMTLAB_BINARY;
-}
+const char* binary() { return test::smtlabBinary(); }
 
 using test::nonEmptyLines;
 using test::ProgramResult;
@@ -67,54 +63,11 @@ class CliBadInput : public ::testing::Test {
   }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
-  // Runs the smtlab program with stdout and stderr captured in files; kills it after `limitSeconds` (a case that
-  // would otherwise run for ever fails instead of hanging the suite). With `asUser`, the child drops root to that
-  // uid first (permission checks mean nothing to root).
+  // Runs the smtlab program with stdout and stderr captured in files (test::runProgram); kills it after
+  // `limitSeconds`. With `asUser`, the child drops root to that uid first (permission checks mean nothing to root).
   ProgramResult run(const std::vector<std::string>& args, int limitSeconds = 60, uid_t asUser = 0,
                     const fs::path& cwd = {}) const {
-    const std::string outPath = (io_ / "stdout").string(), errPath = (io_ / "stderr").string();
-    std::vector<std::string> argv0{binary()};
-    argv0.insert(argv0.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& a : argv0) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const int in = ::open("/dev/null", O_RDONLY);
-    const int out = ::open(outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    const int err = ::open(errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      ::dup2(in, 0);
-      ::dup2(out, 1);
-      ::dup2(err, 2);
-      if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(125);
-      if (asUser != 0 && (::setgid(asUser) != 0 || ::setuid(asUser) != 0)) ::_exit(126);
-      ::execv(binary(), argv.data());
-      ::_exit(127);
-    }
-    ::close(in);
-    ::close(out);
-    ::close(err);
-    ProgramResult r;
-    if (pid < 0) {
-      ADD_FAILURE() << "cannot start " << binary();
-      return r;
-    }
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(limitSeconds);
-    int status = 0;
-    while (::waitpid(pid, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, &status, 0);
-        ADD_FAILURE() << "smtlab did not finish within " << limitSeconds << " s (killed)";
-        status = -1;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    if (status != -1) r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = slurp(outPath);
-    r.err = slurp(errPath);
-    return r;
+    return test::runProgram(args, io_.path(), {.limitSeconds = limitSeconds, .asUser = asUser, .cwd = cwd});
   }
 
   // A native trace of `count` generated records, written by the program itself.
@@ -317,7 +270,8 @@ TEST_F(CliBadInput, JsonThroughAFileIsReportedBeforeTheRun) {
 TEST_F(CliBadInput, JsonIntoAnUnwritableFileIsReportedBeforeTheRun) {
   // Root may write anything, so as root the program runs as 'nobody' (65534), which cannot write a 0444 file in a
   // folder open to everyone (the folder check passes; the file check must give the reason). It starts in that
-  // folder and is given a relative path, as the folders above it (a private TMPDIR) may be closed to 'nobody'.
+  // folder and is given a relative path, as the folders above it (a private TMPDIR) may be closed to 'nobody'; the
+  // program it runs is a copy in a folder 'nobody' can reach (test::ReachableProgram), as the checkout may not be.
   const std::string target = file("ro.json", "old\n");
   ::chmod(target.c_str(), 0444);
   ::chmod(dir_.path().c_str(), 0777);
