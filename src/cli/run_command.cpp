@@ -38,22 +38,22 @@ std::string topCpiComponents(const json::object& stack) {
 }
 
 // A sampled run: each thread's IPC with its 95 % interval, and how the run was sampled.
-void printSampledSummary(const RunResult& r) {
+void printSampledSummary(std::FILE* out, const RunResult& r) {
   const json::object& s = r.stats;
-  fmt::print("{:>4} {:>5} {:>14} {:>7} {:>9} {:>8}  {}\n", "cpu", "core", "instructions", "IPC", "+- (95%)", "windows",
+  fmt::print(out, "{:>4} {:>5} {:>14} {:>7} {:>9} {:>8}  {}\n", "cpu", "core", "instructions", "IPC", "+- (95%)", "windows",
              "top CPI components in the windows");
   for (const auto& v : s.at("logical_cpus").as_array()) {
     const json::object& c = v.as_object();
     const std::string top = topCpiComponents(c.at("cpi_stack").as_object());
     auto num = [](const json::value& x) { return x.is_null() ? std::string("n/a") : fmt::format("{:.3f}", x.as_double()); };
-    fmt::print("{:>4} {:>5} {:>14} {:>7} {:>9} {:>8}  {}\n", c.at("id").as_uint64(), c.at("core").as_uint64(),
+    fmt::print(out, "{:>4} {:>5} {:>14} {:>7} {:>9} {:>8}  {}\n", c.at("id").as_uint64(), c.at("core").as_uint64(),
                c.at("instructions").as_uint64(), num(c.at("ipc")), num(c.at("ipc_ci95")), c.at("windows").as_uint64(),
                top);
   }
   const json::object& sm = s.at("sampling").as_object();
   const std::uint64_t detailed = sm.at("detailed_instructions").as_uint64();
   const std::uint64_t functional = sm.at("functional_instructions").as_uint64();
-  fmt::print("sampled: {} windows of {} instructions per thread ({} cycles on average), one every {} instructions per "
+  fmt::print(out, "sampled: {} windows of {} instructions per thread ({} cycles on average), one every {} instructions per "
              "thread; {:.1f} % of instructions in detail; {} pass(es)\n",
              sm.at("windows").as_uint64(), sm.at("window_instructions").as_uint64(), sm.at("window_cycles").as_uint64(),
              sm.at("period_instructions").as_uint64(),
@@ -61,39 +61,39 @@ void printSampledSummary(const RunResult& r) {
              sm.at("passes").as_uint64());
   if (!sm.at("target_met").is_null()) {
     const json::value& worst = sm.at("max_relative_half_width");
-    fmt::print("target +-{:.2f} %: {} (widest interval +-{})\n", 100 * sm.at("target").as_double(),
+    fmt::print(out, "target +-{:.2f} %: {} (widest interval +-{})\n", 100 * sm.at("target").as_double(),
                sm.at("target_met").as_bool() ? "met" : "NOT met",
                worst.is_null() ? std::string("unknown") : fmt::format("{:.2f} %", 100 * worst.as_double()));
   }
   if (sm.at("warmup_suspect").as_bool()) {
-    fmt::print("warning: the windows start cold: their first halves run more than 1 % slower than their second halves "
+    fmt::print(out, "warning: the windows start cold: their first halves run more than 1 % slower than their second halves "
                "(warmup_check in the JSON); give a longer --sample-warmup\n");
   }
-  fmt::print("total: {} instructions in {} simulated cycles ({:.6f} simulated s)\n", r.instructions, r.cycles,
+  fmt::print(out, "total: {} instructions in {} simulated cycles ({:.6f} simulated s)\n", r.instructions, r.cycles,
              s.at("seconds").as_double());
-  fmt::print("speed: {} instructions in {:.2f} host s = {:.2f} M instructions per host second (effective)\n",
+  fmt::print(out, "speed: {} instructions in {:.2f} host s = {:.2f} M instructions per host second (effective)\n",
              r.simulatedInstructions, r.hostSeconds,
              r.hostSeconds > 0 ? double(r.simulatedInstructions) / r.hostSeconds / 1e6 : 0.0);
 }
 
-void printSummary(const RunResult& r) {
+void printSummary(std::FILE* out, const RunResult& r) {
   const json::object& s = r.stats;
   if (s.contains("sampling")) {
-    printSampledSummary(r);
+    printSampledSummary(out, r);
     return;
   }
-  fmt::print("{:>4} {:>5} {:>12} {:>12} {:>7}  {}\n", "cpu", "core", "instructions", "cycles", "IPC",
+  fmt::print(out, "{:>4} {:>5} {:>12} {:>12} {:>7}  {}\n", "cpu", "core", "instructions", "cycles", "IPC",
              "top CPI components (cycles per instruction)");
   for (const auto& v : s.at("logical_cpus").as_array()) {
     const json::object& c = v.as_object();
     if (c.at("instructions").as_uint64() == 0 && c.at("trace").is_null()) continue;
     const std::string top = topCpiComponents(c.at("cpi_stack").as_object());
-    fmt::print("{:>4} {:>5} {:>12} {:>12} {:>7.3f}  {}\n", c.at("id").as_uint64(), c.at("core").as_uint64(),
+    fmt::print(out, "{:>4} {:>5} {:>12} {:>12} {:>7.3f}  {}\n", c.at("id").as_uint64(), c.at("core").as_uint64(),
                c.at("instructions").as_uint64(), c.at("cycles").as_uint64(), c.at("ipc").as_double(), top);
   }
-  fmt::print("total: {} instructions measured in {} cycles ({:.6f} simulated s)\n", r.instructions, r.cycles,
+  fmt::print(out, "total: {} instructions measured in {} cycles ({:.6f} simulated s)\n", r.instructions, r.cycles,
              s.at("seconds").as_double());
-  fmt::print("speed: {} instructions simulated in {:.2f} host s = {:.2f} M simulated instructions per host second\n",
+  fmt::print(out, "speed: {} instructions simulated in {:.2f} host s = {:.2f} M simulated instructions per host second\n",
              r.simulatedInstructions, r.hostSeconds,
              r.hostSeconds > 0 ? double(r.simulatedInstructions) / r.hostSeconds / 1e6 : 0.0);
 }
@@ -123,7 +123,8 @@ int runCommand(const std::vector<std::string>& args) {
       "measure each thread over its first N instructions (5000, 10k, 2M, 1G); threads that finish early keep "
       "running (their trace restarting) until all have N; 0 = run every trace to its end")(
       "warmup", po::value(&warmupText), "simulate N instructions per thread before statistics start")(
-      "json", po::value(&jsonFile), "write all statistics and the effective config to this JSON file")(
+      "json", po::value(&jsonFile), "write all statistics and the effective config to this JSON file ('-': standard output, and the table goes "
+      "to standard error)")(
       "quiet,q", po::bool_switch(&quiet), "no progress indication")(
       "sample", po::bool_switch(&sample),
       "sampled simulation (docs/sampling.md): functional warming between short detailed windows spaced in time; "
@@ -150,7 +151,8 @@ int runCommand(const std::vector<std::string>& args) {
   if (traces.empty()) throw UsageError("no trace given (see smtlab run --help)");
   const std::uint64_t maxInstructions = parseCount(maxInstructionsText, "--max-instructions/-n");
   const std::uint64_t warmup = parseCount(warmupText, "--warmup");
-  if (!jsonFile.empty()) {
+  const bool writeJson = vm.count("json") > 0;
+  if (writeJson) {
     // Checked before the simulation, not after it: a bad destination costs nothing, and the run is not lost.
     checkOutputPath(jsonFile, "JSON output");
     for (const auto& t : traces) refuseOverwritingInput(t, jsonFile);
@@ -194,8 +196,9 @@ int runCommand(const std::vector<std::string>& args) {
   }
   RunResult result = runTraces(config, traces, options);
   if (options.progress) std::fputs("\r\033[K", stderr);
-  printSummary(result);
-  if (!jsonFile.empty()) writeFileAtomically(jsonFile, json::serialize(result.stats) + "\n", "JSON output");
+  // With the JSON on standard output the table goes to standard error, so that the output stays one JSON document.
+  printSummary(writeJson && isStandardOutput(jsonFile) ? stderr : stdout, result);
+  if (writeJson) writeFileAtomically(jsonFile, json::serialize(result.stats) + "\n", "JSON output");
   return 0;
 }
 

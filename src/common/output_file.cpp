@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <cstring>
 #include <vector>
 
@@ -19,7 +21,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string quoted(const fs::path& p) { return fmt::format("'{}'", p.string()); }
+std::string quoted(const fs::path& p) {
+  return p == kStandardOutputName ? std::string("standard output ('-')") : fmt::format("'{}'", p.string());
+}
+
+// The name a stream target is opened by: standard output by its /dev name, anything else as given.
+fs::path streamPath(const fs::path& target) { return target == kStandardOutputName ? fs::path("/dev/stdout") : target; }
 
 fs::path directoryOf(const fs::path& target) {
   fs::path dir = target.parent_path();
@@ -52,8 +59,35 @@ mode_t currentUmask() {
 
 }  // namespace
 
+bool isStreamTarget(const fs::path& target) {
+  const std::string& s = target.native();
+  if (s == kStandardOutputName || s == "/dev/stdout" || s == "/dev/stderr" || s.starts_with("/dev/fd/") ||
+      s.starts_with("/proc/self/fd/")) {
+    return true;
+  }
+  struct stat st {};
+  return ::stat(target.c_str(), &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode));
+}
+
+bool isStandardOutput(const fs::path& target) {
+  if (target == kStandardOutputName) return true;
+  struct stat out {}, st {};
+  return ::fstat(STDOUT_FILENO, &out) == 0 && ::stat(target.c_str(), &st) == 0 && out.st_dev == st.st_dev &&
+         out.st_ino == st.st_ino;
+}
+
 void checkOutputPath(const fs::path& output, const std::string& what) {
-  if (output.empty()) throw Error(fmt::format("cannot write {}: empty path", what));
+  if (output.empty()) {
+    throw Error(fmt::format("cannot write {}: the path is empty (give a file name, or '-' for standard output)", what));
+  }
+  if (isStreamTarget(output)) {
+    // Written in place (no temporary file, no rename): it must exist and be writable.
+    const fs::path opened = streamPath(output);
+    if (::access(opened.c_str(), W_OK) != 0) {
+      throw Error(fmt::format("cannot write {} {}: {}", what, quoted(output), std::strerror(errno)));
+    }
+    return;
+  }
   const fs::path target = followLinks(output, what);
   const fs::path dir = directoryOf(target);
   struct stat st {};
@@ -71,8 +105,8 @@ void checkOutputPath(const fs::path& output, const std::string& what) {
   if (::stat(target.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) throw Error(fmt::format("cannot write {} {}: it is a directory", what, quoted(target)));
     if (!S_ISREG(st.st_mode)) {
-      throw Error(fmt::format("cannot write {} {}: it is not a regular file (a device, FIFO or socket)", what,
-                              quoted(target)));
+      throw Error(fmt::format("cannot write {} {}: it is not a regular file, a FIFO or a character device (a socket?)",
+                              what, quoted(target)));
     }
     if (::access(target.c_str(), W_OK) != 0) {
       throw Error(fmt::format("cannot write {} {}: {}", what, quoted(target), std::strerror(errno)));
@@ -95,7 +129,21 @@ void refuseOverwritingInput(const fs::path& input, const fs::path& output) {
 }
 
 OutputFile::OutputFile(fs::path target, std::ios::openmode mode, const std::string& what)
-    : target_(followLinks(std::move(target), what)), what_(what) {
+    : what_(what), direct_(isStreamTarget(target)) {
+  if (direct_) {
+    checkOutputPath(target, what_);
+    target_ = std::move(target);
+    temp_ = streamPath(target_);
+    // Appending: a standard output redirected to a file (`> file`) keeps what was printed before, in order.
+    std::fflush(stdout);
+    std::cout.flush();
+    stream_.open(temp_, mode | std::ios::out | std::ios::app);
+    if (!stream_) {
+      throw Error(fmt::format("cannot write {} {}: {}", what_, quoted(target_), std::strerror(errno)));
+    }
+    return;
+  }
+  target_ = followLinks(std::move(target), what);
   checkOutputPath(target_, what_);
   const std::string pattern = (directoryOf(target_) / fmt::format(".{}.tmp-XXXXXX", target_.filename().string())).string();
   std::vector<char> name(pattern.begin(), pattern.end());
@@ -120,7 +168,7 @@ OutputFile::OutputFile(fs::path target, std::ios::openmode mode, const std::stri
 }
 
 OutputFile::~OutputFile() {
-  if (!committed_) {
+  if (!committed_ && !direct_) {
     if (stream_.is_open()) stream_.close();
     std::error_code ec;
     fs::remove(temp_, ec);
@@ -129,15 +177,25 @@ OutputFile::~OutputFile() {
 
 void OutputFile::closeStream() {
   if (!stream_.is_open()) return;
+  errno = 0;
   stream_.flush();
   const bool ok = static_cast<bool>(stream_);
+  const int error = errno;
   stream_.close();
-  if (!ok) throw Error(fmt::format("cannot write {} {}: write failed (disk full?)", what_, quoted(target_)));
+  if (!ok) {
+    // A stream target's reader may have gone (EPIPE); a file's disk may be full (ENOSPC).
+    throw Error(fmt::format("cannot write {} {}: write failed ({})", what_, quoted(target_),
+                            error != 0 ? std::strerror(error) : "disk full?"));
+  }
 }
 
 void OutputFile::commit() {
   if (committed_) return;
   closeStream();
+  if (direct_) {
+    committed_ = true;
+    return;
+  }
   std::error_code ec;
   fs::rename(temp_, target_, ec);
   if (ec) {

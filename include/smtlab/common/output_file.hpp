@@ -1,6 +1,8 @@
 // Files smtlab writes for a user (traces, JSON, CSV, manifests). An output is written under a temporary name in its
 // target directory and renamed into place only when complete, so an interrupted or failed run never leaves a
-// half-written result under the real name; an input is never overwritten by its own output.
+// half-written result under the real name; an input is never overwritten by its own output. A stream target ("-" for
+// standard output, a pipe, a terminal or another character device, such as /dev/stdout or /dev/null) cannot be
+// renamed onto, so it is written in place, as a shell's `>` writes it.
 #pragma once
 
 #include <filesystem>
@@ -9,10 +11,21 @@
 
 namespace smtlab {
 
-// Throws smtlab::Error naming `target` and the reason when it cannot be written: its directory is missing or is not
-// a directory, the target is a directory, or the directory or an existing target is not writable. A target that is
-// a symbolic link is checked (and OutputFile writes) where the link points: the link stays. Cheap: call it before a
-// long simulation so that a bad destination is reported at once, not after the run.
+// The name that stands for standard output.
+inline constexpr const char* kStandardOutputName = "-";
+
+// True when `target` is written in place rather than through a temporary file: "-" (standard output), the
+// /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N names of open descriptors, and an existing FIFO or
+// character device.
+bool isStreamTarget(const std::filesystem::path& target);
+
+// True when `target` is this process's standard output ("-", or a name of the file descriptor 1 refers to).
+bool isStandardOutput(const std::filesystem::path& target);
+
+// Throws smtlab::Error naming `target` and the reason when it cannot be written: the path is empty, its directory is
+// missing or is not a directory, the target is a directory or a socket, or the directory or an existing target is not
+// writable. A target that is a symbolic link is checked (and OutputFile writes) where the link points: the link
+// stays. Cheap: call it before a long simulation so that a bad destination is reported at once, not after the run.
 void checkOutputPath(const std::filesystem::path& target, const std::string& what = "output");
 
 // True when both paths name the same existing file (same device and inode: symlinks and other spellings included).
@@ -24,7 +37,9 @@ void refuseOverwritingInput(const std::filesystem::path& input, const std::files
 // An output file under construction. The constructor checks the destination and creates the temporary file next to
 // it (same directory, hence same file system, so the rename is atomic); commit() flushes, checks for write errors and
 // renames it onto the target (the file a symbolic link names, keeping that file's permission bits); destroying it
-// without commit() removes the temporary file.
+// without commit() removes the temporary file. A stream target (isStreamTarget) is opened for appending and written
+// directly (standard output is flushed first, so that what the program printed before stays before it); there
+// tempPath() is the name to open and commit() only flushes and checks.
 class OutputFile {
  public:
   explicit OutputFile(std::filesystem::path target, std::ios::openmode mode = std::ios::binary,
@@ -50,6 +65,7 @@ class OutputFile {
   std::string what_;
   std::ofstream stream_;
   bool committed_ = false;
+  bool direct_ = false;  // a stream target, written in place
 };
 
 // Writes `text` to `target` through an OutputFile (complete or not at all).

@@ -2,9 +2,13 @@
 // bad destinations are refused before anything is written, with the reason; an input is never its own output.
 #include "smtlab/common/output_file.hpp"
 
+#include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -128,13 +132,50 @@ TEST_F(OutputFileTest, BadDestinationsNameTheReason) {
   std::ofstream(dir_ / "file") << "x";
   EXPECT_NE(messageOf([&] { checkOutputPath(dir_ / "file" / "x.json"); }).find("not a directory"),
             std::string::npos);
-  EXPECT_NE(messageOf([&] { checkOutputPath("/dev/null"); }).find("not a regular file"), std::string::npos);
+  EXPECT_NE(messageOf([&] { checkOutputPath(""); }).find("the path is empty"), std::string::npos);
+  // A socket can be neither renamed onto nor opened for writing.
+  const fs::path socketPath = dir_ / "s.sock";
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::snprintf(address.sun_path, sizeof address.sun_path, "%s", socketPath.c_str());
+  ASSERT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0) << socketPath;
+  EXPECT_NE(messageOf([&] { checkOutputPath(socketPath); }).find("a socket"), std::string::npos);
+  ::close(fd);
   if (::geteuid() != 0) {  // root may write anywhere: the permission case can only be checked as another user
     fs::create_directories(dir_ / "ro");
     fs::permissions(dir_ / "ro", fs::perms::owner_read | fs::perms::owner_exec);
     EXPECT_NE(messageOf([&] { checkOutputPath(dir_ / "ro" / "x"); }).find("not writable"), std::string::npos);
     fs::permissions(dir_ / "ro", fs::perms::owner_all);
   }
+}
+
+TEST_F(OutputFileTest, StreamTargetsAreWrittenInPlaceWithNoTemporaryFile) {
+  EXPECT_TRUE(isStreamTarget("-"));
+  EXPECT_TRUE(isStreamTarget("/dev/stdout"));
+  EXPECT_TRUE(isStreamTarget("/dev/null"));
+  EXPECT_FALSE(isStreamTarget(dir_ / "out.json"));
+  EXPECT_TRUE(isStandardOutput("-"));
+  EXPECT_FALSE(isStandardOutput(dir_ / "out.json"));
+  EXPECT_NO_THROW(checkOutputPath("/dev/null"));
+  EXPECT_NO_THROW(writeFileAtomically("/dev/null", "{}\n", "JSON output"));
+  // A FIFO: what is written arrives at its reader, and nothing is made beside it.
+  const fs::path fifo = dir_ / "out.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  {
+    OutputFile out(fifo, std::ios::binary, "JSON output");
+    EXPECT_EQ(out.tempPath(), fifo);
+    out.stream() << "{\"a\": 1}";
+    out.commit();
+  }
+  char buf[64] = {};
+  EXPECT_EQ(::read(reader, buf, sizeof buf - 1), 8);
+  ::close(reader);
+  EXPECT_EQ(std::string(buf), "{\"a\": 1}");
+  EXPECT_EQ(entries(), 1u);
+  EXPECT_TRUE(fs::is_fifo(fifo));
 }
 
 TEST_F(OutputFileTest, TheSameFileByAnotherNameIsRefused) {
