@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import pathlib
 import signal
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -13,22 +12,29 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import pandas as pd
 
+from ..resources import installed, resource_path
+from ..sweep.progress import Progress
 from ..workers import host_cpus, workers_problem
 
-#: data/reference/ of the source tree: the published tables, each file's header naming its article and setup.
-REFERENCE_DIR = pathlib.Path(__file__).resolve().parents[3] / "data" / "reference"
+#: data/reference/ (of the installed package, or of the source tree): the published tables, each file's header naming
+#: its article and setup.
+REFERENCE_DIR = resource_path("data/reference")
 
 
 def read_reference(name: str) -> pd.DataFrame:
-    """A published table (CSV with '#' source comments) from data/reference/."""
-    return pd.read_csv(REFERENCE_DIR / name, comment="#")
+    """A published table (CSV with '#' source comments) from data/reference/. Raises FileNotFoundError naming the file
+    when it is missing (an installation without its data)."""
+    path = REFERENCE_DIR / name
+    if not path.is_file():
+        raise FileNotFoundError(f"the published table {path} is missing (reinstall smtlab, or run from its source tree)")
+    return pd.read_csv(path, comment="#")
 
 
 def kernel_cache_env() -> None:
     """Points SMTLAB_KERNEL_CACHE at a build tree's traced kernels when it is unset and the compiled default has
     none (the kernel:aim9_* traces; without them the tracer's look-alikes stand in, and the report says so)."""
-    if os.environ.get("SMTLAB_KERNEL_CACHE"):
-        return
+    if os.environ.get("SMTLAB_KERNEL_CACHE") or installed():
+        return  # an installed package's program keeps its own cache (~/.cache/smtlab/kernels)
     root = REFERENCE_DIR.parents[1]
     found = sorted((p.parent for p in root.glob("build*/kernels/aim9_add_int.trace")),
                    key=lambda p: (p.parent.name != "build", -p.stat().st_mtime))
@@ -128,29 +134,22 @@ def run_jobs(fn: Callable[..., dict[str, Any]], params: Sequence[dict[str, Any]]
     if cost is not None:
         order.sort(key=lambda i: cost(params[i]), reverse=True)
     jobs = [(fn, params[i]) for i in order]
-    bar: Any = None
-    if progress:
-        try:
-            from tqdm import tqdm
-            bar = tqdm(total=len(jobs), desc=progress_label(desc), leave=False)
-        except ImportError:  # pragma: no cover
-            bar = None
+    bar = Progress(len(jobs), progress_label(desc), failures=False, leave=False, enabled=progress)
     done: list[tuple[dict[str, Any], float]] = []
     start = time.perf_counter()
-    if workers <= 1:
-        for j in jobs:
-            done.append(_call(j))
-            if bar is not None:
-                bar.update(1)
-    else:
-        with process_pool(workers) as pool:
-            for r in pool.map(_call, jobs):
-                done.append(r)
-                if bar is not None:
-                    bar.update(1)
-    wall = time.perf_counter() - start
-    if bar is not None:
+    try:
+        if workers <= 1:
+            for j in jobs:
+                done.append(_call(j))
+                bar.update()
+        else:
+            with process_pool(workers) as pool:
+                for r in pool.map(_call, jobs):
+                    done.append(r)
+                    bar.update()
+    finally:
         bar.close()
+    wall = time.perf_counter() - start
     results: list[dict[str, Any]] = [{}] * len(params)
     for i, (r, _) in zip(order, done):
         results[i] = r

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..workloads import sysbench as sb
 from ..fileio import atomic_path
+from ..sweep.progress import Progress
 from .common import cost_sentence, process_pool, progress_label
 from .section import Section
 
@@ -224,18 +225,14 @@ def run_section(out_dir: pathlib.Path, quick: bool, workers: int, progress: bool
     # the longest runs first, so the pool ends together
     jobs.sort(key=lambda j: -(j[1] if j[1] <= 4 else 4) * (1.3 if j[2] else 1.0) * (1.5 if j[4] else 1.0))
     results: dict[str, dict[str, Any]] = {}
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(jobs), desc=progress_label("sysbench energy"), unit="run")
-    with process_pool(max(1, workers)) as pool:
-        for fut in cf.as_completed([pool.submit(_job, j) for j in jobs]):
-            tag, res = fut.result()
-            results[tag] = res
-            if bar is not None:
+    bar = Progress(len(jobs), progress_label("sysbench energy"), failures=False, enabled=progress)
+    try:
+        with process_pool(max(1, workers)) as pool:
+            for fut in cf.as_completed([pool.submit(_job, j) for j in jobs]):
+                tag, res = fut.result()
+                results[tag] = res
                 bar.update()
-    if bar is not None:
+    finally:
         bar.close()
 
     coeffs = calibrate(results["calibration"])
