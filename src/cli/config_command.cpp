@@ -197,7 +197,7 @@ void writeText(std::ostream& out, const Config& config) {
 int configCommand(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
     (args.empty() ? std::cerr : std::cout) << kUsage;
-    return args.empty() ? 1 : 0;
+    return args.empty() ? 2 : 0;  // no subcommand is a usage error
   }
   const std::string& sub = args[0];
   // `smtlab config show --help` (or check's): the usage, which covers both.

@@ -1,8 +1,14 @@
 // The smtlab program: dispatches to its subcommands and turns every smtlab::Error into one message on stderr with
-// exit status 1.
+// exit status 1. A command line that names no command, an unknown one, or a command with nothing to work on is a
+// usage error: the usage (or one line naming the unknown command) on stderr and exit status 2, as POSIX utilities and
+// the Python subcommands (argparse) do; --help prints the usage on stdout with exit status 0.
+#include <unistd.h>
+
 #include <cstdio>
+#include <iostream>
 #include <exception>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/program_options/errors.hpp>
@@ -32,13 +38,35 @@ Trace arguments are files (native .smt, text) or generator specs such as gen:mix
 Configs are files or preset names in configs/ (netburst, broadwell, modern).
 )";
 
+constexpr int kUsageStatus = 2;
+
+using Command = int (*)(const std::vector<std::string>&);
+
+// The command's usage (what its --help prints) on stderr: standard output points at stderr while it prints.
+int usageOnStderr(Command command) {
+  std::fflush(stdout);
+  std::cout.flush();
+  const int saved = ::dup(STDOUT_FILENO);
+  ::dup2(STDERR_FILENO, STDOUT_FILENO);
+  command({"--help"});
+  std::fflush(stdout);
+  std::cout.flush();
+  ::dup2(saved, STDOUT_FILENO);
+  ::close(saved);
+  return kUsageStatus;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-    std::fputs(kUsage, args.empty() ? stderr : stdout);
-    return args.empty() ? 1 : 0;
+  if (args.empty()) {
+    std::fputs(kUsage, stderr);
+    return kUsageStatus;
+  }
+  if (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+    std::fputs(kUsage, stdout);
+    return 0;
   }
   if (args[0] == "--version" || args[0] == "-V") {
     std::fputs(fmt::format("smtlab {}\n", smtlab::version()).c_str(), stdout);
@@ -46,6 +74,12 @@ int main(int argc, char** argv) {
   }
   const std::string command = args[0];
   args.erase(args.begin());
+  // Commands that have nothing to do without arguments (demo runs as it is; sweep and study are argparse's).
+  const std::pair<const char*, Command> needArguments[] = {
+      {"run", smtlab::cli::runCommand}, {"trace", smtlab::cli::traceCommand}, {"config", smtlab::cli::configCommand}};
+  for (const auto& [name, run] : needArguments) {
+    if (command == name && args.empty()) return usageOnStderr(run);
+  }
   try {
     if (command == "run") return smtlab::cli::runCommand(args);
     if (command == "trace") return smtlab::cli::traceCommand(args);
@@ -56,7 +90,7 @@ int main(int argc, char** argv) {
     std::fputs(
         fmt::format("smtlab: error: unknown command {} (try smtlab --help)\n", smtlab::shortQuote(command)).c_str(),
         stderr);
-    return 1;
+    return kUsageStatus;
   } catch (const smtlab::Error& e) {
     // Messages quote tokens short where they are made; the cut at PATH_MAX (4096) bytes per token is the backstop
     // that keeps a message one line whatever a reader quoted, without ever shortening a real path.
