@@ -145,9 +145,25 @@ bool champSimRegisterWork(const ChampSimRecord& r) {
 }
 
 namespace {
+// Printable ASCII, tab, newline, carriage return, or a well-formed UTF-8 sequence (one cut by the record's end
+// counts): a text file. 0xff, 0xfe and other bytes that UTF-8 never uses make it binary.
 bool looksLikeText(const unsigned char* record) {
-  return std::all_of(record, record + kChampSimRecordSize,
-                     [](unsigned char c) { return c >= 0x20 || c == '\t' || c == '\n' || c == '\r'; });
+  const unsigned char* p = record;
+  const unsigned char* const end = record + kChampSimRecordSize;
+  while (p < end) {
+    const unsigned char c = *p++;
+    if (c < 0x80) {
+      if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') return false;
+      if (c == 0x7f) return false;
+      continue;
+    }
+    const int more = c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : -1;
+    if (more < 0) return false;
+    for (int i = 0; i < more && p < end; ++i, ++p) {
+      if ((*p & 0xc0) != 0x80) return false;
+    }
+  }
+  return true;
 }
 }  // namespace
 
@@ -204,6 +220,12 @@ void ChampSimTraceReader::start() {
   // Read one record ahead (a taken branch's target is the next ip); this also reports a damaged start at open time.
   havePending_ = readRecord(pending_);
   done_ = !havePending_;
+  // An uncompressed file holds whole records: a cut last record is said at open, as it would be at the end.
+  if (compression_.empty() && input_->size() && *input_->size() % kChampSimRecordSize != 0) {
+    const std::uint64_t size = *input_->size();
+    throw TraceError(fmt::format("{}: record {}: truncated ({} of {} bytes)", path_, size / kChampSimRecordSize,
+                                 size % kChampSimRecordSize, kChampSimRecordSize));
+  }
 }
 
 bool ChampSimTraceReader::readRecord(ChampSimRecord& r) {
@@ -218,10 +240,17 @@ bool ChampSimTraceReader::readRecord(ChampSimRecord& r) {
   if (got == 0) return false;
   if (got < kChampSimRecordSize) fail(fmt::format("truncated ({} of {} bytes)", got, kChampSimRecordSize));
   if (readIndex_ == 0 && looksLikeText(buf)) {
-    // Every real record has zero bytes (the ip's upper bytes, the flags, unused register slots); 64 bytes of printable
-    // text are another format under a ChampSim name, which would otherwise decode into garbage instructions.
+    // Every real record has zero bytes (the ip's upper bytes, the flags, unused register slots); 64 bytes of text
+    // are another format under a ChampSim name, which would otherwise decode into garbage instructions.
     fail("64 bytes of text, not a ChampSim binary record (a text trace named .champsimtrace? ChampSim files are "
          "raw 64-byte records, plain or xz/gzip/zstd-compressed)");
+  }
+  // is_branch and branch_taken are flags: ChampSim's Pin tracer stores the bool values 0 and 1 (tracer/pin/
+  // champsim_tracer.cpp), so any other byte is damage or another kind of file.
+  if (buf[8] > 1 || buf[9] > 1) {
+    fail(fmt::format("{}: is_branch byte {:#04x}, branch_taken byte {:#04x} (ChampSim writes 0 or 1 in each)",
+                     readIndex_ == 0 ? "not a ChampSim trace" : "not a ChampSim record (damaged data)", buf[8],
+                     buf[9]));
   }
   decodeRecord(buf, r);
   ++readIndex_;

@@ -177,5 +177,43 @@ TEST(ChampSim, TextUnderAChampSimNameIsRefused) {
   EXPECT_EQ(readBack(path.str()).size(), 1u);
 }
 
+TEST(ChampSim, BinaryBytesThatAreNoChampSimRecordAreSaidToBeNoChampSimTrace) {
+  // 0xff is never text (UTF-8 never uses it) and never a ChampSim flag byte: is_branch and branch_taken (bytes 8 and
+  // 9 of input_instr) hold the tracer's bool values 0 and 1.
+  test::TempPath path("x.champsimtrace");
+  for (std::size_t size : {std::size_t{64}, std::size_t{4096}}) {
+    test::writeFile(path.str(), std::string(size, '\xff'));
+    EXPECT_EQ(test::errorOf([&] { readBack(path.str()); }),
+              path.str() + ": record 0: not a ChampSim trace: is_branch byte 0xff, branch_taken byte 0xff (ChampSim "
+                           "writes 0 or 1 in each)")
+        << size << " bytes";
+  }
+}
+
+TEST(ChampSim, AFlagByteOtherThanZeroOrOneLaterIsDamageNamingTheRecord) {
+  test::TempPath path(".champsimtrace");
+  writeChampSimTrace(path.str(), champsimSample());
+  std::string bytes = test::readFile(path.str());
+  bytes[64 * 5 + 9] = 2;  // record 5's branch_taken
+  test::writeFile(path.str(), bytes);
+  EXPECT_EQ(test::errorOf([&] { readBack(path.str()); }),
+            path.str() + ": record 5: not a ChampSim record (damaged data): is_branch byte 0x01, branch_taken byte "
+                         "0x02 (ChampSim writes 0 or 1 in each)");
+}
+
+TEST(ChampSim, Utf8TextUnderAChampSimNameIsStillSaidToBeText) {
+  test::TempPath path(".champsimtrace");
+  test::writeFile(path.str(), "# trac\xc3\xa9 \xe2\x80\x94 smtlab text\n400000 int dst=r1 src=r2\n400004 load dst=r3\n");
+  expectReadError(path.str(), "record 0: 64 bytes of text");
+}
+
+TEST(ChampSim, APlainFileCutInsideARecordIsReportedWhenOpened) {
+  test::TempPath path(".champsimtrace");
+  writeChampSimTrace(path.str(), champsimSample());
+  test::writeFile(path.str(), test::readFile(path.str()).substr(0, 64 * 7 + 1));
+  EXPECT_EQ(test::errorOf([&] { ChampSimTraceReader reader(path.str()); }),
+            path.str() + ": record 7: truncated (1 of 64 bytes)");
+}
+
 }  // namespace
 }  // namespace smtlab
