@@ -15,6 +15,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import shutil
 import site
 import subprocess
@@ -213,3 +214,72 @@ def test_the_wheel_installs_the_smtlab_command_and_python_m_smtlab(wheel_venv, t
     r = subprocess.run([str(wheel_venv / "bin" / "smtlab"), "study", "--help"], cwd=tmp_path, capture_output=True,
                        text=True, env=env, timeout=300)
     assert r.returncode == 0 and "usage" in r.stdout.lower(), r.stderr
+
+
+def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+@pytest.mark.slow
+def test_the_installed_package_reads_its_own_files_not_the_checkouts_or_its_build_folders(wheel_venv, tmp_path):
+    py = wheel_venv / "bin" / "python"
+    exe = wheel_venv / "bin" / "smtlab"
+    pkg = Path(subprocess.run([str(py), "-c", "import pathlib, smtlab; print(pathlib.Path(smtlab.__file__).parent)"],
+                              cwd=tmp_path, capture_output=True, text=True, check=True,
+                              env=clean_env()).stdout.strip())
+    build = _build_dir()
+    # No folder of the checkout that holds run-time files, and nothing of the wheel's build folder, is compiled into
+    # the installed program or module. (An unoptimized build keeps the header paths of its asserts, the build
+    # environment's pybind11 among them: those name no file that is read at run time.)
+    for binary in [pkg / "bin" / "smtlab", *pkg.glob("_core*.so")]:
+        data = binary.read_bytes()
+        for where in [*(ROOT / d for d in ("configs", "data", "workloads", "scripts", "build", "tools")), build]:
+            assert str(where).encode() not in data, f"{binary.name} names {where}"
+
+    kernels = tmp_path / "kernels"  # a cache of the test's own: kernel:NAME compiles the installed source
+    env = clean_env(PATH=f"{wheel_venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+                    SMTLAB_KERNEL_CACHE=str(kernels))
+    tree_kpath = ROOT / "build" / "kpath"
+    if (tree_kpath / "kpaths.json").is_file():
+        env["SMTLAB_KPATH_CACHE"] = str(tree_kpath)  # the probe's sources are compared by content: no new boot
+    version = re.search(r"project\(smtlab\s+VERSION\s+([0-9.]+)", (ROOT / "CMakeLists.txt").read_text()).group(1)
+    tree_has_tracer = (ROOT / "build" / "tools" / "qemu-tracer" / "libsmtlab_qemu_tracer.so").is_file()
+
+    away = build.with_name(build.name + ".moved-away")
+    build.rename(away)  # what the installation still needed from its build folder fails from here on
+    try:
+        r = _run([str(exe), "--version"], tmp_path, env)
+        assert r.returncode == 0 and version in r.stdout, r.stdout + r.stderr
+
+        # Run inside the checkout, whose configs/ the search above the working folder would find: the installed
+        # presets come first, for the program and for the module.
+        r = _run([str(exe), "config", "show", "-c", "broadwell"], ROOT, env)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.splitlines()[0] == f"# smtlab config: {pkg / 'configs' / 'broadwell.toml'}", r.stdout[:200]
+        r = _run([str(py), "-c", "import smtlab; print(smtlab.load_config('netburst').source)"], ROOT, env)
+        assert r.returncode == 0 and r.stdout.strip() == str(pkg / "configs" / "netburst.toml"), r.stdout + r.stderr
+
+        r = _run([str(exe), "run", "-q", "-c", "netburst", "gen:alu", "-n", "1000"], tmp_path, env)
+        assert r.returncode == 0, r.stderr
+
+        # The tracer: the installed plugin records a program, and kernel:NAME compiles the installed source and traces
+        # it (never a look-alike generator in its place).
+        rec = _run([str(exe), "trace", "record", "-q", "-o", str(tmp_path / "true"), "--", "/bin/true"], tmp_path, env)
+        kernel = _run([str(exe), "run", "-q", "-c", "netburst", "kernel:chase", "-n", "1000"], tmp_path, env,
+                      timeout=600)
+        if tree_has_tracer:
+            assert rec.returncode == 0 and (tmp_path / "true.trace").is_file(), rec.stderr
+            assert kernel.returncode == 0 and "look-alike" not in kernel.stderr, kernel.stderr
+            assert (kernels / "chase.trace").is_file()
+        else:  # this machine cannot build the plugin: the installation says so in one line
+            assert rec.returncode != 0 and len(rec.stderr.strip().splitlines()) == 1, rec.stderr
+            assert "plugin" in rec.stderr
+
+        # The study reads its published tables from the package.
+        out = tmp_path / "study"
+        r = _run([str(exe), "study", "--quick", "--only", "lmbench", "--no-progress", "-o", str(out)], tmp_path, env,
+                 timeout=900)
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert (out / "study.md").is_file()
+    finally:
+        away.rename(build)

@@ -5,7 +5,7 @@
 // package (`pip install .`, built with SMTLAB_RELOCATABLE) carries them inside the package with the same relative
 // paths and finds them from where its own code lies (the program in <package>/bin/, the Python module in
 // <package>/), so an installation does not depend on the checkout or the build folder it was made from
-// (docs/install.md).
+// (docs/python.md, "Installing").
 #pragma once
 
 #include <filesystem>
