@@ -67,7 +67,7 @@ TEST(WrongPathCode, WrongPathUopsWaitForTheirRealProducer) {
   const WrongPath slow = run(OpClass::IDiv);
   ASSERT_EQ(slow.mispredicts, 1u);
   ASSERT_GE(slow.fetched, 8u);
-  EXPECT_GE(slow.issued, 1u) << "the first round's jump has no sources and issues";
+  EXPECT_GE(slow.issued, 1u) << "the jump of the first walk through X has no sources and issues";
   EXPECT_LE(slow.issued, slow.fetched / 8) << "at most the jumps fetched";
   // Producer a 1-cycle int, done long before the wrong path is renamed: the same ints issue as soon as a slot is
   // free (without dependences both runs would issue alike). A uop fetched at c is renamed at c + 3 and can issue from
