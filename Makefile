@@ -34,10 +34,18 @@ build: $(BUILD_DIR)/build.ninja
 	@start=$$(date +%s); cmake --build $(BUILD_DIR) -j$(JOBS) && echo "make build: $$(($$(date +%s) - start)) s"
 
 # C++ suites through ctest, the Python tests, then the hardening phases: scripts/test.sh (which builds the hardening
-# trees in the background meanwhile; each phase's private TMPDIR must be empty afterwards).
+# trees in the background meanwhile; each phase's private TMPDIR must be empty afterwards). The last line counts the
+# skipped tests and names their causes (scripts/count_skips.py, from ctest's log and pytest's JUnit file). Where
+# everything the tests need is installed, REQUIRE_ALL_TESTS=1 makes any skip fail the run; it is the default when
+# the environment variable CI is set (CI services set it, and CI's bootstrap installs everything; CONTRIBUTING.md).
+REQUIRE_ALL_TESTS ?= $(if $(filter-out false 0,$(CI)),1,0)
+PYTEST_JUNIT := $(BUILD_DIR)/pytest-junit.xml
 test: bootstrap build
+	@rm -f $(PYTEST_JUNIT)
 	@BUILD_DIR=$(BUILD_DIR) JOBS=$(JOBS) PYTHON=$(PYTHON) HARDENING=$(HARDENING) FUZZ_SECONDS=$(FUZZ_SECONDS) \
-	  bash scripts/test.sh
+	  PYTEST_ADDOPTS="-rs --junitxml=$(abspath $(PYTEST_JUNIT)) $${PYTEST_ADDOPTS:-}" bash scripts/test.sh
+	@$(PYTHON) scripts/count_skips.py --ctest-log $(BUILD_DIR)/Testing/Temporary/LastTest.log \
+	  $$(test -f $(PYTEST_JUNIT) && echo --junit $(PYTEST_JUNIT)) $(if $(filter 1,$(REQUIRE_ALL_TESTS)),--strict)
 
 # The hardening phases alone (they need only the bootstrap, not the Release build).
 sanitize: bootstrap
