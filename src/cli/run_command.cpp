@@ -25,6 +25,18 @@ namespace json = boost::json;
 
 namespace {
 
+// Figures in the table keep four significant digits whatever their size: a pointer chase's IPC of 0.0037 must not
+// print as 0.004 (or 0.000), nor a microsecond run as 0.000000 s.
+std::string significant(double x) { return fmt::format("{:#.4g}", x); }
+
+// A simulated time in the SI unit that puts it between 1 and 1000 (s, ms, µs, ns), four significant digits.
+std::string siSeconds(double seconds) {
+  if (seconds >= 1 || seconds <= 0) return fmt::format("{} s", significant(seconds));
+  if (seconds >= 1e-3) return fmt::format("{} ms", significant(seconds * 1e3));
+  if (seconds >= 1e-6) return fmt::format("{} µs", significant(seconds * 1e6));
+  return fmt::format("{} ns", significant(seconds * 1e9));
+}
+
 // The four largest parts of a CPI stack, "name cycles-per-instruction" each.
 std::string topCpiComponents(const json::object& stack) {
   std::vector<std::pair<double, std::string>> parts;
@@ -40,13 +52,13 @@ std::string topCpiComponents(const json::object& stack) {
 // A sampled run: each thread's IPC with its 95 % interval, and how the run was sampled.
 void printSampledSummary(std::FILE* out, const RunResult& r) {
   const json::object& s = r.stats;
-  fmt::print(out, "{:>4} {:>5} {:>14} {:>7} {:>9} {:>8}  {}\n", "cpu", "core", "instructions", "IPC", "+- (95%)", "windows",
+  fmt::print(out, "{:>4} {:>5} {:>14} {:>9} {:>9} {:>8}  {}\n", "cpu", "core", "instructions", "IPC", "+- (95%)", "windows",
              "top CPI components in the windows");
   for (const auto& v : s.at("logical_cpus").as_array()) {
     const json::object& c = v.as_object();
     const std::string top = topCpiComponents(c.at("cpi_stack").as_object());
-    auto num = [](const json::value& x) { return x.is_null() ? std::string("n/a") : fmt::format("{:.3f}", x.as_double()); };
-    fmt::print(out, "{:>4} {:>5} {:>14} {:>7} {:>9} {:>8}  {}\n", c.at("id").as_uint64(), c.at("core").as_uint64(),
+    auto num = [](const json::value& x) { return x.is_null() ? std::string("n/a") : significant(x.as_double()); };
+    fmt::print(out, "{:>4} {:>5} {:>14} {:>9} {:>9} {:>8}  {}\n", c.at("id").as_uint64(), c.at("core").as_uint64(),
                c.at("instructions").as_uint64(), num(c.at("ipc")), num(c.at("ipc_ci95")), c.at("windows").as_uint64(),
                top);
   }
@@ -69,8 +81,8 @@ void printSampledSummary(std::FILE* out, const RunResult& r) {
     fmt::print(out, "warning: the windows start cold: their first halves run more than 1 % slower than their second halves "
                "(warmup_check in the JSON); give a longer --sample-warmup\n");
   }
-  fmt::print(out, "total: {} instructions in {} simulated cycles ({:.6f} simulated s)\n", r.instructions, r.cycles,
-             s.at("seconds").as_double());
+  fmt::print(out, "total: {} instructions in {} simulated cycles ({} simulated)\n", r.instructions, r.cycles,
+             siSeconds(s.at("seconds").as_double()));
   fmt::print(out, "speed: {} instructions in {:.2f} host s = {:.2f} M instructions per host second (effective)\n",
              r.simulatedInstructions, r.hostSeconds,
              r.hostSeconds > 0 ? double(r.simulatedInstructions) / r.hostSeconds / 1e6 : 0.0);
@@ -82,17 +94,17 @@ void printSummary(std::FILE* out, const RunResult& r) {
     printSampledSummary(out, r);
     return;
   }
-  fmt::print(out, "{:>4} {:>5} {:>12} {:>12} {:>7}  {}\n", "cpu", "core", "instructions", "cycles", "IPC",
+  fmt::print(out, "{:>4} {:>5} {:>12} {:>12} {:>9}  {}\n", "cpu", "core", "instructions", "cycles", "IPC",
              "top CPI components (cycles per instruction)");
   for (const auto& v : s.at("logical_cpus").as_array()) {
     const json::object& c = v.as_object();
     if (c.at("instructions").as_uint64() == 0 && c.at("trace").is_null()) continue;
     const std::string top = topCpiComponents(c.at("cpi_stack").as_object());
-    fmt::print(out, "{:>4} {:>5} {:>12} {:>12} {:>7.3f}  {}\n", c.at("id").as_uint64(), c.at("core").as_uint64(),
-               c.at("instructions").as_uint64(), c.at("cycles").as_uint64(), c.at("ipc").as_double(), top);
+    fmt::print(out, "{:>4} {:>5} {:>12} {:>12} {:>9}  {}\n", c.at("id").as_uint64(), c.at("core").as_uint64(),
+               c.at("instructions").as_uint64(), c.at("cycles").as_uint64(), significant(c.at("ipc").as_double()), top);
   }
-  fmt::print(out, "total: {} instructions measured in {} cycles ({:.6f} simulated s)\n", r.instructions, r.cycles,
-             s.at("seconds").as_double());
+  fmt::print(out, "total: {} instructions measured in {} cycles ({} simulated)\n", r.instructions, r.cycles,
+             siSeconds(s.at("seconds").as_double()));
   fmt::print(out, "speed: {} instructions simulated in {:.2f} host s = {:.2f} M simulated instructions per host second\n",
              r.simulatedInstructions, r.hostSeconds,
              r.hostSeconds > 0 ? double(r.simulatedInstructions) / r.hostSeconds / 1e6 : 0.0);
