@@ -107,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.ctest_log and not args.junit:
         parser.error("give at least one --ctest-log or --junit file")
     try:
-        skips = [s for p in args.ctest_log for s in ctest_log_skips(p)] + [s for p in args.junit for s in junit_skips(p)]
+        skips = [s for p in args.ctest_log for s in ctest_log_skips(p)]
+        skips += [s for p in args.junit for s in junit_skips(p)]
     except InputError as e:
         print(f"count_skips: {e}", file=sys.stderr)
         return 2
