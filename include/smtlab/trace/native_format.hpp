@@ -1,5 +1,5 @@
 // The native binary trace format: an uncompressed 24-byte header (magic, version, compression, record count) then
-// compactly encoded records through zstd or xz (boost.iostreams). docs/traces.md gives the byte layout.
+// compactly encoded records, plain or in one checksummed zstd frame or xz stream. docs/traces.md gives the byte layout.
 #pragma once
 
 #include <array>
@@ -76,7 +76,8 @@ class NativeTraceReader : public TraceSource {
 
 // Writes a native file. close() finishes the compressed stream, patches the record count into the header and renames
 // the file, written under a temporary name beside the target, into place; a writer destroyed without close() (an
-// error or interruption mid-way) leaves no file and an existing target untouched.
+// error or interruption mid-way) leaves no file and an existing target untouched. A write that fails (disk full,
+// file size limit) throws TraceError naming the file from write() or close().
 class NativeTraceWriter {
  public:
   NativeTraceWriter(std::string path, Compression compression = Compression::Zstd);
