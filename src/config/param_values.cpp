@@ -28,8 +28,16 @@ std::string formatDouble(double d) {
 
 std::string quoted(std::string_view s) { return fmt::format("\"{}\"", s); }
 
-template <class T>
-std::string checkRange(const Param& p, T v) {
+// An integer is checked in integers: near 1e18 doubles are 128 apart, so 10^18 + 64 converted to a double equals the
+// bound 10^18 and would pass. The table's bounds are whole numbers that a double holds exactly (tested), so they
+// convert to integers without loss.
+std::string checkIntegerRange(const Param& p, std::int64_t v) {
+  if (v >= static_cast<std::int64_t>(p.min) && v <= static_cast<std::int64_t>(p.max)) return {};
+  return fmt::format("key '{}' = {} is out of range {}", p.key, v, rangeText(p));
+}
+
+// A whole number given for a float key is checked as the float it becomes.
+std::string checkFloatRange(const Param& p, std::int64_t v) {
   const auto d = static_cast<double>(v);
   if (d >= p.min && d <= p.max) return {};
   return fmt::format("key '{}' = {} is out of range {}", p.key, v, rangeText(p));
@@ -106,10 +114,10 @@ std::string setInteger(const Param& p, std::int64_t v) {
       [&](auto* f) -> std::string {
         using T = std::remove_pointer_t<decltype(f)>;
         if constexpr (std::is_same_v<T, double>) {
-          if (auto err = checkRange(p, v); !err.empty()) return err;
+          if (auto err = checkFloatRange(p, v); !err.empty()) return err;
           *f = static_cast<double>(v);  // a whole number where a float is expected is fine
         } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-          if (auto err = checkRange(p, v); !err.empty()) return err;
+          if (auto err = checkIntegerRange(p, v); !err.empty()) return err;
           *f = static_cast<T>(v);
         }
         return {};
