@@ -86,13 +86,16 @@ struct NativeTraceReader::Stream {
   std::streambuf* in = nullptr;  // the input's own buffer for uncompressed data, else &filtered
 };
 
-NativeTraceReader::NativeTraceReader(std::string path) : NativeTraceReader(TraceInput::open(path)) {}
+NativeTraceReader::NativeTraceReader(std::string path, bool noteUnchecked)
+    : NativeTraceReader(TraceInput::open(path), noteUnchecked) {}
 
-NativeTraceReader::NativeTraceReader(std::unique_ptr<TraceInput> input)
+NativeTraceReader::NativeTraceReader(std::unique_ptr<TraceInput> input, bool noteUnchecked)
     : path_(input->path()), input_(std::move(input)) {
   buf_.resize(kBufferBytes);
   open();
-  if (compression_ == Compression::Zstd && version_ < kNativeFirstChecksumVersion) noteNoChecksum(path_, version_);
+  if (noteUnchecked && compression_ == Compression::Zstd && version_ < kNativeFirstChecksumVersion) {
+    noteNoChecksum(path_, version_);
+  }
 }
 
 NativeTraceReader::~NativeTraceReader() = default;

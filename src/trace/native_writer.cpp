@@ -197,4 +197,11 @@ std::uint64_t writeNativeTrace(TraceSource& source, const std::string& path, Com
   return total;
 }
 
+bool upgradeNativeTrace(const std::string& path) {
+  NativeTraceReader old(path, false);
+  if (old.compression() != Compression::Zstd || old.version() >= kNativeFirstChecksumVersion) return false;
+  writeNativeTrace(old, path, Compression::Zstd);
+  return true;
+}
+
 }  // namespace smtlab

@@ -124,10 +124,21 @@ bool newer(const fs::path& a, const fs::path& b) {
 // else used as it is. An unreadable cache file is traced again too.
 bool carriesUops(const fs::path& trace) {
   try {
-    return NativeTraceReader(trace.string()).version() >= 3;
+    return NativeTraceReader(trace.string(), false).version() >= 3;
   } catch (const Error&) {
     return false;
   }
+}
+
+// A cached trace written before native version 4, rewritten with that version's checksum (upgradeNativeTrace: the
+// same records, not traced again); one that cannot be rewritten (a read-only cache) is read as it is.
+std::string upgraded(const fs::path& trace) {
+  try {
+    upgradeNativeTrace(trace.string());
+  } catch (const TraceError&) {
+    // kept as it is: the reader notes that it carries no checksum
+  }
+  return trace.string();
 }
 
 }  // namespace
@@ -156,7 +167,7 @@ std::string ensureKernelTrace(const KernelInfo& k) {
   // A trace recorded by an older tracer revision (tracer_revision.hpp; revision 1 held phantom records) is stale.
   if (fs::exists(trace) && !newer(source, trace) && !headerNewer &&
       ((carriesUops(trace) && tracerStampCurrent(trace.string(), kFixedEnvironmentTag)) || tracerUnavailableReason())) {
-    return trace.string();
+    return upgraded(trace);
   }
   if (auto why = tracerUnavailableReason()) throw TraceError(fmt::format("kernel:{}: cannot trace: {}", k.name, *why));
   if (!fs::exists(source)) throw TraceError(fmt::format("kernel:{}: source {} not found", k.name, source.string()));
@@ -233,7 +244,7 @@ std::unique_ptr<TraceSource> openKernelTrace(const std::string& spec) {
   const fs::path cached = fs::path(kernelCacheDir()) / (k->name + ".trace");
   const bool canTrace = !tracerUnavailableReason();
   if (canTrace) return std::make_unique<NativeTraceReader>(ensureKernelTrace(*k));
-  if (fs::exists(cached)) return std::make_unique<NativeTraceReader>(cached.string());
+  if (fs::exists(cached)) return std::make_unique<NativeTraceReader>(upgraded(cached));
   static bool noted = false;
   if (!noted && !std::getenv("SMTLAB_QUIET_FALLBACK")) {
     std::fprintf(stderr, "smtlab: kernel:%s: tracer unavailable (%s); using the look-alike %s\n", k->name.c_str(),

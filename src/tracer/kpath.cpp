@@ -172,7 +172,7 @@ const std::string& currentProbeDigest() {
 // the first one tells. A missing or unreadable file makes the cache stale as well.
 bool kpathCacheCarriesUops(const fs::path& dir) {
   try {
-    return NativeTraceReader((dir / (kpaths().front().name + ".trace")).string()).version() >= 3;
+    return NativeTraceReader((dir / (kpaths().front().name + ".trace")).string(), false).version() >= 3;
   } catch (const Error&) {
     return false;
   }
@@ -348,6 +348,30 @@ std::uint64_t removeStaleRecordingWork(const std::string& dir) {
   return freed;
 }
 
+namespace {
+
+// The cache's manifest, after rewriting once per process any of its traces written before native version 4 with the
+// checksum that version carries (upgradeNativeTrace: the same records, no new boot). A trace that cannot be rewritten
+// (a read-only cache) is read as it is, with the reader's note.
+std::string upgradedCache(const fs::path& dir, const fs::path& manifest) {
+  static std::mutex mutex;
+  static std::set<std::string> done;
+  const std::lock_guard lock(mutex);
+  if (!done.insert(dir.string()).second) return manifest.string();
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() != ".trace" || !it->is_regular_file()) continue;
+    try {
+      upgradeNativeTrace(it->path().string());
+    } catch (const TraceError&) {
+      // kept as it is: the reader notes that it carries no checksum
+    }
+  }
+  return manifest.string();
+}
+
+}  // namespace
+
 std::string ensureKpathCache(const KpathBuildOptions& o) {
   const fs::path dir = kpathCacheDir();
   const fs::path manifest = dir / kManifest;
@@ -408,7 +432,7 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
   auto current = [&] {
     return fs::exists(manifest) && !sourcesChanged() && (filesCurrent() || systemTracerUnavailableReason());
   };
-  if (current()) return manifest.string();
+  if (current()) return upgradedCache(dir, manifest);
   if (auto why = systemTracerUnavailableReason()) throw TraceError("kpath: cannot record kernel paths: " + *why);
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -423,7 +447,7 @@ std::string ensureKpathCache(const KpathBuildOptions& o) {
   if (lock.fd < 0 || ::flock(lock.fd, LOCK_EX) != 0) {
     throw TraceError(fmt::format("kpath: cannot lock {}", (dir / ".lock").string()));
   }
-  if (current()) return manifest.string();
+  if (current()) return upgradedCache(dir, manifest);
   removeStaleRecordingWork(dir.string());  // under the lock: any other recording's work is a killed one's
   const std::string tag = fmt::format("boot.tmp{}", ::getpid());
   const fs::path work = dir / tag;

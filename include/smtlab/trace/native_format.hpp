@@ -42,8 +42,10 @@ class TraceInput;
 // the size of an uncompressed file at open, and as soon as a record beyond the count is found.
 class NativeTraceReader : public TraceSource {
  public:
-  explicit NativeTraceReader(std::string path);
-  explicit NativeTraceReader(std::unique_ptr<TraceInput> input);
+  // A zstd file of a version before kNativeFirstChecksumVersion is read with one note on stderr per file and process
+  // that it carries no checksum, unless noteUnchecked is false (upgradeNativeTrace, which gives it one).
+  explicit NativeTraceReader(std::string path, bool noteUnchecked = true);
+  explicit NativeTraceReader(std::unique_ptr<TraceInput> input, bool noteUnchecked = true);
   ~NativeTraceReader() override;
 
   std::size_t read(std::span<Instr> out) override;
@@ -106,5 +108,11 @@ class NativeTraceWriter {
 // Returns the number of records written.
 std::uint64_t writeNativeTrace(TraceSource& source, const std::string& path,
                                Compression compression = Compression::Zstd, std::uint64_t maxRecords = 0);
+
+// Rewrites a zstd file of a version before kNativeFirstChecksumVersion in place as the current version, with the same
+// records and its checksum (under a temporary name, renamed when complete; a reader that has the old file open goes on
+// reading it). For the caches smtlab fills itself (kernel:NAME, kpath:NAME), so that their recordings gain the damage
+// check without being recorded again. Returns false, changing nothing, for any other file.
+bool upgradeNativeTrace(const std::string& path);
 
 }  // namespace smtlab

@@ -137,6 +137,29 @@ TEST(NativeChecksum, VersionThreeZstdFilesReadWithOneNoteThatTheyCarryNoChecksum
                        "records (`smtlab trace convert` writes a checked copy)\n");
 }
 
+TEST(NativeChecksum, AnUpgradedVersionThreeFileHasTheSameRecordsAndTheChecksumAndOthersAreLeftAlone) {
+  auto gen = makeGenerator("gen:mix,count=3000,seed=6");
+  const std::vector<Instr> records = readAll(*gen);
+  test::TempPath scratch(".smt"), old(".smt");
+  test::writeFile(old.str(), versionThreeZstdFile(records, scratch.str()));
+  ::testing::internal::CaptureStderr();
+  EXPECT_TRUE(upgradeNativeTrace(old.str()));
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");  // the upgrade reads the old file without its note
+  const std::string bytes = test::readFile(old.str());
+  EXPECT_EQ(bytes[8], static_cast<char>(kNativeVersion));
+  EXPECT_NE(static_cast<unsigned char>(bytes[kNativeHeaderSize + 4]) & 0x04, 0);  // RFC 8878 3.1.1 checksum flag
+  NativeTraceReader reader(old.str());
+  EXPECT_EQ(readAll(reader), records);
+  // A current file, and files without zstd, are not touched.
+  EXPECT_FALSE(upgradeNativeTrace(old.str()));
+  for (Compression c : {Compression::Xz, Compression::None}) {
+    test::TempPath path(".smt");
+    const std::string before = mixTraceBytes(c, 100, path.str());
+    EXPECT_FALSE(upgradeNativeTrace(path.str()));
+    EXPECT_EQ(test::readFile(path.str()), before) << compressionName(c);
+  }
+}
+
 TEST(NativeChecksum, CurrentFilesAndUncompressedFilesReadWithoutANote) {
   for (Compression c : {Compression::Zstd, Compression::Xz, Compression::None}) {
     test::TempPath path(".smt");
