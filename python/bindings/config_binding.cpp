@@ -65,14 +65,25 @@ void bindConfig(py::module_& m) {
       .def(
           "set",
           [](Config& self, const std::string& key, const py::object& value) {
-            applyOverride(self, key, overrideText(value, key), "set");
+            Config updated = self;  // all or nothing, as update()
+            applyOverride(updated, key, overrideText(value, key), "set");
+            self = std::move(updated);
             return &self;
           },
           py::arg("key"), py::arg("value"), py::return_value_policy::reference_internal,
           "Sets one key (bool, int, float or str value, as in --set key=value); returns self. Raises ConfigError.")
       .def(
-          "update", [](Config& self, const py::object& overrides) { applyMapping(self, overrides, "override"); },
-          py::arg("overrides"), "Sets every key of a dict {key: value}. Raises ConfigError on the first bad one.")
+          "update",
+          [](Config& self, const py::object& overrides) {
+            // Applied to a copy that replaces the config only when every key was accepted: a dict whose second key is
+            // bad leaves the config as it was, not half updated.
+            Config updated = self;
+            applyMapping(updated, overrides, "override");
+            self = std::move(updated);
+          },
+          py::arg("overrides"),
+          "Sets every key of a dict {key: value}, all or none: raises ConfigError (or TypeError) on the first bad one "
+          "and leaves the config unchanged.")
       .def("get", &getKey, py::arg("key"), "The value of one key ('core.rob.entries'). Raises ConfigError if unknown.")
       .def("validate", [](const Config& self) { validateConfig(self); },
            "Checks ranges and consistency; raises ConfigError.")
