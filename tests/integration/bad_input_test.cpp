@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -204,8 +205,10 @@ TEST_F(BadInput, NativeWrongMagicIsNotReadAsGarbage) {
 }
 
 TEST_F(BadInput, NativeWrongVersion) {
-  const std::string trace = file("v3.smt", nativeHeader(kNativeVersion + 1) + kTwoRecords);
-  expectOneLineRunError(runTrace(trace), "v3.smt: ", {"unsupported native trace version 4 (this build reads versions 1 to 3)"});
+  const std::string trace = file("future.smt", nativeHeader(kNativeVersion + 1) + kTwoRecords);
+  expectOneLineRunError(runTrace(trace), "future.smt: ",
+                        {fmt::format("unsupported native trace version {} (this build reads versions {} to {})",
+                                     kNativeVersion + 1, kNativeOldestVersion, kNativeVersion)});
 }
 
 TEST_F(BadInput, NativeUnknownCompression) {

@@ -57,7 +57,7 @@ def wait_for(predicate, timeout: float, step: float = 0.1) -> bool:
 
 @pytest.fixture
 def sweep_process(tmp_path):
-    """Starts the long sweep with 2 workers in a new session; afterwards ends whatever of that session is left."""
+    """Starts the long sweep with 2 workers in a new POSIX session (setsid); afterwards ends every process left in it."""
     started: list[subprocess.Popen[str]] = []
 
     def start() -> subprocess.Popen[str]:
