@@ -13,14 +13,16 @@ namespace smtlab {
 inline constexpr std::size_t kQuotedTokenBytes = 80;
 
 // The token in single quotes; a longer token is cut at a UTF-8 character boundary and followed by
-// "... (N bytes)". Control bytes are shown as '?' so the message stays one line.
+// "... (N bytes)". Control bytes are shown as '?' so the message stays one line, and a byte that is not part of
+// well-formed UTF-8 as \xHH (0xff -> \xff), so the message is valid UTF-8 whatever the token held.
 std::string shortQuote(std::string_view token, std::size_t maxBytes = kQuotedTokenBytes);
 
 // The token itself, shortened as shortQuote does but without the quotes (for messages that quote in their own way).
 std::string shortToken(std::string_view token, std::size_t maxBytes = kQuotedTokenBytes);
 
 // Cuts every run of non-blank characters longer than `maxBytes` in a ready-made message (one from a library that
-// quotes whole tokens, such as boost.program_options) the way shortToken does, and replaces control bytes.
+// quotes whole tokens, such as boost.program_options) the way shortToken does, and replaces control bytes and
+// escapes bytes that are not UTF-8 as shortToken does.
 std::string shortenLongTokens(std::string_view message, std::size_t maxBytes = 2 * kQuotedTokenBytes);
 
 }  // namespace smtlab
