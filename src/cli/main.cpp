@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 #include <exception>
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -101,6 +102,12 @@ int main(int argc, char** argv) {
     std::fputs(fmt::format("smtlab {}: error: {} (see smtlab {} --help)\n", command,
                            smtlab::shortenLongTokens(e.what()), command)
                    .c_str(),
+               stderr);
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A file the program looks for itself (a preset, the tracer plugin, a kernel's files) in a folder the user may
+    // not enter: the path and the reason ("Permission denied"), not an internal error.
+    const std::string path = e.path1().empty() ? std::string() : " " + smtlab::shortQuote(e.path1().string());
+    std::fputs(fmt::format("smtlab {}: error: cannot access{}: {}\n", command, path, e.code().message()).c_str(),
                stderr);
   } catch (const std::bad_alloc&) {
     std::fputs(fmt::format("smtlab {}: error: out of memory\n", command).c_str(), stderr);

@@ -1,6 +1,9 @@
 // Finding preset files, overlaying TOML files and `key=value` overrides onto a Config through the key table.
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -221,10 +224,35 @@ std::vector<fs::path> presetDirs() {
 
 }  // namespace
 
+namespace {
+
+// The message for a config that the user may not read: names the folder on its path that cannot be searched (the
+// first one, from the root down), or the file itself when it cannot be read.
+std::string permissionDenied(std::string_view asked, const fs::path& path) {
+  fs::path folder;
+  for (const fs::path& part : fs::absolute(path).parent_path()) {
+    folder /= part;
+    if (::access(folder.c_str(), X_OK) != 0) {
+      return fmt::format("config {}: permission denied: cannot enter folder {} (on the way to {})", shortQuote(asked),
+                         shortQuote(folder.string()), shortQuote(path.string()));
+    }
+  }
+  return fmt::format("config {}: permission denied: cannot read {}", shortQuote(asked), shortQuote(path.string()));
+}
+
+// `path` when the user may read it, else the permission error.
+std::string readableConfig(std::string_view asked, const fs::path& path) {
+  if (::access(path.c_str(), R_OK) != 0 && errno == EACCES) throw ConfigError(permissionDenied(asked, path));
+  return path.string();
+}
+
+}  // namespace
+
 std::string findConfigFile(const std::string& nameOrPath) {
   std::error_code ec;
   if (nameOrPath.empty()) throw ConfigError("config: empty file or preset name");
-  if (fs::is_regular_file(nameOrPath, ec)) return nameOrPath;
+  if (fs::is_regular_file(nameOrPath, ec)) return readableConfig(nameOrPath, nameOrPath);
+  if (ec == std::errc::permission_denied) throw ConfigError(permissionDenied(nameOrPath, nameOrPath));
   if (fs::exists(nameOrPath, ec)) {
     throw ConfigError(fmt::format("config {}: not a regular file", shortQuote(nameOrPath)));
   }
@@ -234,7 +262,9 @@ std::string findConfigFile(const std::string& nameOrPath) {
   if (looksLikePreset) {
     const std::string file = nameOrPath.ends_with(".toml") ? nameOrPath : nameOrPath + ".toml";
     for (const fs::path& dir : dirs) {
-      if (fs::is_regular_file(dir / file, ec)) return (dir / file).string();
+      if (fs::is_regular_file(dir / file, ec)) return readableConfig(nameOrPath, dir / file);
+      // A presets folder that cannot be searched is said, not passed over for another folder's preset.
+      if (ec == std::errc::permission_denied) throw ConfigError(permissionDenied(nameOrPath, dir / file));
     }
   }
   std::set<std::string> presets;

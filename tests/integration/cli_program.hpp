@@ -19,6 +19,7 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "program_output.hpp"
@@ -85,6 +86,7 @@ struct ProgramOptions {
   uid_t asUser = 0;                // with a uid, the child drops root to it (and runs ReachableProgram's copy)
   std::filesystem::path cwd;       // entered before the uid is dropped, so it may lie under a closed folder
   bool stdoutIsPipe = false;       // stdout a pipe that the test reads, rather than a file
+  std::vector<std::pair<std::string, std::string>> env;  // variables set in the child's environment
 };
 
 // Runs the program with `args`; stdout and stderr are captured through files in `ioDir`.
@@ -108,6 +110,7 @@ inline ProgramResult runProgram(const std::vector<std::string>& args, const std:
     ::dup2(out, 1);
     ::dup2(err, 2);
     if (pipeFds[0] >= 0) ::close(pipeFds[0]);
+    for (const auto& [name, value] : options.env) ::setenv(name.c_str(), value.c_str(), 1);
     if (!options.cwd.empty() && ::chdir(options.cwd.c_str()) != 0) ::_exit(125);
     if (options.asUser != 0 && (::setgid(options.asUser) != 0 || ::setuid(options.asUser) != 0)) ::_exit(126);
     ::execv(program.c_str(), argv.data());
