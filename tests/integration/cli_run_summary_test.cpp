@@ -1,6 +1,6 @@
 // The table `smtlab run` prints: every IPC and the simulated time with four significant digits, so that a slow
 // thread (a pointer chase through DRAM, IPC well below 0.01) and a short run (microseconds) read as numbers rather than
-// as 0.004 or 0.000000 s. The expected figures are computed here from the row's own instruction and cycle counts and
+// as 0.004 or 0.000000 s; and a note naming a thread that ran far past -n N while its sibling caught up. The expected figures are computed here from the row's own instruction and cycle counts and
 // the clock set on the command line (IPC = instructions / cycles; seconds = cycles / (GHz x 1e9)).
 #include <gtest/gtest.h>
 
@@ -76,6 +76,35 @@ TEST_F(CliRunSummary, ANanosecondRunShowsItsTimeInNanoseconds) {
   ASSERT_LT(nanos, 1000.0);
   EXPECT_EQ(total[7], "(" + fourSignificant(nanos)) << lines[2];
   EXPECT_EQ(total[8], "ns") << lines[2];
+}
+
+TEST_F(CliRunSummary, AThreadThatRanPastNWaitingForItsSiblingIsNamedWithWhenAndHowMuch) {
+  // An ALU thread (IPC near 1) reaches 2000 instructions within a few thousand cycles; its sibling's pointer chase
+  // needs hundreds of thousands (one DRAM access per load), so the ALU thread runs on for almost the whole run.
+  const test::ProgramResult r =
+      test::runProgram({"run", "-q", "gen:chase,footprint=64m", "gen:alu", "-n", "2000"}, io_.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> notes;
+  for (const std::string& line : test::nonEmptyLines(r.out)) {
+    if (line.rfind("note: ", 0) == 0) notes.push_back(line);
+  }
+  ASSERT_EQ(notes.size(), 1u) << r.out;
+  EXPECT_NE(notes[0].find("note: cpu 1 reached 2000 instructions at cycle "), std::string::npos) << notes[0];
+  EXPECT_EQ(notes[0].find("cpu 0"), std::string::npos) << "the slow thread did not run past N: " << notes[0];
+  EXPECT_NE(notes[0].find("its trace restarting whenever it ended) until every thread had 2000"), std::string::npos)
+      << notes[0];
+  EXPECT_NE(notes[0].find("for the 4000 measured"), std::string::npos) << notes[0];
+}
+
+TEST_F(CliRunSummary, ThreadsThatReachNTogetherOrAloneGetNoNote) {
+  for (const std::vector<std::string>& traces :
+       {std::vector<std::string>{"gen:alu"}, std::vector<std::string>{"gen:alu", "gen:alu"}}) {
+    std::vector<std::string> args{"run", "-q", "-n", "2000"};
+    args.insert(args.end(), traces.begin(), traces.end());
+    const test::ProgramResult r = test::runProgram(args, io_.path());
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out.find("note:"), std::string::npos) << r.out;
+  }
 }
 
 }  // namespace
