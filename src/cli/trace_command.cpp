@@ -156,6 +156,16 @@ std::uint64_t forEach(TraceSource& src, std::uint64_t limit, F&& f) {
   return total;
 }
 
+// `trace gen SPEC -n N`: a generator whose spec gives no count= makes N records (its default count would end it
+// first, at 1 M for gen:mix); a count= in the spec is kept, and writeTrace says when it ended the output before N.
+std::string withCount(const std::string& spec, const std::optional<std::uint64_t>& count) {
+  if (!count || *count == 0) return spec;
+  for (std::size_t at = spec.find(','); at != std::string::npos; at = spec.find(',', at + 1)) {
+    if (spec.compare(at + 1, 6, "count=") == 0) return spec;
+  }
+  return fmt::format("{},count={}", spec, *count);
+}
+
 void requireEnd(TraceSource& src, std::uint64_t limit) {
   if (limit == 0 && !src.length() && src.describe().rfind("gen:", 0) == 0) {
     throw UsageError(fmt::format("trace: {} is endless (count=0); give -n N", shortQuote(src.describe())));
@@ -189,6 +199,11 @@ int writeTrace(TraceSource& src, const std::string& out, const Options& o) {
   }
   std::fprintf(stderr, "wrote %llu records to %s (%s)\n", static_cast<unsigned long long>(n), out.c_str(),
                format.c_str());
+  if (limit != 0 && n < limit) {
+    std::fprintf(stderr, "note: %s has only %llu records, fewer than -n %llu\n",
+                 shortQuote(src.describe()).c_str(), static_cast<unsigned long long>(n),
+                 static_cast<unsigned long long>(limit));
+  }
   return 0;
 }
 
@@ -371,7 +386,7 @@ int traceCommand(const std::vector<std::string>& args) {
       throw UsageError(
           fmt::format("trace gen: {} is not a generator spec (gen:NAME,...)", shortQuote(o.positional[0])));
     }
-    auto src = openTrace(o.positional[0]);
+    auto src = openTrace(withCount(o.positional[0], o.count));
     return writeTrace(*src, *o.output, o);
   }
   if (sub == "convert") {
