@@ -1,7 +1,8 @@
 // The table `smtlab run` prints: every IPC and the simulated time with four significant digits, so that a slow
 // thread (a pointer chase through DRAM, IPC well below 0.01) and a short run (microseconds) read as numbers rather than
 // as 0.004 or 0.000000 s; and a note naming a thread that ran far past -n N while its sibling caught up. The expected
-// figures are computed here from the row's own instruction and cycle counts and the clock set on the command line (IPC = instructions / cycles; seconds = cycles / (GHz x 1e9)).
+// figures are computed here from the row's own instruction and cycle counts and the clock set on the command line
+// (IPC = instructions / cycles; seconds = cycles / (GHz x 1e9)).
 #include <gtest/gtest.h>
 
 #include <cstdio>
