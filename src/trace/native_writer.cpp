@@ -157,10 +157,13 @@ void NativeTraceWriter::close() {
   flushBuffer();
   try {
     stream_->compressor->finish();
-    // The header is outside the compressed stream, so the count can be patched in place.
-    unsigned char count[8];
-    putLe(count, records_, 8);
-    stream_->file.writeAt(16, count, sizeof count);
+    // The header is outside the compressed stream, so the count can be patched in place; a stream target (a pipe,
+    // standard output) cannot go back, and keeps the header's "unknown count", which the reader accepts.
+    if (!isStreamTarget(path_)) {
+      unsigned char count[8];
+      putLe(count, records_, 8);
+      stream_->file.writeAt(16, count, sizeof count);
+    }
     stream_->file.close();
   } catch (const TraceError&) {
     throw;

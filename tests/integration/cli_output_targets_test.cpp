@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "../scratch_dir.hpp"
 #include "cli_program.hpp"
 #include "program_output.hpp"
+#include "smtlab/trace/native_format.hpp"
 
 namespace smtlab {
 namespace {
@@ -124,6 +126,25 @@ TEST_F(CliOutputTargets, ATextTraceToDashGoesToStandardOutputWhole) {
   for (std::size_t i = 1; i <= 100; ++i) EXPECT_EQ(lines[i].rfind("4", 0), 0u) << "line " << i << ": " << lines[i];
   EXPECT_FALSE(fs::exists(dir_ / "-"));
   EXPECT_EQ(entries(), 0u);
+}
+
+TEST_F(CliOutputTargets, ANativeTraceToDashThroughAPipeKeepsTheUnknownCountAndReadsWhole) {
+  // A pipe cannot go back to patch the header's record count: the header keeps "unknown" (all ones), which the
+  // reader accepts, and every record follows.
+  const test::ProgramResult r = run({"trace", "gen", "gen:alu,count=100", "-o", "-"}, true);
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_GE(r.out.size(), kNativeHeaderSize);
+  EXPECT_EQ(r.out.substr(16, 8), std::string(8, '\xff'));
+  const fs::path copy = dir_.path() / "piped.smt";
+  std::ofstream(copy, std::ios::binary) << r.out;
+  const test::ProgramResult info = run({"trace", "info", copy.string()});
+  ASSERT_EQ(info.status, 0) << info.err;
+  EXPECT_NE(info.out.find("100"), std::string::npos) << info.out;
+  NativeTraceReader reader(copy.string());
+  std::vector<Instr> batch(64);
+  std::size_t records = 0;
+  for (std::size_t got; (got = reader.read(std::span<Instr>(batch))) > 0;) records += got;
+  EXPECT_EQ(records, 100u);
 }
 
 }  // namespace
