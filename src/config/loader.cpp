@@ -227,10 +227,11 @@ std::vector<fs::path> presetDirs() {
 namespace {
 
 // The message for a config that the user may not read: names the folder on its path that cannot be searched (the
-// first one, from the root down), or the file itself when it cannot be read.
+// first one, from the root down for an absolute path, from the working folder for a relative one, which the process
+// is in already whatever the folders above it allow), or the file itself when it cannot be read.
 std::string permissionDenied(std::string_view asked, const fs::path& path) {
   fs::path folder;
-  for (const fs::path& part : fs::absolute(path).parent_path()) {
+  for (const fs::path& part : path.parent_path()) {
     folder /= part;
     if (::access(folder.c_str(), X_OK) != 0) {
       return fmt::format("config {}: permission denied: cannot enter folder {} (on the way to {})", shortQuote(asked),

@@ -79,10 +79,12 @@ class CliBadInput : public ::testing::Test {
   }
 };
 
-// Exit status 1 and exactly one line on stderr of the form "smtlab CMD: error: ...", naming `name` and holding every
-// fragment; no control bytes; and short (a message quotes at most a prefix of a bad token).
-void expectOneLineError(const ProgramResult& r, const std::string& name, const std::vector<std::string>& fragments) {
-  EXPECT_EQ(r.status, 1) << "stderr: " << r.err.substr(0, 2000);
+// Exit status 1 (2 for a usage error: an unknown command) and exactly one line on stderr of the form
+// "smtlab CMD: error: ...", naming `name` and holding every fragment; no control bytes; and short (a message quotes
+// at most a prefix of a bad token).
+void expectOneLineError(const ProgramResult& r, const std::string& name, const std::vector<std::string>& fragments,
+                        int status = 1) {
+  EXPECT_EQ(r.status, status) << "stderr: " << r.err.substr(0, 2000);
   const std::vector<std::string> lines = nonEmptyLines(r.err);
   ASSERT_EQ(lines.size(), 1u) << "stderr: " << r.err.substr(0, 2000);
   const std::string& line = lines[0];
@@ -498,6 +500,7 @@ TEST_F(CliBadInput, ConfigShowJsonAndTomlIsAOneLineUsageError) {
 struct LongCase {
   const char* label;
   std::vector<std::string> before, after;  // the arguments around the long token
+  int status = 1;                           // 2: a usage error (an unknown command)
 };
 void PrintTo(const LongCase& c, std::ostream* os) { *os << c.label; }
 
@@ -512,13 +515,13 @@ TEST_P(LongToken, IsQuotedShort) {
   args.back() = token;
   args.insert(args.end(), c.after.begin(), c.after.end());
   const ProgramResult r = run(inFolder(args, dir_.path()));
-  expectOneLineError(r, "xxxx", {"bytes)"});
+  expectOneLineError(r, "xxxx", {"bytes)"}, c.status);
   EXPECT_TRUE(entriesOf(dir_.path()).empty());
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Catalogue, LongToken,
-    ::testing::Values(LongCase{"command", {"x"}, {}}, LongCase{"run_option", {"run", "--x"}, {"gen:alu"}},
+    ::testing::Values(LongCase{"command", {"x"}, {}, 2}, LongCase{"run_option", {"run", "--x"}, {"gen:alu"}},
                       LongCase{"run_count", {"run", "gen:alu", "-n", "1"}, {}},
                       LongCase{"run_trace_spec", {"run", "-q", "-n", "10", "gen:alu,seed="}, {}},
                       LongCase{"run_generator_name", {"run", "-q", "-n", "10", "gen:"}, {}},
