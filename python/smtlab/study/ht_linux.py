@@ -314,7 +314,7 @@ def study_windows(workload: str, quick: bool) -> tuple[float, float]:
 
 
 #: Quick mode's bounds on the adaptive warm-ups and windows (chat.run's ``max_ms``, fileserver.run's ``max_warm_ms``
-#: and ``max_window_ms``), in simulated ms. Chosen to keep quick mode, a smoke test, under a minute: 5 x its 2 ms
+#: and ``max_window_ms``), in simulated ms. Chosen to keep quick mode, a smoke test, short: 5 x its 2 ms
 #: windows, above what its points need under first-come service (chat at 20 rooms starts
 #: up in about 8 ms, every tbench client at 20 has a reply within 5-6 ms: docs/study.md). Under 2.4.19's head-first
 #: order those criteria are never met and the bounds decide (docs/study.md, "2.4.19's run-list order"); the default
