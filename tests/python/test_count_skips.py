@@ -153,10 +153,13 @@ def test_a_file_that_is_not_a_ctest_log_is_refused(tmp_path):
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 @pytest.mark.parametrize("ci, strict", [("", False), ("true", True), ("false", False)])
 def test_make_test_ends_with_the_skip_count_strict_under_ci(ci, strict):
-    env = {k: v for k, v in os.environ.items() if k not in ("CI", "REQUIRE_ALL_TESTS")}
+    # Run inside `make test` too: the outer make's variables (its level, flags, jobserver) are not this make's.
+    outer = ("CI", "REQUIRE_ALL_TESTS", "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
+    env = {k: v for k, v in os.environ.items() if k not in outer}
     if ci:
         env["CI"] = ci
-    done = subprocess.run(["make", "-n", "test"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(["make", "-n", "--no-print-directory", "test"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     last = done.stdout.rstrip().splitlines()
     commands = " ".join(last[-2:])

@@ -16,16 +16,16 @@ Mechanics (the scheduler only decides placement and order, see scheduler.py):
 - **Idle.** A CPU with nothing to run is halted (HLT): its partitioned queues go to its sibling.
 - **Migration.** Schedulers move waiting tasks between runqueues, and may push a running task to an idle CPU
   (``push_running``); a task switched in on another CPU than last time counts a migration.
-- **OS costs** (``charge_os_costs=True``; off by default, so existing results stay as they were). The machine's
-  config gives them (``os.*``, ``mem.tlb_tagged``, with sources in the presets): switching a task in on a halted
-  CPU first costs ``os.wake_cycles`` (IPI delivery + HLT exit); dispatching a task of another address space than
-  the CPU last ran flushes the previous one's TLB entries (``Machine.flush_tlb``; nothing with tagged TLBs), so
-  the refills cost page walks; each timer tick takes ``os.timer_cycles`` from every CPU running a task (the task's
-  in-flight work is squashed and refetched, as an interrupt does), or, with ``timer_path`` (a trace spec such as a
-  recorded ``kpath:timer``), runs ``timer_instructions`` of that kernel code on the CPU in address space 0, so the
-  interrupt contends for the core like the switch path does. These cycles count as ``switch`` time. With
-  ``wake_path`` (a recorded ``kpath:wake_ipi``), a halted CPU that a task on another CPU woke a task onto runs that
-  path (the wake-up IPI's handler, wake_ipi.py) after the HLT exit and before the switch path.
+- **OS costs** (``charge_os_costs=True``; off by default). The machine's config gives them (``os.*``,
+  ``mem.tlb_tagged``, with sources in the presets): switching a task in on a halted CPU first costs ``os.wake_cycles``
+  (IPI delivery + HLT exit); dispatching a task of another address space than the CPU last ran flushes the previous
+  one's TLB entries (``Machine.flush_tlb``; nothing with tagged TLBs), so the refills cost page walks; each timer tick
+  takes ``os.timer_cycles`` from every CPU running a task (its in-flight work squashed and refetched, as by an
+  interrupt), or, with ``timer_path`` (a trace spec such as a recorded ``kpath:timer``), runs ``timer_instructions``
+  of that kernel code on the CPU in address space 0, so the interrupt contends for the core like the switch path does.
+  These cycles count as ``switch`` time. With ``wake_path`` (a recorded ``kpath:wake_ipi``), a halted CPU that another
+  CPU woke a task onto runs that path (the wake-up IPI's handler, wake_ipi.py) after the HLT exit and before the
+  switch path.
 - **Who takes a woken task** (with ``os.wake_cycles``): handed to the halted CPU at the wake-up, or picked by it
   only once it has left HLT, as the scheduler's kernel did (halt.py).
 - **Topology.** ``kernel.cpus[i].package`` / ``.core`` / ``.siblings`` come from the machine (``Machine.cpus``,
@@ -39,12 +39,8 @@ StepInterpreter (steps.py: a task's program of steps on its CPU), ContextSwitch 
 dispatch), TimerInterrupts (timer_interrupt.py), HaltWake (halt.py: a halted CPU's wake-up and who takes the woken
 task), WakeIpi (wake_ipi.py) and ComputeSampler (sampling.py). None of them imports the kernel.
 
-Per-task state lives in the kernel's own records (record.py: pid, address space, state, accounting, the step in
-progress); a Task only links to its record and shows read-only views. Pids count from 1 per kernel.
-
-Results are functions over the kernel (results.py); :meth:`Kernel.task_frame`, :meth:`Kernel.cpu_frame`,
-:meth:`Kernel.timeline_frame`, :meth:`Kernel.decision_frame` are those functions bound as methods (pandas
-DataFrames; the ``*_records`` methods give plain dicts).
+Per-task state lives in the kernel's own records (record.py; pids count from 1 per kernel); a Task only links to its
+record. Results (``task_frame`` and the other frames, ``*_records`` as dicts) are results.py's functions bound here.
 """
 
 from __future__ import annotations
@@ -361,9 +357,8 @@ class Kernel:
     def run(self, until: int | None = None) -> "Kernel":
         """Runs until every task that is not a daemon has exited (or until cycle ``until``). Raises DeadlockError if
         every live task waits on a channel (nobody is left to send), or if every live task that is not a daemon has
-        waited on a channel for ``stall_ms`` while only daemons ran: daemons do not count as progress, since a
-        daemon may compute forever (the same holds with ``until``: the run would go on only as long as the bound).
-        A run that raised leaves the kernel refusing further runs and spawns (checks.check_usable says why)."""
+        waited on a channel for ``stall_ms`` while only daemons ran (a daemon may compute forever; with ``until``
+        too). A run that raised leaves the kernel refusing further runs and spawns (checks.check_usable says why)."""
         checks.check_usable(self.failure, "Kernel.run")
         if until is not None:
             checks.check_until(until, self.now)
