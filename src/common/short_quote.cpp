@@ -13,34 +13,6 @@ std::size_t utf8Boundary(std::string_view s, std::size_t at) {
   return at;
 }
 
-// The length of the well-formed UTF-8 sequence at the start of `s` (RFC 3629: no overlong forms, no surrogates,
-// nothing above U+10FFFF), or 0 when its first byte does not start one.
-std::size_t utf8SequenceLength(std::string_view s) {
-  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
-  const unsigned char b0 = byte(0);
-  std::size_t n = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
-  if (b0 < 0x80) return 1;
-  if (b0 >= 0xC2 && b0 <= 0xDF) {
-    n = 2;
-  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-    n = 3;
-    if (b0 == 0xE0) lo = 0xA0;
-    if (b0 == 0xED) hi = 0x9F;
-  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-    n = 4;
-    if (b0 == 0xF0) lo = 0x90;
-    if (b0 == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (s.size() < n || byte(1) < lo || byte(1) > hi) return 0;
-  for (std::size_t i = 2; i < n; ++i) {
-    if ((byte(i) & 0xC0) != 0x80) return 0;
-  }
-  return n;
-}
-
 // Control bytes become '?' (the message stays one line); a byte that is not part of well-formed UTF-8 becomes \xHH,
 // so that a message is valid UTF-8 text (a terminal, a log, a Python str) and still shows which byte it was.
 void appendPrintable(std::string& out, std::string_view s) {
@@ -96,6 +68,33 @@ std::string shortenLongTokens(std::string_view message, std::size_t maxBytes) {
     i = stop + 1;
   }
   return out;
+}
+
+std::size_t utf8SequenceLength(std::string_view s) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+  if (s.empty()) return 0;
+  const unsigned char b0 = byte(0);
+  std::size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
+  if (b0 < 0x80) return 1;
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    n = 2;
+  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    n = 3;
+    if (b0 == 0xE0) lo = 0xA0;
+    if (b0 == 0xED) hi = 0x9F;
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    n = 4;
+    if (b0 == 0xF0) lo = 0x90;
+    if (b0 == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (s.size() < n || byte(1) < lo || byte(1) > hi) return 0;
+  for (std::size_t i = 2; i < n; ++i) {
+    if ((byte(i) & 0xC0) != 0x80) return 0;
+  }
+  return n;
 }
 
 }  // namespace smtlab

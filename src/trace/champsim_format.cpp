@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "smtlab/common/error.hpp"
+#include "smtlab/common/short_quote.hpp"
 #include "smtlab/trace/trace_input.hpp"
 
 namespace smtlab {
@@ -145,23 +146,31 @@ bool champSimRegisterWork(const ChampSimRecord& r) {
 }
 
 namespace {
-// Printable ASCII, tab, newline, carriage return, or a well-formed UTF-8 sequence (one cut by the record's end
-// counts): a text file. 0xff, 0xfe and other bytes that UTF-8 never uses make it binary.
+// Printable ASCII, tab, newline, carriage return, or well-formed UTF-8 (utf8SequenceLength; a sequence cut by the
+// record's end counts): a text file. 0xff, 0xfe and other bytes that UTF-8 never uses make it binary.
 bool looksLikeText(const unsigned char* record) {
-  const unsigned char* p = record;
-  const unsigned char* const end = record + kChampSimRecordSize;
-  while (p < end) {
-    const unsigned char c = *p++;
+  const std::string_view bytes(reinterpret_cast<const char*>(record), kChampSimRecordSize);
+  for (std::size_t i = 0; i < bytes.size();) {
+    const auto c = static_cast<unsigned char>(bytes[i]);
     if (c < 0x80) {
-      if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') return false;
-      if (c == 0x7f) return false;
+      if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) return false;
+      ++i;
       continue;
     }
-    const int more = c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : -1;
-    if (more < 0) return false;
-    for (int i = 0; i < more && p < end; ++i, ++p) {
-      if ((*p & 0xc0) != 0x80) return false;
+    if (const std::size_t n = utf8SequenceLength(bytes.substr(i)); n != 0) {
+      i += n;
+      continue;
     }
+    // Cut by the record's end: what is left starts a well-formed sequence (some continuation completes it; the
+    // second byte's range depends on the first, 0x80, 0x90 or 0xa0 fits each of them).
+    const std::size_t left = bytes.size() - i;
+    if (left >= 4) return false;
+    for (const char fill : {'\x80', '\x90', '\xa0'}) {
+      std::string completed(bytes.substr(i));
+      completed.resize(4, fill);
+      if (utf8SequenceLength(completed) > left) return true;
+    }
+    return false;
   }
   return true;
 }

@@ -25,4 +25,8 @@ std::string shortToken(std::string_view token, std::size_t maxBytes = kQuotedTok
 // escapes bytes that are not UTF-8 as shortToken does.
 std::string shortenLongTokens(std::string_view message, std::size_t maxBytes = 2 * kQuotedTokenBytes);
 
+// The length of the well-formed UTF-8 sequence at the start of `s` (RFC 3629: no overlong forms, no surrogates,
+// nothing above U+10FFFF), or 0 when `s` is empty or does not start with one (a sequence cut short included).
+std::size_t utf8SequenceLength(std::string_view s);
+
 }  // namespace smtlab
