@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 
 #include <fmt/format.h>
 
@@ -17,6 +19,7 @@ constexpr std::uint64_t kLine = 64;
 // Permutation generators keep 4 bytes per line: 4 GiB of footprint costs 256 MiB of host memory.
 constexpr std::uint64_t kMaxPermFootprint = 4ull << 30;
 constexpr std::uint64_t kMaxFootprint = 1ull << 40;
+constexpr std::uint64_t kSlowOrderLines = 1ull << 24;
 constexpr RegId kNeverWritten60 = intReg(60);
 constexpr RegId kNeverWritten62 = intReg(62);
 
@@ -117,10 +120,20 @@ class FpGenerator final : public Generator {
 class LineCycle {
  public:
   LineCycle() = default;
-  LineCycle(std::uint64_t footprint, std::uint64_t seed, std::uint64_t maxLines) {
+  LineCycle(const std::string& generator, std::uint64_t footprint, std::uint64_t seed, std::uint64_t maxLines) {
     SplitMix64 rng(seed);
-    const std::uint64_t lines = footprint / kLine;
-    order_ = cyclicLineOrder(maxLines > 0 ? std::min(lines, maxLines) : lines, rng);
+    const std::uint64_t lines = maxLines > 0 ? std::min(footprint / kLine, maxLines) : footprint / kLine;
+    // Ordering 2^24 lines (1 GiB) takes seconds before the first instruction (about 4 s per GiB on a 2-core VM), so
+    // a large footprint says what it is doing and how long it took.
+    const bool slow = lines >= kSlowOrderLines;
+    const auto start = std::chrono::steady_clock::now();
+    if (slow)
+      fmt::print(stderr, "smtlab: gen:{}: putting the {} lines of a {} MiB footprint in a random order before the first "
+                 "instruction ...\n", generator, lines, lines * kLine >> 20);
+    order_ = cyclicLineOrder(lines, rng);
+    if (slow)
+      fmt::print(stderr, "smtlab: gen:{}: ordered in {:.1f} s\n", generator,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   Addr next() {
     const Addr a = kGenDataBase + kLine * order_[pos_];
@@ -149,7 +162,7 @@ class ChainGenerator final : public Generator {
     op_ = kOpClasses[spec.choice("op", "int", kOps)];
     const std::uint64_t footprint = lineFootprint(spec, 4096, kMaxPermFootprint);
     reg_ = (op_ == OpClass::FAdd || op_ == OpClass::FMul || op_ == OpClass::FDiv) ? fpReg(1) : intReg(1);
-    if (op_ == OpClass::Load) lines_ = LineCycle(footprint, seed_, spec.maxCycleLines());
+    if (op_ == OpClass::Load) lines_ = LineCycle(spec.name(), footprint, seed_, spec.maxCycleLines());
   }
 
  private:
@@ -171,7 +184,7 @@ class ChaseGenerator final : public Generator {
   explicit ChaseGenerator(GeneratorSpec& spec) : Generator(spec, true) {
     const std::uint64_t footprint = lineFootprint(spec, 64ull << 20, kMaxPermFootprint);
     work_ = spec.integer("work", 0, 0, 1u << 20);
-    lines_ = LineCycle(footprint, seed_, spec.maxCycleLines());
+    lines_ = LineCycle(spec.name(), footprint, seed_, spec.maxCycleLines());
   }
 
  private:
