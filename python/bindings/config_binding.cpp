@@ -23,7 +23,7 @@ void applyMapping(Config& config, const py::handle& overrides, std::string_view 
   }
   for (const auto& kv : overrides.cast<py::dict>()) {
     if (!py::isinstance<py::str>(kv.first)) throw py::type_error("config override keys must be str");
-    const std::string key = kv.first.cast<std::string>();
+    const std::string key = utf8Text(kv.first, "config key", true);
     applyOverride(config, key, overrideText(kv.second, key), origin);
   }
 }
@@ -64,7 +64,8 @@ void bindConfig(py::module_& m) {
                   "({'core.rob.entries': 96}) and validates. Raises ConfigError naming the file and key.")
       .def(
           "set",
-          [](Config& self, const std::string& key, const py::object& value) {
+          [](Config& self, const py::object& keyObject, const py::object& value) {
+            const std::string key = utf8Text(keyObject, "config key", true);
             Config updated = self;  // all or nothing, as update()
             applyOverride(updated, key, overrideText(value, key), "set");
             self = std::move(updated);
@@ -84,7 +85,8 @@ void bindConfig(py::module_& m) {
           py::arg("overrides"),
           "Sets every key of a dict {key: value}, all or none: raises ConfigError (or TypeError) on the first bad one "
           "and leaves the config unchanged.")
-      .def("get", &getKey, py::arg("key"), "The value of one key ('core.rob.entries'). Raises ConfigError if unknown.")
+      .def("get", [](const Config& self, const py::object& key) { return getKey(self, utf8Text(key, "config key", true)); },
+           py::arg("key"), "The value of one key ('core.rob.entries'). Raises ConfigError if unknown.")
       .def("validate", [](const Config& self) { validateConfig(self); },
            "Checks ranges and consistency; raises ConfigError.")
       .def("to_dict", [](const Config& self) { return jsonToPython(configToJson(self)); },

@@ -42,6 +42,24 @@ py::object jsonToPython(const boost::json::value& value) {
   return py::none();
 }
 
+std::string utf8Text(const py::handle& value, std::string_view what, bool config) {
+  if (!py::isinstance<py::str>(value)) {
+    throw py::type_error(fmt::format("{} must be str, not {}", what,
+                                     py::type::handle_of(value).attr("__name__").cast<std::string>()));
+  }
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(value.ptr(), &size);
+  if (data == nullptr) {
+    PyErr_Clear();
+    const std::string message = fmt::format("{} {} is not valid text: it holds a lone surrogate (bytes decoded with "
+                                            "errors='surrogateescape'?), which has no UTF-8 form",
+                                            what, py::repr(value).cast<std::string>());
+    if (config) throw ConfigError(message);
+    throw py::value_error(message);
+  }
+  return {data, static_cast<std::size_t>(size)};
+}
+
 std::string overrideText(const py::handle& value, std::string_view key) {
   if (py::isinstance<py::bool_>(value)) return value.cast<bool>() ? "true" : "false";
   // numpy scalars, which sweep and analysis code computes values with (numpy.int64(96), numpy.bool_(True),
@@ -53,7 +71,7 @@ std::string overrideText(const py::handle& value, std::string_view key) {
   }
   if (py::isinstance<py::int_>(value)) return py::str(value).cast<std::string>();
   if (py::isinstance<py::float_>(value)) return py::repr(value).cast<std::string>();
-  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  if (py::isinstance<py::str>(value)) return utf8Text(value, fmt::format("the value of config key '{}'", key), true);
   if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
     // A list of strings (core.ports) becomes a TOML array of basic strings.
     std::string out = "[";
@@ -63,7 +81,7 @@ std::string overrideText(const py::handle& value, std::string_view key) {
                              py::type::handle_of(item).attr("__name__").cast<std::string>());
       }
       out += out.size() > 1 ? ", \"" : "\"";
-      for (char ch : item.cast<std::string>()) {
+      for (char ch : utf8Text(item, fmt::format("an item of config key '{}'", key), true)) {
         if (ch == '"' || ch == '\\') out += '\\';
         out += ch;
       }

@@ -21,6 +21,13 @@ py::object jsonToPython(const boost::json::value& value);
 // given (applyOverride reads it as TOML if it parses, else as a bare word). Raises TypeError for anything else.
 std::string overrideText(const py::handle& value, std::string_view key);
 
+// A Python str as UTF-8 text, for argument `what` (as "config key"). A str holding a lone surrogate (a byte string
+// decoded with errors="surrogateescape", as os.fsdecode does for a non-UTF-8 file name) has no UTF-8 form, and pybind11's
+// own conversion answers it with "incompatible function arguments" or "Unable to cast Python instance": this raises
+// an error naming the argument and showing the text with Python's escapes instead: ConfigError for a config key or value
+// (`config` true, as every other bad key or value), else ValueError. Raises TypeError for a non-str.
+std::string utf8Text(const py::handle& value, std::string_view what, bool config = false);
+
 // A non-negative Python integer given as argument `arg` of `func`, at most `max`. pybind11's own conversion to an
 // unsigned type answers a negative or too-large value with "incompatible function arguments" (a TypeError that names
 // no argument), and a signed one would let -1 wrap to 2^64-1: so integers arrive as objects and are checked here.

@@ -47,3 +47,21 @@ def test_a_refused_set_changes_nothing():
         cfg.set("seed", 10**18 + 64)
     assert cfg.to_dict() == before
     assert cfg.source == source
+
+
+@pytest.mark.parametrize("call,named", [
+    (lambda c: c.set("core.\udcff", 1), r"config key 'core\.\\udcff'"),
+    (lambda c: c.set("core.rob.sharing", "sha\udcffred"), r"the value of config key 'core\.rob\.sharing' 'sha\\udcffred'"),
+    (lambda c: c.set("core.ports", ["alu", "a\udcff"]), r"an item of config key 'core\.ports' 'a\\udcff'"),
+    (lambda c: c.update({"seed": 7, "\udcff": 1}), r"config key '\\udcff'"),
+    (lambda c: c.get("core.\udcff"), r"config key 'core\.\\udcff'"),
+])
+def test_a_key_or_value_with_a_lone_surrogate_is_a_config_error_that_shows_it_escaped(call, named):
+    # A str from bytes decoded with errors="surrogateescape" (os.fsdecode of a non-UTF-8 name) has no UTF-8 form:
+    # pybind11 alone would answer "incompatible function arguments" or "Unable to cast Python instance", naming
+    # neither the key nor the text. The message shows the text as Python's repr does, and nothing changed.
+    cfg = Config()
+    before = cfg.to_dict()
+    with pytest.raises(ConfigError, match=named + r" is not valid text: it holds a lone surrogate"):
+        call(cfg)
+    assert cfg.to_dict() == before
