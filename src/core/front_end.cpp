@@ -299,35 +299,66 @@ bool FrontEnd::squashResolvedWrongPaths(Cycle now) {
 }
 
 bool FrontEnd::deliver(Cycle now) {
-  SharedCapacity& uopq = queues_[QueueKind::UopQueue];
+  // The front end is one pipeline feeding one uop queue: what it fetched first reaches the queue first. So the
+  // instructions at the end of the threads' pipes enter in fetch order (the earliest availableAt first), and a thread
+  // whose next one does not fit is done for the cycle (its younger ones stay behind it). In a partitioned or
+  // replicated queue the order changes nothing; in a shared one each free entry goes to the thread that fetched
+  // first, so the fetch policy, never the thread's number, decides the threads' shares (chosen: Marr et al. 2002
+  // describe the Pentium 4's queue as partitioned, and no shared one). Served by number instead, the lower thread
+  // would take every entry the other frees and shut it out of a full queue for good. Threads fetched in the same
+  // cycle (fetch_threads > 1) take turns.
+  std::array<Cycle, kMaxThreads> arrived;  // when each thread's next instruction reached the end of its pipe
+  for (std::uint32_t t = 0; t < threadCount_; ++t) arrived[t] = pipeHeadArrival(t);
   bool moved = false;
-  for (std::uint32_t t = 0; t < threadCount_; ++t) {
-    ThreadContext& th = threads_[t];
-    if (th.state != ThreadState::Running) continue;
-    const SeqNum end = th.cursor->fetchSeq();
+  for (;;) {
+    std::uint32_t t = threadCount_;
+    Cycle first = now + 1;  // only what has arrived by now
+    for (std::uint32_t k = 0, u = deliverTieNext_; k < threadCount_; ++k, u = u + 1 == threadCount_ ? 0 : u + 1) {
+      if (arrived[u] < first) {
+        first = arrived[u];
+        t = u;
+      }
+    }
+    if (t == threadCount_) break;
+    if (!enterUopQueue(t)) {
+      arrived[t] = Cycle::never();  // its younger instructions stay behind it this cycle
+      continue;
+    }
+    arrived[t] = pipeHeadArrival(t);
+    deliverTieNext_ = t + 1 == threadCount_ ? 0 : t + 1;
+    moved = true;
+  }
+  return moved;
+}
+
+Cycle FrontEnd::pipeHeadArrival(std::uint32_t t) const {
+  const ThreadContext& th = threads_[t];
+  if (th.state != ThreadState::Running) return Cycle::never();
+  if (th.enteredSeq < th.cursor->fetchSeq()) return th.front[th.enteredSeq.value & th.frontMask].availableAt;
+  // Wrong-path uops follow the real ones in order (they were fetched after the mispredicted branch).
+  const WrongPathState& wp = th.wrongPath;
+  return wp.entered < wp.tail ? wp.at(wp.entered).availableAt : Cycle::never();
+}
+
+bool FrontEnd::enterUopQueue(std::uint32_t t) {
+  SharedCapacity& uopq = queues_[QueueKind::UopQueue];
+  ThreadContext& th = threads_[t];
+  if (th.enteredSeq < th.cursor->fetchSeq()) {
     // The uop queue holds uops (uopwindow): an instruction takes one entry per fused-domain uop. A microcode
     // sequence streams through from the sequencer, so it never needs more at once than the thread is guaranteed
     // (chosen, as the issue queue: SharedCapacity::guaranteed).
-    while (th.enteredSeq < end) {
-      FrontEntry& fe = th.front[th.enteredSeq.value & th.frontMask];
-      if (fe.availableAt > now) break;
-      const std::uint32_t slots = std::max<std::uint32_t>(1, std::min<std::uint32_t>(fe.plan.fused, uopq.guaranteed(t)));
-      if (uopq.check(t, slots) != CapacityVerdict::Ok) break;
-      uopq.take(t, slots);
-      fe.uopqHeld = static_cast<std::uint8_t>(slots);
-      ++th.enteredSeq;
-      moved = true;
-    }
-    // Wrong-path uops follow the real ones in order (they were fetched after the mispredicted branch).
-    WrongPathState& wp = th.wrongPath;
-    if (th.enteredSeq != end) continue;
-    while (wp.entered < wp.tail && wp.at(wp.entered).availableAt <= now && uopq.check(t) == CapacityVerdict::Ok) {
-      uopq.take(t);
-      ++wp.entered;
-      moved = true;
-    }
+    FrontEntry& fe = th.front[th.enteredSeq.value & th.frontMask];
+    const std::uint32_t slots = std::max<std::uint32_t>(1, std::min<std::uint32_t>(fe.plan.fused, uopq.guaranteed(t)));
+    if (uopq.check(t, slots) != CapacityVerdict::Ok) return false;
+    uopq.take(t, slots);
+    fe.uopqHeld = static_cast<std::uint8_t>(slots);
+    ++th.enteredSeq;
+    return true;
   }
-  return moved;
+  if (uopq.check(t) != CapacityVerdict::Ok) return false;
+  uopq.take(t);
+  ++th.wrongPath.entered;
+  return true;
 }
 
 void FrontEnd::mispredictResolved(std::uint32_t thread, const Uop& branch, Cycle done) {

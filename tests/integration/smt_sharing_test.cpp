@@ -1,6 +1,7 @@
 // Two hardware threads on one core: latency-bound threads overlap, width-bound threads share; an idle sibling gives
 // its partitions back; partitions hold while both run; a shared ROB lets a memory-bound thread starve its sibling;
-// fetch policies (ICOUNT, FLUSH) and PAUSE keep a stalled thread from clogging the shared front end and issue queue.
+// fetch policies (ICOUNT, FLUSH) and PAUSE keep a stalled thread from clogging the shared front end and issue queue;
+// with every queue shared a clog slows the sibling but never shuts it out, whichever logical CPU it runs on.
 #include <iostream>
 #include <string>
 #include <vector>
@@ -342,6 +343,60 @@ TEST(SmtSharing, FlushBeatsIcountWhenTheComputeThreadLeavesFetchSlots) {
   EXPECT_GT(flush.computeIpc + flush.memoryIpc, 10 * (icount.computeIpc + icount.memoryIpc));
   // Flushing costs the memory thread a refetch per load, a few percent of its ~271-cycle loop.
   EXPECT_NEAR(flush.memoryIpc, icount.memoryIpc, 0.1 * icount.memoryIpc);
+}
+
+// Every queue shared (uop queue, ROB, issue queue, load and store buffers): nothing but the thread choices keeps the
+// DRAM chase from holding the whole issue queue and load buffer, each of its loads waiting for the one before.
+Config everyQueueSharedConfig(FetchPolicy policy) {
+  Config c = baseConfig(2);
+  c.core.fetch_policy = policy;
+  c.core.rename_policy = ThreadChoice::RoundRobin;
+  c.core.fetch_width = 4;
+  c.core.rename_width = 4;
+  c.core.fu.int_alu = {1, true};
+  setUnitCount(c.core, UnitClass::IntAlu, 3);
+  for (QueueConfig* q : {&c.core.uop_queue, &c.core.rob, &c.core.iq, &c.core.lq, &c.core.sq}) {
+    q->sharing = Sharing::Shared;
+  }
+  return c;
+}
+
+TEST(SmtSharing, EveryQueueSharedTheChaseClogsButNeverShutsOutItsSibling) {
+  // Once the chase holds the whole issue queue, each of its loads, when it issues, frees one entry. Rename serves the
+  // threads in turn (round_robin): the chase took the last entry, so the ALU thread takes this one; its instruction
+  // issues at once and frees the entry, which the chase takes at its turn. So the ALU thread gets one instruction per
+  // chase load: its IPC equals the chase's, 1 / 270. ICOUNT orders fetch, it does not gate it: the chase fetches
+  // whenever the ALU thread's pipe is full, and its loads never leave the issue queue, so ICOUNT ends in the same
+  // clog (Tullsen and Brown 2001: a thread waiting for memory holds the queues; STALL and FLUSH exist for it). Which
+  // logical CPU each runs on must not matter: the shared uop queue's free entries go in fetch order, not by thread id.
+  // One memory path per load (load unit latency 0, DTLB walk, LLC, DRAM), as in the clog tests above.
+  const double perLoad = 30 * (1 - 64.0 / 16384.0) + 40 + 200;
+  for (const FetchPolicy p : {FetchPolicy::RoundRobin, FetchPolicy::ICount}) {
+    const Config c = everyQueueSharedConfig(p);
+    const auto chaseFirst = runPair(c, kChase, "gen:alu,count=0", 300000);
+    const auto aluFirst = runPair(c, "gen:alu,count=0", kChase, 300000);
+    const double chase[] = {ipcOf(chaseFirst, 0), ipcOf(aluFirst, 1)};
+    const double alu[] = {ipcOf(chaseFirst, 1), ipcOf(aluFirst, 0)};
+    std::cout << "[ info ] " << fetchPolicyName(p) << ": chase on cpu 0: chase IPC " << chase[0] << ", ALU IPC "
+              << alu[0] << "; ALU on cpu 0: chase IPC " << chase[1] << ", ALU IPC " << alu[1] << "\n";
+    for (int order = 0; order < 2; ++order) {
+      const char* which = order == 0 ? "chase on cpu 0" : "ALU thread on cpu 0";
+      EXPECT_NEAR(chase[order], 1 / perLoad, 0.02 / perLoad) << fetchPolicyName(p) << ", " << which;
+      EXPECT_GE(alu[order], 0.9 * chase[order]) << fetchPolicyName(p) << ", " << which;
+      EXPECT_LE(alu[order], 1.1 * chase[order]) << fetchPolicyName(p) << ", " << which;
+    }
+  }
+}
+
+TEST(SmtSharing, EveryQueueSharedFlushKeepsTheSiblingsSpeed) {
+  // FLUSH squashes the chase's instructions younger than a load missing the LLC and stops its fetch until the data
+  // returns: it holds a few entries. The ALU thread is bound by its 3 ALUs (3 IPC, as alone); it needs 3 of the 4
+  // fetch and rename slots per cycle, and the few instructions the chase fetches per memory path fit in the fourth.
+  const Config c = everyQueueSharedConfig(FetchPolicy::Flush);
+  const auto chaseFirst = runPair(c, kChase, "gen:alu,count=0", 300000);
+  const auto aluFirst = runPair(c, "gen:alu,count=0", kChase, 300000);
+  EXPECT_NEAR(ipcOf(chaseFirst, 1), 3.0, 0.03) << "chase on cpu 0";
+  EXPECT_NEAR(ipcOf(aluFirst, 0), 3.0, 0.03) << "ALU thread on cpu 0";
 }
 
 TEST(SmtSharing, PauseInASpinLoopSpeedsUpTheSibling) {

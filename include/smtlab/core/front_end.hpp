@@ -30,7 +30,8 @@ class FrontEnd final : public IBranchResolutionPort {
   // Fetch stage: the policy orders the threads that can fetch; the first gets up to fetch_width instructions (with
   // fetch_threads > 1 the next ones get what is left). True if any thread could fetch (the next cycle can differ).
   bool fetch(Cycle now);
-  // Instructions at the end of the front-end pipe enter the uop queue while their thread's share has room.
+  // Instructions at the end of the front-end pipe enter the uop queue, in fetch order over the threads, while their
+  // thread's share has room.
   bool deliver(Cycle now);
   // A mispredicted branch executed: its thread fetches again mispredict_penalty cycles after `done`.
   void mispredictResolved(std::uint32_t thread, const Uop& branch, Cycle done) override;
@@ -68,6 +69,10 @@ class FrontEnd final : public IBranchResolutionPort {
   // buffer while the decoder builds `line`.
   void prefetchNextLine(ThreadContext& th, std::uint32_t t, Addr line, Cycle now);
   bool squashResolvedWrongPaths(Cycle now);  // resolveWrongPaths, when a result may be due
+  // When thread t's next instruction (or wrong-path uop) reached the end of its front-end pipe (never if none).
+  Cycle pipeHeadArrival(std::uint32_t t) const;
+  // Thread t's next instruction at the end of the pipe takes its uop-queue entries; false if they do not fit.
+  bool enterUopQueue(std::uint32_t t);
 
   const CoreId core_;
   const std::uint32_t threadCount_;
@@ -94,6 +99,7 @@ class FrontEnd final : public IBranchResolutionPort {
   std::vector<std::uint32_t> fetchOrder_;
   std::vector<FetchCandidate> candidates_;
   std::uint32_t decodeNext_ = 0;  // the thread the shared decoder tries first next cycle (round robin)
+  std::uint32_t deliverTieNext_ = 0;  // of threads whose instructions reached the uop queue together, the one first
   const UopDecoder decoder_;  // tells microcoded instructions (the microcode sequencer)
   // Per op class: the cycles a wrong-path instruction of that class holds its thread's fetch, as on the right path:
   // ceil(uops / fetch_width) for a microcoded one (the microcode sequencer streams its uops), else 0.

@@ -73,6 +73,34 @@ TEST(FrontEnd, RoundRobinGivesTheFetchSlotToTheThreadsInTurn) {
   EXPECT_EQ(who, (std::vector<int>{1, 0, 1, 0, 1, 0, 1, 0, 1, 0}));
 }
 
+TEST(FrontEnd, ASharedUopQueuesFreeEntriesGoToTheThreadsInFetchOrder) {
+  // Round robin fetches 4 for thread 1 at cycles 1000, 1002, ..., 1008 and for thread 0 at 1001, ..., 1009 (the test
+  // above), filling both pipes. At cycle 2000 every group is at the end of its pipe. The shared uop queue holds 4, one
+  // group: each time it is emptied, the group fetched earliest enters, so the groups enter in fetch order,
+  // 1, 0, 1, 0, ..., whichever thread has the lower id (the front end is one pipeline: what it fetched first arrives
+  // first).
+  Config c = frontConfig(2);
+  c.core.uop_queue = {4, Sharing::Shared, 1.0};
+  FrontEndBench b(c);
+  b.h.attach(0, ints(40));
+  b.h.attach(1, ints(40));
+  b.warmCode();
+  for (std::uint64_t cycle = 1000; cycle < 1010; ++cycle) b.front.fetch(Cycle{cycle});
+  ASSERT_EQ(b.h.threads[0].pipeCount(), 20u);
+  ASSERT_EQ(b.h.threads[1].pipeCount(), 20u);
+  SharedCapacity& uopq = b.h.queues[QueueKind::UopQueue];
+  std::vector<int> who;
+  for (std::uint64_t cycle = 2000; cycle < 2010; ++cycle) {
+    for (std::uint32_t t = 0; t < 2; ++t) uopq.release(t, uopq.used(t));  // rename took the whole queue
+    b.front.deliver(Cycle{cycle});
+    for (std::uint32_t t = 0; t < 2; ++t) {
+      if (uopq.used(t) != 0) who.push_back(static_cast<int>(t));
+      EXPECT_EQ(uopq.used(t) % 4, 0u) << "a group enters whole, cycle " << cycle;
+    }
+  }
+  EXPECT_EQ(who, (std::vector<int>{1, 0, 1, 0, 1, 0, 1, 0, 1, 0}));
+}
+
 TEST(FrontEnd, AMispredictedBranchResolvedAtDoneLetsFetchResumeAfterThePenalty) {
   Config c = frontConfig(1);
   c.core.branch.mispredict_penalty = 14;
