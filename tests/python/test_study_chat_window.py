@@ -70,18 +70,23 @@ def test_study_job_reports_chat_no_completion_as_missing(monkeypatch):
 
 
 # --- steady-state windows (study --steady-chat) ------------------------------------------------------------------------
-# docs/study.md measured the model's run at 20 rooms (Linux25HT, HT off, real paths and programs) going in cycles of
-# about 85 ms: the senders' pass, the server receivers', the server senders' echoes; each phase holds one task per user
-# of every room, so a cycle grows in proportion to the rooms: 85 / 20 = 4.25 ms per room.
-CYCLE_MS_PER_ROOM = 85.0 / 20
+def _step(senders, others):
+    return {"client_send": senders, "client_recv": others, "server_recv": 0, "server_send": 0}
 
 
-@pytest.mark.parametrize("rooms", [20, 30, 40, 50])
-def test_a_steady_window_holds_two_to_four_cycles_of_the_run(rooms):
-    # At least two whole cycles whatever the phase it starts in (a partial cycle at either end is then at most half
-    # of it); at most four, so that a point's host time stays bounded.
-    cycles = chat.steady_window_ms(rooms) / (CYCLE_MS_PER_ROOM * rooms)
-    assert 2.0 <= cycles <= 4.0
+def test_the_senders_passes_and_whole_cycles_of_a_scripted_series():
+    # A series that starts inside a pass (steps 0-1: that pass's beginning is not seen), 3 steps of other roles, then
+    # passes beginning at steps 5, 10 and 15, each 2 steps of senders (more than half the switch-ins) and 3 of other
+    # roles; a step with no switch-ins and one where the senders have exactly half are not the senders'. Two whole
+    # cycles lie between the first and the last beginning.
+    pattern = [_step(9, 1), _step(5, 0)] + [_step(0, 7), _step(3, 3), _step(0, 0)]
+    for _ in range(3):
+        pattern += [_step(8, 2), _step(6, 5)] + [_step(1, 9), _step(0, 4), _step(2, 2)]
+    assert chat.pass_starts(pattern) == [5, 10, 15]
+    assert chat.whole_cycles(pattern) == 2
+    # One pass, or a run whose every step mixes the roles with the senders in the minority (one room's): none whole.
+    assert chat.whole_cycles(pattern[:12]) == 1 and chat.whole_cycles(pattern[:9]) == 0
+    assert chat.pass_starts([_step(2, 5)] * 20) == [] and chat.whole_cycles([]) == 0
 
 
 def test_a_steady_window_needs_a_room():
@@ -104,10 +109,11 @@ def test_steady_study_job_runs_chat_with_the_steady_window_and_bound(monkeypatch
     assert seen["window_ms"] == 375.0 and seen["warm_ms"] == 4.0
     assert seen["max_ms"] == 4.0 + 375.0 + chat.MAX_MS
     assert seen["settle"] is True  # the steady window settles 2.5.32's sleep_avg after the warm-up
+    assert seen["count_cycles"] is True  # and counts the whole cycles it held
     seen.clear()
     ht_linux._mt_job("chat", 30, True, "linux25ht", 4.0, 6.0)
     assert seen["window_ms"] == 6.0 and "max_ms" not in seen  # a default point: chat.run's own bound
-    assert "settle" not in seen
+    assert "settle" not in seen and "count_cycles" not in seen
 
 
 def test_steady_windows_are_refused_for_another_workload(tmp_path):

@@ -52,7 +52,7 @@ def test_short_window_note_says_what_the_window_measured():
     assert "woken last first" not in tbench_short_window_note({**turns, "scheduler": "linux25ht"})
     # A warm-up that stalled (no progress for STALL_MS) says so, and names no bound it did not reach.
     stalled = tbench_short_window_note({**turns, "warm_ms": 12.0, "warm_end": "stalled"})
-    assert "the warm-up ended at 12 ms, 7.5 ms after the last client's first reply" in stalled
+    assert "the warm-up ended at 12 ms, 8.5 ms after the last client's first reply" in stalled  # base.STALL_MS
     assert "bound" not in stalled and "a pair at a time" in stalled
 
 

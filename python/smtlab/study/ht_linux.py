@@ -74,7 +74,7 @@ def _mt_job(workload: str, param: int, ht: bool, scheduler: str, warm_ms: float,
             if steady:
                 window_ms = chat.steady_window_ms(param)
                 return chat.run(param, ht, scheduler, warm_ms, window_ms, stagger_ms=warm_ms / 2,
-                                max_ms=warm_ms + window_ms + chat.STEADY_MARGIN_MS, settle=True)
+                                max_ms=warm_ms + window_ms + chat.STEADY_MARGIN_MS, settle=True, count_cycles=True)
             return chat.run(param, ht, scheduler, warm_ms, window_ms, stagger_ms=warm_ms / 2, **bounds)
         return fileserver.run(workload, param, ht, scheduler, warm_ms, window_ms, seed=seed, **bounds)
     except (chat.NoCompletion, fileserver.NoCompletion) as e:
@@ -373,6 +373,10 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
         # The published throughput averages whole runs: every message sent, read by the server, echoed to the room
         # and read by the clients. A window in which a role never ran measures one phase of the run.
         checks["whole_pipeline_ran_in_window"] = all(chat.whole_pipeline_ran(r) for r in res)
+        if steady:
+            # A steady window is chosen to hold about three cycles of the run (chat.STEADY_MS_PER_ROOM); each point
+            # counted the ones it held.
+            checks["steady_window_holds_two_cycles"] = all(r.get("whole_cycles", 0) >= 2 for r in res)
     # The lengths each point used (chat and tbench extend their warm-up and window; steady chat's window is longer).
     wins = [r["window_ms"] for r in measured] or [window]
     warms = [r["warm_ms"] for r in measured] or [warm]
@@ -449,6 +453,11 @@ def run_multithreaded(workload: str, out_dir: pathlib.Path, quick: bool, workers
                         "core gives two busy threads of this code" if whole_run else
                         " after its warm-up, so the difference is left to second-order effects (batching of "
                         "messages, cache affinity)") + ".")
+    if workload == "chat" and steady and not checks["steady_window_holds_two_cycles"]:
+        short = [f"{r['param']} rooms HT {'on' if r['ht'] else 'off'} {r['scheduler']}: {r.get('whole_cycles', 0)}"
+                 for r in res if r.get("whole_cycles", 0) < 2]
+        notes.append(f"chat: {len(short)} steady-state windows held fewer than two whole cycles of the model's run "
+                     f"({'; '.join(short)}); bench/chat_cycles.py measures the cycle of a point.")
     if workload == "chat" and not checks["whole_pipeline_ran_in_window"]:
         partial = [r for r in measured if not chat.whole_pipeline_ran(r)]
         roles: dict[str, int] = {}

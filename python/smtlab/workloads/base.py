@@ -95,12 +95,13 @@ _STACK_GROUPS = {
 
 #: How long an adaptive warm-up or window goes on past its minimum without progress toward its criterion, in
 #: simulated ms (:func:`run_until`). Chosen from the criteria's progress measured at 0.25 ms steps
-#: (docs/study.md, "Stalled warm-ups"): under service in turn (Linux25HT) the longest gap was 4.75 ms (tbench, 120
-#: clients, HT off: from the last of 240 tasks' first dispatch to the first reply read) and chat's criterion moved at
-#: every step; under 2.4.19's head-first order progress came only at ticks, 9.75-20 ms apart (HZ=100: a pair that
-#: wakes each other keeps the CPU until the ticks use up its counters), and chat's criterion never moved in 60 ms.
-#: 7.5 ms lies between the two, above 1.5 x the longest gap of a convoy.
-STALL_MS = 7.5
+#: (bench/progress_gaps.py; docs/study.md, "Stalled warm-ups"): under service in turn (Linux25HT) the longest gap is
+#: 5.5 ms (tbench, 120 clients, HT off: from the last of 240 tasks' first dispatch to the first reply read) and chat's
+#: criterion moves at every step; under 2.4.19's head-first order progress comes only at ticks, about 10 ms apart at
+#: best (HZ=100: a pair that wakes each other keeps the CPU until the ticks use up its counters). 8.5 ms lies between
+#: the two: at least 1.5 x the longest gap of a convoy, and seen (in the workloads' 1 ms steps) at 9 ms, before the
+#: first tick could move a head-first criterion (tests/python/test_study_stalled_warmups.py measures the gap again).
+STALL_MS = 8.5
 
 
 def started(k: Kernel, tasks: Iterable[Any]) -> int:
@@ -130,6 +131,28 @@ def run_until(k: Kernel, met: Callable[[], bool], progress: Callable[[], Hashabl
         now = progress()
         if now != last:
             last, since = now, k.now
+
+
+def progress_gaps(k: Kernel, met: Callable[[], bool], progress: Callable[[], Hashable], cap: int,
+                  step: int) -> dict[str, Any]:
+    """Runs ``k`` in steps of ``step`` cycles until ``met()`` or cycle ``cap``, as :func:`run_until` without a stall,
+    and measures how ``progress()`` moved: ``longest_ms`` (the longest time it stayed the same, in simulated ms, at
+    the step's resolution), ``longest_from_ms`` / ``longest_to_ms`` (where that gap lay, from the start of the run)
+    and ``met_ms`` (when the criterion was met; None at the bound). STALL_MS is chosen from these gaps."""
+    last, since = progress(), k.now
+    longest, span = 0, (k.now, k.now)
+    while not met() and k.now + step <= cap:
+        k.run(until=k.now + step)
+        now = progress()
+        if now != last:
+            if k.now - since > longest:
+                longest, span = k.now - since, (since, k.now)
+            last, since = now, k.now
+    if k.now - since > longest:  # the gap still open at the end counts too
+        longest, span = k.now - since, (since, k.now)
+    per_ms = k.ms_to_cycles(1.0)
+    return {"longest_ms": longest / per_ms, "longest_from_ms": span[0] / per_ms, "longest_to_ms": span[1] / per_ms,
+            "met_ms": k.now / per_ms if met() else None}
 
 
 def counters(k: Kernel) -> dict[str, float]:

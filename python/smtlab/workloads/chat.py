@@ -216,16 +216,39 @@ def spawn(k: Any, rooms: list[Room], stagger_ms: float) -> None:
 MAX_MS = 60.0
 _STEP_MS = 1.0
 
-#: The steady-state window (study `--steady-chat`), per room, in simulated ms. The model's run goes in phases as long
-#: as the runqueue (docs/study.md): at 20 rooms with HT off, Linux25HT, one cycle (the senders' pass, the server
-#: receivers', the server senders' echoes) takes about 85 ms, and every phase holds one task per user of every room,
-#: so a cycle grows with the rooms. Chosen: 12.5 ms per room, 250 ms at 20 rooms, about three cycles, so that a
-#: window's partial cycle at either end is a small part of it. Measured (2026-11-28, 20 rooms, 250 ms): every role ran
-#: in all four points (tests/python/test_study_chat_window.py checks the arithmetic, docs/study.md gives the runs).
+#: The steady-state window (study `--steady-chat`), per room, in simulated ms. The model's run goes in cycles as long
+#: as the runqueue (docs/study.md, "The window's phase"): the client senders' pass, the client receivers', the server
+#: receivers', the server senders' echoes, each phase holding one task per user of every room, so that a cycle grows
+#: with the rooms: bench/chat_cycles.py measures 1.8 ms per room at 20 and 40 rooms (36 and 72 ms; HT off,
+#: Linux25HT, real paths and programs). Chosen: 12.5 ms per room, about seven such cycles: at least two whole cycles
+#: wherever the window starts, with the partial cycles at its ends a small part of it. Every steady point counts the
+#: whole cycles its window held (``whole_cycles``) and the study's check ``chat.steady_window_holds_two_cycles`` fails
+#: when one held fewer than two.
 STEADY_MS_PER_ROOM = 12.5
 #: Room left in a steady point's bound for the adaptive warm-up and the window's own extension, in ms (chosen: the
 #: MAX_MS of a default point, which holds the longest start-up seen).
 STEADY_MARGIN_MS = MAX_MS
+
+
+def pass_starts(steps: list[dict[str, int]]) -> list[int]:
+    """Where the client senders' pass through the runqueue begins in a series of steps, each the switch-ins of each
+    role in one step (differences of :func:`dispatches_by_role`): the indices of the steps in which ``client_send``
+    has more than half of the switch-ins and the step before does not (a series that starts inside a pass has not seen
+    that pass begin). A run with no phases, such as one room's, where every role runs in every step, has none."""
+    starts, before = [], True
+    for i, st in enumerate(steps):
+        total = sum(st.values())
+        senders = total > 0 and 2 * st.get("client_send", 0) > total
+        if senders and not before:
+            starts.append(i)
+        before = senders
+    return starts
+
+
+def whole_cycles(steps: list[dict[str, int]]) -> int:
+    """The whole cycles of chat's run in a series of steps (:func:`pass_starts`): between the first and the last
+    beginning of the senders' pass lie one fewer whole cycles than passes began; 0 when fewer than two began."""
+    return max(0, len(pass_starts(steps)) - 1)
 
 
 def steady_window_ms(rooms: int) -> float:
@@ -277,7 +300,7 @@ def whole_pipeline_ran(result: dict[str, Any]) -> bool:
 def run(rooms: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float, seed: int = 0,
         stagger_ms: float | None = None, max_ms: float = MAX_MS, settle: bool = False,
         scheduler_params: dict[str, Any] | None = None, overrides: dict[str, Any] | None = None,
-        stall_ms: float | None = STALL_MS) -> dict[str, Any]:
+        stall_ms: float | None = STALL_MS, count_cycles: bool = False) -> dict[str, Any]:
     """Messages sent by the clients per second over the window, the messages each room sent in it
     (``sent_by_room``), the switch-ins of each role in it (``dispatches_by_role``, see :func:`whole_pipeline_ran`),
     and the machine statistics of the window. ``stagger_ms``: the client senders' start-up spread (default: half the
@@ -303,7 +326,10 @@ def run(rooms: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float, 
     many went to the cap). A window of 0.25-0.63 s is shorter than MAX_SLEEP_AVG (2 s), so without it the window
     measures the tasks' bonuses moving from their start (docs/study.md). ``scheduler_params``: keywords of the
     scheduler (smtlab.os.SchedulerParams), as make_kernel takes them; ``overrides``: config keys over the preset's
-    (``{"core.wrong_path": False}``), as make_kernel takes them (the study uses none)."""
+    (``{"core.wrong_path": False}``), as make_kernel takes them (the study uses none). ``count_cycles`` (the study's
+    steady windows): the window runs in 1 ms steps, the result's ``whole_cycles`` counts the whole cycles of the run
+    it held (:func:`whole_cycles`) and ``pass_starts_ms`` gives where the senders' passes began, from the window's
+    start (at the end of the step in which each began)."""
     k = make_kernel(ht, scheduler, seed=seed, scheduler_params=scheduler_params, overrides=overrides)
     built = build(rooms)
     spawn(k, built, warm_ms / 2 if stagger_ms is None else stagger_ms)
@@ -315,7 +341,16 @@ def run(rooms: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float, 
         settled = k.scheduler.settle_sleep_avg()
     snap, sent0, t0 = counters(k), [room.sent for room in built], k.now
     roles0 = dispatches_by_role(k, built)
-    k.run(until=t0 + k.ms_to_cycles(window_ms))
+    steps: list[dict[str, int]] = []
+    if count_cycles:  # the window in 1 ms steps, each step's switch-ins by role kept for whole_cycles
+        prev = roles0
+        while k.now + step <= t0 + k.ms_to_cycles(window_ms):
+            k.run(until=k.now + step)
+            now = dispatches_by_role(k, built)
+            steps.append({r: n - prev[r] for r, n in now.items()})
+            prev = now
+    if k.now < t0 + k.ms_to_cycles(window_ms):
+        k.run(until=t0 + k.ms_to_cycles(window_ms))
     window_end = run_until(k, lambda: _rooms_sent(built, sent0) == len(built), lambda: _rooms_sent(built, sent0), cap,
                            step, stall_ms)
     seconds = (k.now - t0) / (k.freq_ghz * 1e9)
@@ -325,6 +360,9 @@ def run(rooms: int, ht: bool, scheduler: str, warm_ms: float, window_ms: float, 
            "dispatches_by_role": {r: n - roles0[r] for r, n in dispatches_by_role(k, built).items()},
            "warm_ms": t0 / k.cycles_per_us / 1000.0, "window_ms": (k.now - t0) / k.cycles_per_us / 1000.0,
            "settled_at_cap": settled, "warm_end": warm_end, "window_end": window_end, **machine_summary(k, snap)}
+    if count_cycles:
+        out["whole_cycles"] = whole_cycles(steps)
+        out["pass_starts_ms"] = [i * _STEP_MS for i in pass_starts(steps)]  # from the window's start
     k.machine.close()
     if not sum(by_room):
         raise NoCompletion(f"chat {rooms} rooms, HT {'on' if ht else 'off'}, {scheduler}: no client message was "
