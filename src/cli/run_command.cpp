@@ -15,6 +15,7 @@
 #include "count_arg.hpp"
 #include "smtlab/common/output_file.hpp"
 #include "smtlab/common/error.hpp"
+#include "smtlab/common/short_quote.hpp"
 #include "smtlab/config/loader.hpp"
 #include "smtlab/core/core_stats.hpp"
 #include "smtlab/sim/run.hpp"
@@ -139,6 +140,58 @@ void printSummary(std::FILE* out, const RunResult& r) {
              r.hostSeconds > 0 ? double(r.simulatedInstructions) / r.hostSeconds / 1e6 : 0.0);
 }
 
+// "A-B" or "K" (window numbers from 0).
+std::pair<std::uint64_t, std::uint64_t> parseWindows(const std::string& text) {
+  const auto dash = text.find('-');
+  try {
+    if (dash == std::string::npos) {
+      const std::uint64_t k = parseCount(text, "--windows");
+      return {k, k};
+    }
+    const std::uint64_t a = parseCount(text.substr(0, dash), "--windows");
+    const std::uint64_t b = parseCount(text.substr(dash + 1), "--windows");
+    if (a > b) throw UsageError("");
+    return {a, b};
+  } catch (const UsageError&) {
+    throw UsageError(fmt::format("--windows {}: give A-B with A <= B, or one window K (numbered from 0)",
+                                 shortQuote(text)));
+  }
+}
+
+int runFromSnapshotsCommand(const po::variables_map& vm, const std::string& dir, const std::string& configName,
+                            const std::vector<std::string>& sets, const std::string& windowsText,
+                            const std::string& jsonFile, bool quiet, const std::vector<std::string>& traces) {
+  if (!traces.empty()) {
+    throw UsageError("--from-snapshots takes no TRACE: the snapshots' manifest names the traces");
+  }
+  for (const char* option : {"sample", "sample-period", "sample-window", "sample-warmup", "sample-target", "snapshots",
+                             "max-instructions", "warmup"}) {
+    if (vm.count(option) && !(std::string(option) == "sample" && !vm["sample"].as<bool>())) {
+      throw UsageError(fmt::format("--{} does not go with --from-snapshots: the snapshots' manifest holds the run's "
+                                   "parameters",
+                                   option));
+    }
+  }
+  const bool writeJson = vm.count("json") > 0;
+  if (writeJson) checkOutputPath(jsonFile, "JSON output");
+  Config config = configName.empty() ? snapshotConfig(dir) : loadConfig(configName);
+  for (const auto& s : sets) applyOverride(config, s, "--set");
+  validateConfig(config);
+  SnapshotRunOptions options;
+  if (!windowsText.empty()) std::tie(options.firstWindow, options.lastWindow) = parseWindows(windowsText);
+  if (!quiet && isatty(STDERR_FILENO) != 0) {
+    options.progress = [](std::uint64_t done, std::uint64_t) {
+      std::fprintf(stderr, "\r  %.1f M instructions   ", done / 1e6);
+      std::fflush(stderr);
+    };
+  }
+  RunResult result = runFromSnapshots(dir, config, options);
+  if (options.progress) std::fputs("\r\033[K", stderr);
+  printSummary(writeJson && isStandardOutput(jsonFile) ? stderr : stdout, result);
+  if (writeJson) writeFileAtomically(jsonFile, json::serialize(result.stats) + "\n", "JSON output");
+  return 0;
+}
+
 }  // namespace
 
 int runCommand(const std::vector<std::string>& args) {
@@ -153,6 +206,7 @@ int runCommand(const std::vector<std::string>& args) {
   bool sample = false;
   std::string samplePeriodText = "0", sampleWindowText, sampleWarmupText;
   double sampleTarget = 0;
+  std::string snapshotDir, fromSnapshots, windowsText;
   po::options_description opts(
       "usage: smtlab run [options] TRACE...\n"
       "Runs trace i on logical CPU i (numbered as Linux does: see system.siblings_adjacent, docs/model.md).\n"
@@ -175,7 +229,16 @@ int runCommand(const std::vector<std::string>& args) {
       "sample-window", po::value(&sampleWindowText), "detailed instructions per thread measured in each window (10k)")(
       "sample-warmup", po::value(&sampleWarmupText), "detailed instructions per thread before each window (20k)")(
       "sample-target", po::value(&sampleTarget),
-      "wanted relative half-width of every thread's IPC interval (0.02 = +-2 %); windows are added until met");
+      "wanted relative half-width of every thread's IPC interval (0.02 = +-2 %); windows are added until met")(
+      "snapshots", po::value(&snapshotDir),
+      "with --sample: write the machine's state at the start of every window into this folder (window-NNNNNN.snap, "
+      "manifest.json, config.toml; docs/sampling.md \"Window snapshots\")")(
+      "from-snapshots", po::value(&fromSnapshots),
+      "simulate the windows of a sampled run again from its --snapshots folder, without the functional warming "
+      "(no TRACE: the manifest names them; config: the folder's, or -c / --set, which may change only policies, "
+      "latencies and energy)")(
+      "windows", po::value(&windowsText),
+      "with --from-snapshots: only windows A-B (or one window K), numbered from 0; default all");
   po::options_description hidden;
   hidden.add_options()("trace", po::value(&traces)->composing());
   po::options_description all;
@@ -189,6 +252,11 @@ int runCommand(const std::vector<std::string>& args) {
     return 0;
   }
   po::notify(vm);
+  if (vm.count("from-snapshots")) {
+    return runFromSnapshotsCommand(vm, fromSnapshots, configName, sets, windowsText, jsonFile, quiet, traces);
+  }
+  if (vm.count("windows")) throw UsageError("--windows goes with --from-snapshots");
+  if (vm.count("snapshots") && !sample) throw UsageError("--snapshots goes with --sample");
   if (traces.empty()) throw UsageError("no trace given (see smtlab run --help)");
   const std::uint64_t maxInstructions = parseCount(maxInstructionsText, "--max-instructions/-n");
   const std::uint64_t warmup = parseCount(warmupText, "--warmup");
@@ -218,6 +286,10 @@ int runCommand(const std::vector<std::string>& args) {
     if (!sampleWarmupText.empty()) s.warmup = parseCount(sampleWarmupText, "--sample-warmup");
     s.target = sampleTarget;
     options.sample = s;
+    if (vm.count("snapshots")) {
+      if (snapshotDir.empty()) throw UsageError("--snapshots: give a folder");
+      options.snapshotDir = snapshotDir;
+    }
   }
   const bool tty = isatty(STDERR_FILENO) != 0;
   if (!quiet && tty) {

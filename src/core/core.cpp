@@ -584,4 +584,21 @@ void Core::checkInvariants(Cycle now) const {
   }
 }
 
+void Core::visitState(StateIo& io) {
+  io.mark("core");
+  io(threads_, queues_, events_);
+  io.mark("front end");
+  frontEnd_.visitState(io);
+  io.mark("rename");
+  rename_.visitState(io);
+  io.mark("load/store");
+  loadStore_.visitState(io);
+  io.mark("scheduler");
+  scheduler_.visitState(io);
+  io.mark("retire");
+  retire_.visitState(io);
+  io(activeMask_, drainUntil_, drainToShares_, activeDirty_, nextWake_, accountedUpTo_, lastRetire_, cyclesActive_,
+     drains_, accountedMask_);
+}
+
 }  // namespace smtlab

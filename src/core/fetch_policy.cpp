@@ -4,6 +4,7 @@
 #include <array>
 
 #include "smtlab/common/enum_table.hpp"
+#include "smtlab/common/state_io.hpp"
 
 namespace smtlab {
 namespace {
@@ -29,6 +30,7 @@ class RoundRobinPolicy final : public IThreadChoice {
     return n;
   }
   bool needsCounters() const override { return false; }
+  void visitState(StateIo& io) override { io(last_); }
 
  private:
   std::uint32_t last_ = 0;
@@ -45,6 +47,7 @@ class CountingPolicy : public IThreadChoice {
     if (n > 0) last_ = order[0];
     return n;
   }
+  void visitState(StateIo& io) override { io(last_); }
 
  private:
   std::uint32_t last_ = 0;

@@ -390,4 +390,9 @@ void FrontEnd::mispredictResolved(std::uint32_t thread, const Uop& branch, Cycle
   }
 }
 
+void FrontEnd::visitState(StateIo& io) {
+  io(predictor_, decodeNext_, deliverTieNext_, earliestResolve_);
+  policy_->visitState(io);
+}
+
 }  // namespace smtlab

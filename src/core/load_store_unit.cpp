@@ -339,4 +339,9 @@ void LoadStoreUnit::threadBound(std::uint32_t t) {
   if (lastThread_ == t) lastCycle_ = Cycle::never();
 }
 
+void LoadStoreUnit::visitState(StateIo& io) {
+  io(alias64k_, stores_, conflictBits_, speculative_, speculativeCap_, holdCounted_, last_, lastThread_, lastAge_,
+     lastCycle_, pendingFlushes_, orderViolations_, written_, siblingClears_);
+}
+
 }  // namespace smtlab

@@ -306,4 +306,9 @@ std::uint32_t RenameAllocate::renameOne(std::uint32_t t, Cycle now) {
   return plan.fused;
 }
 
+void RenameAllocate::visitState(StateIo& io) {
+  io(lastServed_, dispatched_, ageCounter_, renamed_, renameDebt_);
+  policy_->visitState(io);
+}
+
 }  // namespace smtlab

@@ -109,4 +109,9 @@ bool RetireUnit::tick(Cycle now) {
   return true;
 }
 
+void RetireUnit::visitState(StateIo& io) {
+  io(lastServed_, retiredLast_);
+  policy_->visitState(io);
+}
+
 }  // namespace smtlab

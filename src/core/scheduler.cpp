@@ -464,4 +464,9 @@ void Scheduler::earliestWake(Cycle now, Cycle& next) const {
   }
 }
 
+void Scheduler::visitState(StateIo& io) {
+  io(ports_, trainPool_, freeTrain_, phaseHead_, phaseNext_, trainCount_, replaysCountedTo_, waiting_, ready_, parked_,
+     woken_, wokenNow_, issuedByUnit_, realProducerParked_, robSlotMask_);
+}
+
 }  // namespace smtlab

@@ -152,4 +152,6 @@ void StoreQueue::earliestWake(Cycle now, Cycle& next) const {
   }
 }
 
+void StoreQueue::visitState(StateIo& io) { io(ring_, buffered_, lastDrained_); }
+
 }  // namespace smtlab

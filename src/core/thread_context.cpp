@@ -41,4 +41,20 @@ void ThreadContext::bind(std::shared_ptr<TraceCursor> trace, Asid space, Cycle n
   state = ThreadState::Running;
 }
 
+void ThreadContext::visitState(StateIo& io) {
+  io(state, asid, asidTag, front, enteredSeq, frontMask, fetchResumeAt, fetchBlock, waitingBranch, waitingBranchSeq,
+     waitingBranchFetchedAt, waitingBranchRenamedAt, lastFetchLine, building, streamLine, streamReady, streamLevel,
+     microcodeSlots, gatedUntil, renameMap);
+  const std::uint64_t n = io.length(rob.size(), sizeof(Uop));
+  if (io.reading()) rob.resize(static_cast<std::size_t>(n));
+  for (Uop& u : rob) {
+    const Instr* instr = u.instr;
+    u.instr = nullptr;
+    io.raw(&u, sizeof u);
+    u.instr = io.reading() ? nullptr : instr;
+  }
+  io(robMask, robTail, depNext, unresolvedBranches, missDone, stackDelta, retiredStackDelta, branch, wrongPath,
+     retireLimit, retiredThisCycle, lastRetire, stats, lastCause, lastGated, lastOccupancy);
+}
+
 }  // namespace smtlab

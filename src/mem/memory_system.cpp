@@ -477,6 +477,13 @@ void MemorySystem::setFunctional(bool on) { impl_->functional = on; }
 
 bool MemorySystem::functional() const { return impl_->functional; }
 
+void MemorySystem::visitState(StateIo& io) {
+  Impl& m = *impl_;
+  io.mark("memory");
+  io(m.l1i, m.l1d, m.l2, m.llc, m.itlb, m.dtlb, m.dram, m.walker, m.walkStats, m.streamPrefetchers, m.wc,
+     m.functional);
+}
+
 std::uint32_t MemorySystem::lineBytes() const { return impl_->lineBytes; }
 
 void MemorySystem::resetStats() {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "smtlab/common/error.hpp"
+#include "smtlab/common/state_io.hpp"
 #include "smtlab/config/loader.hpp"
 
 namespace smtlab {
@@ -248,6 +249,20 @@ bool Machine::quiescent() const {
 
 bool Machine::anyWork() const {
   return std::any_of(cores_.begin(), cores_.end(), [](const auto& c) { return c->hasWork(); });
+}
+
+void Machine::visitState(StateIo& io) {
+  for (std::uint32_t i = 0; i < cpus_.size(); ++i) {
+    if (busy(LogicalCpu{i})) {
+      throw UsageError(fmt::format("machine state: CPU {} runs '{}'; a snapshot is taken with no trace attached", i,
+                                   attached(LogicalCpu{i})->describe()));
+    }
+  }
+  io.mark("machine");
+  io(now_, statsBase_, busyCycles_);
+  memory_->visitState(io);
+  for (auto& core : cores_) core->visitState(io);
+  io.mark("end of machine");
 }
 
 void Machine::resetStats() {

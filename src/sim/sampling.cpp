@@ -3,8 +3,13 @@
 #include "smtlab/sim/sampling.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <random>
 
@@ -13,10 +18,14 @@
 #include <fmt/format.h>
 
 #include "smtlab/common/error.hpp"
+#include "smtlab/common/output_file.hpp"
+#include "smtlab/common/short_quote.hpp"
+#include "smtlab/common/state_io.hpp"
 #include "smtlab/common/version.hpp"
 #include "smtlab/config/loader.hpp"
 #include "smtlab/sim/machine.hpp"
 #include "smtlab/sim/run.hpp"
+#include "smtlab/sim/snapshot.hpp"
 
 namespace smtlab {
 
@@ -100,11 +109,48 @@ struct Stretches {
   std::vector<double> y, x;
 };
 
+// What functional warming did after one window, up to the next one: whether the lanes' rates were taken from the
+// window (gapInstructions), and the instructions each thread executed. A run from snapshots reads it from the manifest.
+struct Gap {
+  bool ratesUpdated = false;
+  std::vector<std::uint64_t> done;
+};
+
+// Where a sampled run writes its window snapshots (docs/sampling.md "Window snapshots").
+struct SnapshotSink {
+  std::filesystem::path dir;
+  json::object binding;            // snapshotBinding, made once
+  std::vector<std::string> files;  // this pass's, by window
+};
+
+// A run that wrote snapshots, as its manifest records it: what the windows cannot give by themselves.
+struct RecordedRun {
+  std::uint32_t passes = 1;
+  std::uint64_t period = 0, warmCycles = 0, windowCycles = 0, calibrationDetailed = 0, functional = 0,
+                simulatedCycles = 0;
+  double calibrationIpc = 1;
+  std::vector<std::uint64_t> finalRetired;
+  std::vector<Gap> gaps;
+  std::vector<std::string> files;
+};
+
+std::string windowFileName(std::uint64_t k) { return fmt::format("window-{:06}.snap", k); }
+
+// A double in a manifest: its bits as well as its value, since a JSON parser need not read a number back to the same
+// bits (boost.json's default one does not), and a run from snapshots must use the run's own figures.
+json::value exactDouble(double x) {
+  return json::object{{"value", x}, {"bits", std::bit_cast<std::uint64_t>(x)}};
+}
+double readExactDouble(const json::value& v) {
+  return std::bit_cast<double>(json::value_to<std::uint64_t>(v.as_object().at("bits")));
+}
+
 // One pass of a sampled run: a machine, its traces from their start, a window every `period` instructions.
 class SampledPass {
  public:
-  SampledPass(const Config& config, const std::vector<std::string>& traces, const RunOptions& options)
-      : machine_(config), options_(options), sample_(*options.sample) {
+  SampledPass(const Config& config, const std::vector<std::string>& traces, const RunOptions& options,
+              SnapshotSink* snapshots = nullptr)
+      : machine_(config), options_(options), sample_(*options.sample), snapshots_(snapshots) {
     cursors_ = openRunTraces(traces, options.maxInstructions, config, machine_.logicalCpus());
     for (std::uint32_t i = 0; i < cursors_.size(); ++i) {
       WarmLane lane;
@@ -117,6 +163,7 @@ class SampledPass {
     threadStretches_.resize(cursors_.size());
     totals_.resize(cursors_.size());
     windowsOf_.assign(cursors_.size(), 0);
+    windowIpc_.resize(cursors_.size());
     lastIpc_.assign(cursors_.size(), 0.0);
     gapDone_.assign(cursors_.size(), 0);
     half_.assign(cursors_.size(), {0, 0});
@@ -150,6 +197,7 @@ class SampledPass {
                                    period / 2));
     }
     window(sample_.warmup, sample_.window, false);
+    calibrationDetailed_ = detailed_;
     double sum = 0;
     int n = 0;
     for (const double ipc : lastIpc_) {
@@ -172,6 +220,7 @@ class SampledPass {
     std::uint64_t offset = drawOffset();
     gapInstructions(offset);
     while (!allDone()) {
+      if (snapshots_ != nullptr) writeSnapshot();
       const Cycle start = machine_.now();
       std::vector<std::uint64_t> retiredAtStart(cursors_.size());
       std::vector<bool> measured(cursors_.size());
@@ -188,9 +237,17 @@ class SampledPass {
       for (const WarmLane& lane : lanes_) live += lane.ended ? 0 : 1;
       const std::uint64_t done = retiredAll() - sumOf(retiredAtStart);
       const std::uint64_t next = drawOffset();
-      if (live * period + next > done + offset) gapInstructions(live * period + next - done - offset);
+      Gap g;
+      if (live * period + next > done + offset) {
+        g.ratesUpdated = true;
+        gapInstructions(live * period + next - done - offset);
+      }
+      g.done = gapDone_;
+      gaps_.push_back(std::move(g));
       offset = next;
-      record(start, windowEnd, retiredAtStart, measured);
+      std::vector<std::uint64_t> retiredNow(cursors_.size());
+      for (std::size_t i = 0; i < cursors_.size(); ++i) retiredNow[i] = cursors_[i]->retired();
+      record(start, windowEnd, retiredAtStart, measured, retiredNow);
       report();
     }
     for (std::size_t i = 0; i < cursors_.size(); ++i) {
@@ -245,8 +302,9 @@ class SampledPass {
     for (std::uint32_t i = 0; i < cursors_.size(); ++i) {
       const CpuInfo& info = machine_.cpu(LogicalCpu{i});
       const MeanInterval r = ratioInterval95(threadStretches_[i].y, threadStretches_[i].x);
-      const std::uint64_t insns = options.maxInstructions > 0 ? options.maxInstructions : cursors_[i]->retired();
-      retired += cursors_[i]->retired();
+      const std::uint64_t retiredInAll = recorded_ != nullptr ? recorded_->finalRetired[i] : cursors_[i]->retired();
+      const std::uint64_t insns = options.maxInstructions > 0 ? options.maxInstructions : retiredInAll;
+      retired += retiredInAll;
       total += insns;
       json::object o;
       o["id"] = i;
@@ -261,6 +319,7 @@ class SampledPass {
       longest = std::max(longest, cycles);
       o["cycles"] = known ? json::value(cycles) : json::value(nullptr);
       o["windows"] = windowsOf_[i];
+      o["window_ipc"] = windowIpc_[i];
       // The CPI stack of the windows together: their cycles by cause over their instructions.
       json::object stack;
       const json::object& t = totals_[i];
@@ -311,9 +370,9 @@ class SampledPass {
         {"calibration_ipc", calibrationIpc_},
         {"window_cycles", windows_ > 0 ? windowCyclesSum_ / windows_ : windowCycles_},
         {"warmup_cycles", warmCycles_},
-        {"simulated_cycles", machine_.now().value},
-        {"detailed_instructions", detailed_},
-        {"functional_instructions", functional_},
+        {"simulated_cycles", recorded_ != nullptr ? recorded_->simulatedCycles : machine_.now().value},
+        {"detailed_instructions", recorded_ != nullptr ? recorded_->calibrationDetailed + detailed_ : detailed_},
+        {"functional_instructions", recorded_ != nullptr ? recorded_->functional : functional_},
         {"max_relative_half_width", orNull(worst)},
         {"warmup_suspect", anyCold},
         {"target", sample_.target},
@@ -331,7 +390,96 @@ class SampledPass {
     return root;
   }
 
+  // The manifest of the snapshots this pass wrote (snapshots_ set): the run's parameters, per window its file and
+  // the functional warming after it, and the totals a run from the snapshots reports as this run's.
+  json::object manifest(std::uint32_t passes) const {
+    json::array windows;
+    for (std::size_t k = 0; k < gaps_.size(); ++k) {
+      json::array done;
+      for (const std::uint64_t d : gaps_[k].done) done.push_back(d);
+      windows.push_back(json::object{{"file", snapshots_->files[k]},
+                                     {"rates_updated", gaps_[k].ratesUpdated},
+                                     {"gap_instructions", std::move(done)}});
+    }
+    json::array retired;
+    for (const auto& c : cursors_) retired.push_back(c->retired());
+    return json::object{{"passes", passes},
+                        {"period_instructions", period_},
+                        {"calibration_ipc", exactDouble(calibrationIpc_)},
+                        {"warmup_cycles", warmCycles_},
+                        {"window_cycles", windowCycles_},
+                        {"calibration_detailed_instructions", calibrationDetailed_},
+                        {"functional_instructions", functional_},
+                        {"simulated_cycles", machine_.now().value},
+                        {"retired", std::move(retired)},
+                        {"windows", std::move(windows)}};
+  }
+
+  // Simulates windows [first, last] of a run from its snapshots in `dir`, as the run did: each window starts from its
+  // snapshot, and the functional warming after it is the run's (the manifest's).
+  void replay(const std::filesystem::path& dir, const RecordedRun& run, std::uint64_t first, std::uint64_t last,
+              const Config& config, const std::vector<std::string>& traces) {
+    recorded_ = &run;
+    period_ = run.period;
+    calibrationIpc_ = run.calibrationIpc;
+    warmCycles_ = run.warmCycles;
+    windowCycles_ = run.windowCycles;
+    for (std::uint64_t k = first; k <= last; ++k) {
+      const std::filesystem::path path = dir / run.files[k];
+      SnapshotFile file = readSnapshotFile(path);
+      const json::value* binding = file.header.if_contains("binding");
+      if (binding == nullptr || !binding->is_object()) throw Error(fmt::format("{}: no binding", path.string()));
+      checkSnapshotBinding(path, binding->as_object(), config, traces);
+      windowNumber_ = k;
+      StateIo io(file.state, path.string());
+      visitState(io);
+      io.expectEnd();
+      const Cycle start = machine_.now();
+      std::vector<std::uint64_t> retiredAtStart(cursors_.size());
+      std::vector<bool> measured(cursors_.size());
+      for (std::size_t i = 0; i < cursors_.size(); ++i) {
+        retiredAtStart[i] = cursors_[i]->retired();
+        measured[i] = measuring(i);
+      }
+      std::fill(gapDone_.begin(), gapDone_.end(), 0);
+      window(warmCycles_, windowCycles_, true);
+      const Cycle windowEnd = machine_.now();
+      const Gap& g = run.gaps[k];
+      if (g.ratesUpdated) updateRates();
+      std::vector<std::uint64_t> retiredNow(cursors_.size());
+      for (std::size_t i = 0; i < cursors_.size(); ++i) {
+        gapDone_[i] = g.done[i];
+        retiredNow[i] = cursors_[i]->retired() + g.done[i];
+      }
+      record(start, windowEnd, retiredAtStart, measured, retiredNow);
+      report();
+    }
+  }
+
  private:
+  // The state a window starts from: the machine, the traces' positions and the sampler's rates (a snapshot).
+  void visitState(StateIo& io) {
+    machine_.visitState(io);
+    for (auto& c : cursors_) c->visitState(io);
+    io.mark("sampler");
+    for (WarmLane& lane : lanes_) io(lane.asid, lane.ipc, lane.restart, lane.done, lane.ended, lane.endedAt, lane.credit);
+    io(lastIpc_, rate_);
+  }
+
+  void writeSnapshot() {
+    const std::uint64_t k = windows_;
+    const std::string name = windowFileName(k);
+    StateIo io;
+    visitState(io);
+    const json::object header{{"window", k},
+                              {"cycle", machine_.now().value},
+                              {"smtlab_version", std::string(version())},
+                              {"binding", snapshots_->binding}};
+    writeSnapshotFile(snapshots_->dir / name, header, io.bytes());
+    if (snapshots_->files.size() <= k) snapshots_->files.resize(k + 1);
+    snapshots_->files[k] = name;
+  }
+
   // A thread is measured while it is within its first N instructions (or, without N, until its trace ends).
   bool measuring(std::size_t i) const {
     if (options_.maxInstructions > 0) return cursors_[i]->retired() < options_.maxInstructions;
@@ -357,11 +505,12 @@ class SampledPass {
 
   // The stretch that began at `start`: per measured thread the instructions it retired (up to its N) over the cycles
   // it ran: the detailed part's (to its trace's end, if that came first) and its warmed instructions at its rate.
+  // retiredNow: each thread's instructions retired in all at the stretch's end.
   void record(Cycle start, Cycle windowEnd, const std::vector<std::uint64_t>& retiredAtStart,
-              const std::vector<bool>& measured) {
+              const std::vector<bool>& measured, const std::vector<std::uint64_t>& retiredNow) {
     for (std::size_t i = 0; i < cursors_.size(); ++i) {
       if (!measured[i]) continue;
-      const std::uint64_t retired = cursors_[i]->retired() - retiredAtStart[i];
+      const std::uint64_t retired = retiredNow[i] - retiredAtStart[i];
       double y = static_cast<double>(retired);
       const Cycle detailedEnd =
           lanes_[i].ended && lanes_[i].endedAt > start && lanes_[i].endedAt < windowEnd ? lanes_[i].endedAt : windowEnd;
@@ -420,6 +569,7 @@ class SampledPass {
       lastIpc_[i] = st.cycles > 0 ? static_cast<double>(st.instructions) / static_cast<double>(st.cycles) : 0.0;
       if (!record || !measured[i] || st.cycles == 0) continue;
       ++windowsOf_[i];
+      windowIpc_[i].push_back(json::array{windowNumber_, lastIpc_[i]});
       addCounters(totals_[i], machine_.cpuStatsJson(LogicalCpu{i}));
       const auto [n1, c1] = half_[i];
       if (n1 > 0 && st.instructions > n1 && st.cycles > c1) {
@@ -429,7 +579,7 @@ class SampledPass {
         windowCpi_[i].push_back(static_cast<double>(st.cycles) / static_cast<double>(st.instructions));
       }
     }
-    if (record) ++windows_;
+    if (record) ++windows_, ++windowNumber_;
     for (std::uint32_t i = 0; i < cursors_.size(); ++i) {
       if (machine_.busy(LogicalCpu{i})) machine_.detach(LogicalCpu{i});
     }
@@ -465,6 +615,11 @@ class SampledPass {
   // last window (a thread that retired nothing there keeps its earlier rate, at least kMinIpc, so that it is never
   // frozen): simulated time moves by instructions / the sum of the rates. Without coPhase each gets an equal share.
   void gapInstructions(std::uint64_t instructions) {
+    const double rate = updateRates();
+    if (rate > 0) gap(cyclesFor(instructions, rate));
+  }
+  // Each lane's rate from the last window; returns the live lanes' sum.
+  double updateRates() {
     double rate = 0;
     for (std::size_t i = 0; i < lanes_.size(); ++i) {
       if (lastIpc_[i] > 0) rate_[i] = lastIpc_[i];
@@ -472,7 +627,7 @@ class SampledPass {
       lanes_[i].ipc = sample_.coPhase ? rate_[i] : 1.0;
       if (!lanes_[i].ended) rate += lanes_[i].ipc;
     }
-    if (rate > 0) gap(cyclesFor(instructions, rate));
+    return rate;
   }
 
   // Functional warming for `cycles` at the lanes' rates.
@@ -519,6 +674,8 @@ class SampledPass {
   std::vector<Stretches> threadStretches_;  // per thread
   std::vector<json::object> totals_;        // per thread, the windows' counters summed
   std::vector<std::uint64_t> windowsOf_;    // per thread, the windows it was measured in
+  std::vector<json::array> windowIpc_;       // per thread, [window number, IPC] of each window it was measured in
+  std::uint64_t windowNumber_ = 0;           // of the next window, counted over the whole run from 0
   std::vector<double> lastIpc_;             // per thread, in the last window (0: none retired)
   std::vector<std::uint64_t> gapDone_;      // per thread, instructions warmed since the stretch's window
   std::vector<std::pair<std::uint64_t, std::uint64_t>> half_;  // per thread: (instructions, cycles) at half a window
@@ -528,6 +685,10 @@ class SampledPass {
   std::uint64_t windows_ = 0, detailed_ = 0, functional_ = 0, period_ = 0;
   std::uint64_t warmCycles_ = 0, windowCycles_ = 0, windowCyclesSum_ = 0;
   double calibrationIpc_ = 1;
+  std::uint64_t calibrationDetailed_ = 0;
+  SnapshotSink* snapshots_ = nullptr;
+  std::vector<Gap> gaps_;                    // per window, the functional warming after it
+  const RecordedRun* recorded_ = nullptr;   // a run from snapshots: the recorded run's totals
   std::chrono::steady_clock::time_point lastReport_{};
 };
 
@@ -550,11 +711,80 @@ void checkSampleOptions(const SampleOptions& s, const RunOptions& options) {
 
 }  // namespace
 
+namespace {
+
+constexpr std::string_view kManifestName = "manifest.json";
+constexpr std::string_view kManifestFormat = "smtlab window snapshots";
+constexpr std::string_view kSnapshotConfigName = "config.toml";
+
+RunResult resultOf(json::object stats, double host) {
+  RunResult result;
+  result.stats = std::move(stats);
+  result.hostSeconds = host;
+  result.instructions = result.stats["instructions"].as_uint64();
+  result.cycles = result.stats["cycles"].as_uint64();
+  result.simulatedInstructions = result.stats["simulated_instructions"].as_uint64();
+  return result;
+}
+
+// Makes the snapshot folder (or checks that it can be written) before the run, so that a bad destination costs no
+// simulation.
+SnapshotSink openSnapshotSink(const std::string& dir, const Config& config, const std::vector<std::string>& traces) {
+  SnapshotSink sink;
+  sink.dir = dir;
+  std::error_code ec;
+  std::filesystem::create_directories(sink.dir, ec);
+  if (ec || !std::filesystem::is_directory(sink.dir)) {
+    throw Error(fmt::format("--snapshots {}: cannot make the folder: {}", shortQuote(dir),
+                            ec ? ec.message() : "a file of that name is in the way"));
+  }
+  checkOutputPath(sink.dir / kManifestName, "snapshot manifest");
+  sink.binding = snapshotBinding(config, traces);
+  return sink;
+}
+
+// The manifest last, so that its presence says the set is complete; window files of an earlier run in the same
+// folder that this run did not write are removed.
+void finishSnapshots(const SnapshotSink& sink, const json::object& run, const Config& config,
+                     const std::vector<std::string>& traces, const RunOptions& options) {
+  writeFileAtomically(sink.dir / kSnapshotConfigName, configToToml(config), "snapshot config");
+  json::array names;
+  for (const auto& t : traces) names.push_back(json::value(t));
+  const SampleOptions& s = *options.sample;
+  const json::object manifest{{"format", kManifestFormat},
+                              {"version", kSnapshotVersion},
+                              {"smtlab_version", std::string(version())},
+                              {"traces", std::move(names)},
+                              {"max_instructions", options.maxInstructions},
+                              {"sample",
+                               json::object{{"window", s.window},
+                                            {"warmup", s.warmup},
+                                            {"period", s.period},
+                                            {"target", exactDouble(s.target)},
+                                            {"co_phase", s.coPhase}}},
+                              {"config", kSnapshotConfigName},
+                              {"run", run}};
+  writeFileAtomically(sink.dir / kManifestName, json::serialize(manifest) + "\n", "snapshot manifest");
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(sink.dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("window-", 0) != 0 || entry.path().extension() != ".snap") continue;
+    if (std::find(sink.files.begin(), sink.files.end(), name) == sink.files.end()) {
+      std::filesystem::remove(entry.path(), ec);
+    }
+  }
+}
+
+}  // namespace
+
 RunResult runSampled(const Config& config, const std::vector<std::string>& traces, const RunOptions& options) {
   const SampleOptions& sample = *options.sample;
   checkSampleOptions(sample, options);
   const auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<SampledPass> pass = std::make_unique<SampledPass>(config, traces, options);
+  std::optional<SnapshotSink> sink;
+  if (!options.snapshotDir.empty()) sink = openSnapshotSink(options.snapshotDir, config, traces);
+  SnapshotSink* snapshots = sink ? &*sink : nullptr;
+  std::unique_ptr<SampledPass> pass = std::make_unique<SampledPass>(config, traces, options, snapshots);
   std::uint64_t period = sample.period;
   if (period == 0) {
     const auto length = pass->length();
@@ -571,18 +801,126 @@ RunResult runSampled(const Config& config, const std::vector<std::string>& trace
     const double n = static_cast<double>(std::max<std::uint64_t>(pass->windows(), 1));
     const double needed = std::isfinite(worst) ? n * (worst / sample.target) * (worst / sample.target) * 1.1 : n * 4;
     period = std::max(shortest, static_cast<std::uint64_t>(static_cast<double>(period) * n / needed));
-    pass = std::make_unique<SampledPass>(config, traces, options);
+    if (sink) sink->files.clear();  // the next pass writes its own windows over these
+    pass = std::make_unique<SampledPass>(config, traces, options, snapshots);
     pass->run(period);
     ++passes;
   }
+  if (sink) {
+    sink->files.resize(pass->windows());
+    finishSnapshots(*sink, pass->manifest(passes), config, traces, options);
+  }
   const double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  RunResult result;
-  result.stats = pass->result(traces, passes, host, options);
-  result.hostSeconds = host;
-  result.instructions = result.stats["instructions"].as_uint64();
-  result.cycles = result.stats["cycles"].as_uint64();
-  result.simulatedInstructions = result.stats["simulated_instructions"].as_uint64();
-  return result;
+  return resultOf(pass->result(traces, passes, host, options), host);
+}
+
+namespace {
+
+// The manifest of a snapshot folder, checked: its format, version and the fields a run from it needs.
+struct Manifest {
+  std::vector<std::string> traces;
+  RunOptions options;
+  RecordedRun run;
+};
+
+Manifest readManifest(const std::filesystem::path& dir) {
+  const std::filesystem::path path = dir / kManifestName;
+  const std::string name = path.string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw Error(fmt::format("{}: no snapshot manifest here ({}); write one with smtlab run --sample --snapshots DIR",
+                            name, std::strerror(errno)));
+  }
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  boost::system::error_code ec;
+  const json::value v = json::parse(text, ec);
+  if (ec || !v.is_object()) throw Error(fmt::format("{}: not a JSON object ({})", name, ec.message()));
+  const json::object& o = v.as_object();
+  try {
+    if (o.at("format") != json::value(kManifestFormat)) throw Error("not a snapshot manifest");
+    const std::uint64_t version = json::value_to<std::uint64_t>(o.at("version"));
+    if (version > kSnapshotVersion) {
+      throw Error(fmt::format("snapshot format version {} is newer than this smtlab reads ({})", version,
+                              kSnapshotVersion));
+    }
+    if (version < kSnapshotVersion) {
+      throw Error(fmt::format("snapshot format version {} is older than this smtlab reads ({}); take the snapshots "
+                              "again",
+                              version, kSnapshotVersion));
+    }
+    Manifest m;
+    for (const auto& t : o.at("traces").as_array()) m.traces.emplace_back(t.as_string());
+    m.options.maxInstructions = json::value_to<std::uint64_t>(o.at("max_instructions"));
+    const json::object& s = o.at("sample").as_object();
+    SampleOptions sample;
+    sample.window = json::value_to<std::uint64_t>(s.at("window"));
+    sample.warmup = json::value_to<std::uint64_t>(s.at("warmup"));
+    sample.period = json::value_to<std::uint64_t>(s.at("period"));
+    sample.target = readExactDouble(s.at("target"));
+    sample.coPhase = s.at("co_phase").as_bool();
+    m.options.sample = sample;
+    const json::object& r = o.at("run").as_object();
+    RecordedRun& run = m.run;
+    run.passes = json::value_to<std::uint32_t>(r.at("passes"));
+    run.period = json::value_to<std::uint64_t>(r.at("period_instructions"));
+    run.calibrationIpc = readExactDouble(r.at("calibration_ipc"));
+    run.warmCycles = json::value_to<std::uint64_t>(r.at("warmup_cycles"));
+    run.windowCycles = json::value_to<std::uint64_t>(r.at("window_cycles"));
+    run.calibrationDetailed = json::value_to<std::uint64_t>(r.at("calibration_detailed_instructions"));
+    run.functional = json::value_to<std::uint64_t>(r.at("functional_instructions"));
+    run.simulatedCycles = json::value_to<std::uint64_t>(r.at("simulated_cycles"));
+    for (const auto& x : r.at("retired").as_array()) run.finalRetired.push_back(json::value_to<std::uint64_t>(x));
+    for (const auto& w : r.at("windows").as_array()) {
+      const json::object& wo = w.as_object();
+      Gap g;
+      g.ratesUpdated = wo.at("rates_updated").as_bool();
+      for (const auto& d : wo.at("gap_instructions").as_array()) g.done.push_back(json::value_to<std::uint64_t>(d));
+      const std::string file(wo.at("file").as_string());
+      if (file.find('/') != std::string::npos || file.find("..") != std::string::npos) {
+        throw Error(fmt::format("window file {} is not a plain name", shortQuote(file)));
+      }
+      if (g.done.size() != m.traces.size()) throw Error("a window's gap does not list every trace");
+      run.files.push_back(file);
+      run.gaps.push_back(std::move(g));
+    }
+    if (run.finalRetired.size() != m.traces.size()) throw Error("'retired' does not list every trace");
+    return m;
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {}", name, e.what()));
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("{}: a field is missing or of the wrong type ({})", name, e.what()));
+  }
+}
+
+}  // namespace
+
+Config snapshotConfig(const std::string& dir) {
+  readManifest(dir);  // a folder that is not a snapshot set is said so first
+  const std::filesystem::path path = std::filesystem::path(dir) / kSnapshotConfigName;
+  if (!std::filesystem::exists(path)) {
+    throw Error(fmt::format("{}: the snapshots' config is missing; give one with -c", path.string()));
+  }
+  return loadConfig(path.string());
+}
+
+RunResult runFromSnapshots(const std::string& dir, const Config& config, const SnapshotRunOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  Manifest m = readManifest(dir);
+  const std::uint64_t count = m.run.files.size();
+  if (count == 0) throw Error(fmt::format("{}: the manifest lists no window", dir));
+  const std::uint64_t first = options.firstWindow;
+  const std::uint64_t last = std::min(options.lastWindow, count - 1);
+  if (first > last) {
+    throw UsageError(fmt::format("--windows: the snapshots hold windows 0-{}; {} is not among them", count - 1, first));
+  }
+  m.options.progress = options.progress;
+  m.options.stopRequested = options.stopRequested;
+  SampledPass pass(config, m.traces, m.options);
+  pass.replay(dir, m.run, first, last, config, m.traces);
+  const double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  json::object stats = pass.result(m.traces, m.run.passes, host, m.options);
+  stats["snapshots"] = json::object{{"folder", dir}, {"first_window", first}, {"last_window", last}, {"windows", count}};
+  return resultOf(std::move(stats), host);
 }
 
 }  // namespace smtlab

@@ -4,6 +4,7 @@
 #include <bit>
 
 #include "smtlab/common/error.hpp"
+#include "smtlab/common/state_io.hpp"
 
 namespace smtlab {
 
@@ -76,6 +77,45 @@ void TraceCursor::restart() {
   source_->rewind();
   ended_ = false;
   ++restarts_;
+  lapStart_ = loadedEnd_;
+}
+
+void TraceCursor::visitState(StateIo& io) {
+  if (attached) throw Error("trace cursor for '" + source_->describe() + "': its state is kept only while detached");
+  const std::uint64_t lapBefore = restarts_;
+  const std::uint64_t positionBefore = loadedEnd_ - lapStart_;
+  std::uint64_t ringSize = ring_.size();
+  io.mark("trace");
+  io(ringSize, fetchSeq_, retireSeq_, loadedEnd_, lapStart_, retired_, restarts_, ended_);
+  if (io.reading()) {
+    if (ringSize != 0 && (!std::has_single_bit(ringSize) || loadedEnd_ < retireSeq_ ||
+                          loadedEnd_ - retireSeq_ > ringSize || fetchSeq_ < retireSeq_ || fetchSeq_ > loadedEnd_ ||
+                          lapStart_ > loadedEnd_)) {
+      throw Error("trace cursor for '" + source_->describe() + "': the snapshot's position is not consistent");
+    }
+    // Put the source where the snapshot's was: rewound for an earlier position or another lap, then read forward.
+    const std::uint64_t position = loadedEnd_ - lapStart_;
+    std::uint64_t at = positionBefore;
+    if (restarts_ != lapBefore || position < at) {
+      source_->rewind();
+      at = 0;
+    }
+    std::vector<Instr> scratch(4096);
+    while (at < position) {
+      const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(scratch.size(), position - at));
+      const std::size_t got = source_->read(std::span<Instr>(scratch.data(), want));
+      if (got == 0) {
+        throw TraceError("trace '" + source_->describe() + "' ends after " + std::to_string(at) +
+                         " records, before the snapshot's position " + std::to_string(position) +
+                         ": it is not the trace the snapshot was taken with");
+      }
+      at += got;
+    }
+    std::vector<Instr>(static_cast<std::size_t>(ringSize)).swap(ring_);
+    mask_ = ringSize > 0 ? ringSize - 1 : 0;
+  }
+  // The records read and not yet retired (the rest of the ring is free space).
+  for (SeqNum s = retireSeq_; s < loadedEnd_; ++s) io(ring_[s.value & mask_]);
 }
 
 }  // namespace smtlab

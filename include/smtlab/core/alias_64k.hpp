@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "smtlab/common/state_io.hpp"
 #include "smtlab/common/types.hpp"
 #include "smtlab/mem/address_space.hpp"
 
@@ -19,6 +20,7 @@ namespace smtlab {
 class Alias64k {
  public:
   explicit Alias64k(std::uint32_t lineBytes);
+  void visitState(StateIo& io) { io(slots_); }
   // Records an access to the line of `addr`; true if the position held another line (a conflict).
   bool touch(Asid asid, Addr addr) {
     const LineAddr line = LineAddr::of(addr, lineShift_);

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "smtlab/common/state_io.hpp"
 #include "smtlab/common/types.hpp"
 #include "smtlab/config/config.hpp"
 #include "smtlab/trace/record.hpp"
@@ -31,6 +32,7 @@ struct ThreadBranchState {
   std::uint32_t rasCount = 0;     // valid entries, at most the ring size
   std::uint8_t owner = 1;         // this logical processor's tag in a thread-tagged pattern table (index + 1)
   bool lastTagMiss = false;       // the last conditional branch had no entry of its own in a full set (static)
+  void visitState(StateIo& io) { io(history, returnStack, rasTop, rasCount, owner, lastTagMiss); }
 };
 
 enum class BranchOutcome : std::uint8_t {
@@ -47,6 +49,8 @@ class BranchPredictor {
   ThreadBranchState makeThreadState(std::uint32_t thread = 0) const;
   // Predicts `instr` for a thread, trains the tables with the real outcome and says what the guess cost.
   BranchOutcome predictAndTrain(const Instr& instr, std::uint32_t asidTag, ThreadBranchState& thread);
+  // The shared tables (a snapshot: common/state_io.hpp).
+  void visitState(StateIo& io) { io(lruClock_, phtClock_, pht_, tagged_, btb_); }
 
  private:
   struct BtbEntry {

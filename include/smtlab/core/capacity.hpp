@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "smtlab/common/state_io.hpp"
 #include "smtlab/config/config.hpp"
 
 namespace smtlab {
@@ -61,6 +62,8 @@ class SharedCapacity {
   Sharing sharing() const { return sharing_; }
   // Entries taken beyond a thread's limit or the structure's size (must stay 0).
   std::uint64_t overTakes() const { return overTakes_; }
+  // Entries held and the shares (a snapshot: common/state_io.hpp).
+  void visitState(StateIo& io) { io(usedTotal_, overTakes_, used_, limit_, guaranteed_); }
 
  private:
   std::string name_;

@@ -54,6 +54,9 @@ class Core {
 
   // Zeroes the statistics of every thread and of the core (the pipeline state stays).
   void resetStats();
+  // Every stage's state, the threads' contexts and the queues' shares (a snapshot: common/state_io.hpp). Taken with
+  // no trace attached.
+  void visitState(StateIo& io);
   std::vector<CoreEvent>& events() { return events_; }
   // Inline: the machine asks every cycle. Retired stores still draining into the L1D are work too, even
   // when no thread runs.

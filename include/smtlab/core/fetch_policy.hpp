@@ -13,6 +13,8 @@
 
 namespace smtlab {
 
+class StateIo;
+
 // Thread choice at fetch (core.fetch_policy); its names, docs and factories are the rows of fetchPolicyTable().
 enum class FetchPolicy : std::uint8_t { RoundRobin, ICount, BrCount, MissCount, Stall, Flush };
 
@@ -43,6 +45,8 @@ class IThreadChoice {
   virtual bool needsDataMisses() const { return false; }
   // Whether the policy reads the counters at all (round robin needs only `eligible`): stages skip filling them.
   virtual bool needsCounters() const { return true; }
+  // The policy's own state, such as whose turn it is (a snapshot: common/state_io.hpp).
+  virtual void visitState(StateIo&) {}
 };
 using IFetchPolicy = IThreadChoice;
 

@@ -55,6 +55,8 @@ class FrontEnd final : public IBranchResolutionPort {
 
   const IFetchPolicy& policy() const { return *policy_; }
   const BranchPredictor& predictor() const { return predictor_; }
+  // The predictor's tables, the policy's and the decoder's turns (a snapshot: common/state_io.hpp).
+  void visitState(StateIo& io);
   // Instructions one thread can have in the front-end pipe: fetch_width x frontend_depth.
   std::uint32_t pipeCapacity() const { return pipeCapacity_; }
 

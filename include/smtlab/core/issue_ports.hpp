@@ -18,6 +18,8 @@ namespace smtlab {
 class IssuePorts {
  public:
   explicit IssuePorts(const CoreConfig& core);
+  // Busy times and this cycle's slots (a snapshot: common/state_io.hpp).
+  void visitState(StateIo& io) { io(ports_, used_, classes_, cycle_, lastPort_); }
 
   // Takes a slot of a port feeding `cls` for one uop of `thread` at `now`; false if every such port is full or busy.
   bool take(UnitClass cls, std::uint32_t thread, Cycle now) {

@@ -60,6 +60,9 @@ class LoadStoreUnit final : public ILoadStorePort {
   void squashFrom(std::uint32_t thread, SeqNum from);
   // A trace was attached to (or restarted on) thread t.
   void threadBound(std::uint32_t thread);
+  // The store queue, the memory-dependence predictor, 64K-aliasing positions and loads in flight (a snapshot:
+  // common/state_io.hpp).
+  void visitState(StateIo& io);
   // Functional warming (docs/sampling.md): the instruction's loads and stores reach the DTLB and data caches, in
   // program order and with no timing (the memory system is in functional mode); no forwarding, no queue entry.
   void warm(Asid asid, const Instr& in, Cycle now) {

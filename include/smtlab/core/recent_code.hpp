@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "smtlab/common/state_io.hpp"
 #include "smtlab/common/types.hpp"
 #include "smtlab/trace/record.hpp"
 
@@ -39,6 +40,7 @@ class RecentCode {
   };
 
   RecentCode() : entries_(kRecentCodeEntries) {}
+  void visitState(StateIo& io) { io(entries_, generation_, previousIndex_, havePrevious_, previousRedirected_); }
 
   // A real instruction was fetched: it enters the table, and it is the fall-through of the previous one unless that
   // one redirected (a taken branch) or the chain was broken (a squash rewound fetch).

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "smtlab/common/state_io.hpp"
 #include "smtlab/config/config.hpp"
 #include "smtlab/core/capacity.hpp"
 #include "smtlab/trace/record.hpp"
@@ -60,6 +61,7 @@ class RegisterFiles {
 
   // True when at least one file is limited (otherwise rename never asks).
   bool enabled() const { return intOn_ || fpOn_; }
+  void visitState(StateIo& io) { io(int_, fp_, intHeld_, fpHeld_); }
   // True when every limited file has room for an instruction's largest need (kMaxDstRegs) for this thread: rename
   // asks this first, so the per-instruction need is only computed when a file is nearly full (blockCause runs several
   // times per cycle).

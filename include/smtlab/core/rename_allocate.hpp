@@ -51,6 +51,8 @@ class RenameAllocate {
 
   // Instructions renamed since the last reset (for the energy model).
   std::uint64_t renamed() const { return renamed_; }
+  // Its turn-taking, rename ages and bandwidth debts (a snapshot: common/state_io.hpp).
+  void visitState(StateIo& io);
   void resetStats() { renamed_ = 0; }
 
  private:

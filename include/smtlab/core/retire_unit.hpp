@@ -24,6 +24,8 @@ class RetireUnit {
 
   // Retires from one thread; true if anything retired.
   bool tick(Cycle now);
+  // Its turn-taking (a snapshot: common/state_io.hpp).
+  void visitState(StateIo& io);
 
  private:
   // Whether thread t's oldest instruction can retire now (inline: asked for each thread every cycle).

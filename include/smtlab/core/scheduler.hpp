@@ -46,6 +46,8 @@ class Scheduler {
   const IssuePorts& ports() const { return ports_; }
   // Operations issued per unit class (FuKind order, then FuKind::None), for the energy model.
   const std::array<std::uint64_t, kFuKinds + 1>& issuedByUnit() const { return issuedByUnit_; }
+  // Waiting and ready entries, port busy times and replay trains (a snapshot: common/state_io.hpp).
+  void visitState(StateIo& io);
   void resetStats() { issuedByUnit_.fill(0); }
 
  private:

@@ -19,6 +19,7 @@ struct Uop;
 struct CoreQueues {
   std::array<SharedCapacity, kQueueKinds> byKind;
   RegisterFiles registers;  // physical register files, guarded like the queues
+  void visitState(StateIo& io) { io(byKind, registers); }
   SharedCapacity& operator[](QueueKind q) { return byKind[static_cast<int>(q)]; }
   const SharedCapacity& operator[](QueueKind q) const { return byKind[static_cast<int>(q)]; }
 };

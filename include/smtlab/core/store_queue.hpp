@@ -77,6 +77,8 @@ class StoreQueue {
     return r.slots[(r.head + i) & r.mask];
   }
   bool anyBuffered() const { return buffered_ != 0; }
+  // In-flight and buffered stores (a snapshot: common/state_io.hpp).
+  void visitState(StateIo& io);
 
  private:
   struct Ring {
@@ -84,6 +86,7 @@ class StoreQueue {
     std::uint64_t mask = 0;
     std::uint64_t head = 0, retiredEnd = 0, tail = 0;  // [head, retiredEnd) retired, [retiredEnd, tail) in flight
     SeqNum scanned{0};                                  // ROB seqs below this were looked at by sync
+    void visitState(StateIo& io) { io(slots, mask, head, retiredEnd, tail, scanned); }
   };
   void popWritten(std::uint32_t t);
 

@@ -185,6 +185,9 @@ struct ThreadContext {
                 ThreadBranchState branchState);
   // Puts a trace on the thread: nothing in flight, fetch starts at the cursor's next instruction at `now`.
   void bind(std::shared_ptr<TraceCursor> trace, Asid space, Cycle now);
+  // Everything but the trace (a snapshot is taken with no trace attached: common/state_io.hpp). The ROB's
+  // instruction pointers point into a cursor's ring and are not kept; the entries of a detached thread are dead.
+  void visitState(StateIo& io);
 
   std::uint32_t robCount() const { return static_cast<std::uint32_t>(robTail - cursor->retireSeq()); }
   std::uint32_t frontCount() const { return static_cast<std::uint32_t>(cursor->fetchSeq() - robTail); }

@@ -27,6 +27,7 @@ class WaitQueue {
   }
 
   bool empty() const { return occupied_ == 0 && far_.empty(); }
+  void visitState(StateIo& io) { io(nodes_, free_, head_, occupied_, base_, far_); }
 
   // The common case (due within the wheel, a free node) is kept small enough to be inlined at the scheduler's push
   // sites; a far entry or a new node goes out of line (pushSlow).

@@ -94,6 +94,10 @@ struct WrongPathState {
   std::array<std::uint64_t, kArchRegs> renameMap{};
 
   void allocate(std::uint32_t capacity);  // a power of two: pipe + uop queue + ROB
+  void visitState(StateIo& io) {
+    io(ring, mask, head, renamed, entered, tail, unissued, episode, sinceBranch, resolveAt, mix, mixNext, code, walkPc,
+       renameMap);
+  }
   void reset();                           // nothing in flight, no history (a new trace)
   std::uint32_t pipeCount() const { return static_cast<std::uint32_t>(tail - entered); }
   std::uint32_t queued() const { return static_cast<std::uint32_t>(entered - renamed); }

@@ -80,6 +80,8 @@ class Cache {
   CacheStats& stats() { return stats_; }
   const CacheStats& stats() const { return stats_; }
   void resetStats() { stats_ = {}; }
+  // Contents, replacement order, fills in flight and MSHRs (a snapshot: common/state_io.hpp).
+  void visitState(StateIo& io) { io(tags_, ready_, dirty_, source_, mshrFree_, stats_); }
 
  private:
   std::uint32_t latency_;

@@ -9,6 +9,9 @@
 #include <cstdint>
 #include <deque>
 #include <utility>
+#include <vector>
+
+#include "smtlab/common/state_io.hpp"
 
 #include "smtlab/common/types.hpp"
 #include "smtlab/config/config.hpp"
@@ -40,6 +43,12 @@ class Dram {
   std::uint64_t transferTime() const { return transfer_; }  // in 1/kFraction cycles
   const DramStats& stats() const { return stats_; }
   void resetStats() { stats_ = {}; }
+  // The channel's bookings (a snapshot: common/state_io.hpp).
+  void visitState(StateIo& io) {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> booked(booked_.begin(), booked_.end());
+    io(booked, stats_);
+    if (io.reading()) booked_.assign(booked.begin(), booked.end());
+  }
 
  private:
   std::uint64_t occupy(Cycle when) {

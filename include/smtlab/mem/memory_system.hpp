@@ -14,6 +14,8 @@
 
 namespace smtlab {
 
+class StateIo;
+
 enum class MemLevel : std::uint8_t { L1 = 0, L2 = 1, LLC = 2, Dram = 3 };
 inline constexpr int kMemLevels = 4;
 
@@ -103,6 +105,9 @@ class MemorySystem {
   std::uint32_t lineBytes() const;
   // Zeroes every statistic (caches, TLBs, DRAM), keeping the contents: ends a warm-up.
   void resetStats();
+  // Everything the hierarchy holds: contents, replacement order, fills in flight, MSHRs, DRAM bookings, page-walk
+  // caches, prefetch streams, write-combining buffers, statistics (a snapshot: common/state_io.hpp).
+  void visitState(StateIo& io);
 
   // Statistics.
   const CacheStats& l1iStats(CoreId core) const;

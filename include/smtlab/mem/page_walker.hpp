@@ -48,6 +48,8 @@ class PageWalker {
   void flush(std::uint32_t core, Asid asid);
 
   std::uint32_t levels() const { return levels_; }
+  // The page-walk caches (a snapshot: common/state_io.hpp).
+  void visitState(StateIo& io) { io(pwc_); }
 
  private:
   std::uint64_t pwcKey(Asid asid, Addr addr, std::uint32_t level) const {

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "smtlab/common/state_io.hpp"
+
 namespace smtlab {
 
 // IReplacement: the contract every replacement policy meets, checked at compile time by the tag array:
@@ -42,6 +44,7 @@ class LruReplacement {
   void onAccess(std::uint32_t entry) { moveToFront(entry); }
   void onInsert(std::uint32_t entry) { moveToFront(entry); }
   std::uint32_t victim(std::uint32_t set) const { return tail_[set]; }
+  void visitState(StateIo& io) { io(prev_, next_, head_, tail_); }
   // A flushed entry (TLB flush) becomes its set's next victim, as an invalid way would be.
   void onInvalidate(std::uint32_t entry) {
     const std::uint32_t set = entry / ways_;

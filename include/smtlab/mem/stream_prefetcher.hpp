@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "smtlab/common/state_io.hpp"
 #include "smtlab/common/types.hpp"
 #include "smtlab/config/config.hpp"
 
@@ -53,6 +54,8 @@ class StreamPrefetcher {
   }
 
   std::uint64_t streamsStarted() const { return started_; }
+  // The streams and the last miss (a snapshot: common/state_io.hpp).
+  void visitState(StateIo& io) { io(streams_, lastMissValid_, lastMissPage_, lastMissOffset_, clock_, started_); }
 
  private:
   struct Stream {

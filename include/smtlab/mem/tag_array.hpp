@@ -72,6 +72,9 @@ class SetAssocTags {
 
   std::uint64_t key(std::uint32_t entry) const { return tags_[entry]; }
 
+  // Keys, fill counts, the hash index and the replacement order (a snapshot: common/state_io.hpp).
+  void visitState(StateIo& io) { io(tags_, filled_, index_, policy_); }
+
   // Removes every key for which `pred(key)` holds (a TLB flush); returns how many. The freed ways are replaced
   // first, before any valid one. Not for the hot path: it scans the whole array.
   template <class Pred>

@@ -56,6 +56,8 @@ class Tlb {
 
   const TlbStats& stats() const { return stats_; }
   void resetStats() { stats_ = {}; }
+  // Entries, replacement order and walks in progress (a snapshot: common/state_io.hpp).
+  void visitState(StateIo& io) { io(tags_, ready_, stats_); }
 
  private:
   std::uint32_t missLatency_;

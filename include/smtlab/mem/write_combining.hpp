@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "smtlab/common/state_io.hpp"
 #include "smtlab/common/types.hpp"
 
 namespace smtlab {
@@ -53,6 +54,8 @@ class WriteCombiningBuffers {
 
   const WriteCombiningStats& stats() const { return stats_; }
   void resetStats() { stats_ = {}; }
+  // The buffers' lines and times (a snapshot: common/state_io.hpp).
+  void visitState(StateIo& io) { io(buffers_, l2WriteFree_, stats_); }
 
  private:
   struct Buffer {

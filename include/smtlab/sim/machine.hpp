@@ -109,6 +109,10 @@ class Machine {
   static constexpr std::uint64_t kWarmSliceCycles = 128;
   void warm(std::span<WarmLane> lanes, std::uint64_t cycles);
 
+  // The machine's whole state: its clock, the memory system and every core (a window snapshot, docs/sampling.md;
+  // common/state_io.hpp). Only with no trace attached (between a sampled run's windows): throws UsageError otherwise.
+  void visitState(StateIo& io);
+
   // Zeroes every statistic (threads, caches, cycle count) while keeping the machine's state: ends a warm-up.
   void resetStats();
   // Cycles since the statistics were last reset.

@@ -30,6 +30,9 @@ struct RunOptions {
   // Set: a sampled run (sampling.hpp, docs/sampling.md) instead of a detailed one; warmup must then be 0 (the
   // sampled run warms itself).
   std::optional<SampleOptions> sample;
+  // With sample: a folder to write one snapshot per window into, with a manifest (docs/sampling.md "Window
+  // snapshots"); empty: none.
+  std::string snapshotDir;
 };
 
 // Thrown by runTraces when options.stopRequested() said so; no statistics are returned for a stopped run.
@@ -53,6 +56,20 @@ RunResult runTraces(const Config& config, const std::vector<std::string>& traces
 // thread's whole-run instructions and its IPC estimate with ipc_ci95, and a `sampling` object says how it was
 // sampled (docs/sampling.md).
 RunResult runSampled(const Config& config, const std::vector<std::string>& traces, const RunOptions& options);
+
+// A run from the window snapshots a sampled run wrote (RunOptions::snapshotDir): windows firstWindow..lastWindow
+// (all by default), each simulated from its snapshot under `config`, which must agree with the snapshots' on every
+// key that shapes the machine's state (snapshot.hpp). The traces are the manifest's. With every window and the same
+// config, the result is the sampled run's, statistic for statistic (host times aside), plus a `snapshots` object.
+struct SnapshotRunOptions {
+  std::uint64_t firstWindow = 0;
+  std::uint64_t lastWindow = ~std::uint64_t{0};
+  std::function<void(std::uint64_t, std::uint64_t)> progress;
+  std::function<bool()> stopRequested;
+};
+RunResult runFromSnapshots(const std::string& dir, const Config& config, const SnapshotRunOptions& options);
+// The config the snapshots in `dir` were taken with.
+Config snapshotConfig(const std::string& dir);
 
 // Opens trace spec i for logical CPU i of a machine with `logicalCpus` CPUs, with runTraces' checks (no more traces
 // than CPUs; an endless generator needs maxInstructions).

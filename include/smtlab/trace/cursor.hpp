@@ -14,6 +14,8 @@
 
 namespace smtlab {
 
+class StateIo;
+
 class TraceCursor {
  public:
   // capacity: records kept in the ring (rounded up to a power of two); must exceed the instructions one thread can
@@ -69,6 +71,10 @@ class TraceCursor {
   // How many times the trace was restarted.
   std::uint64_t restarts() const { return restarts_; }
   std::string describe() const { return source_->describe(); }
+  // Its position and the records it holds (a window snapshot, common/state_io.hpp). Reading puts the source where
+  // the snapshot's was: the same trace is rewound if needed and read forward (so windows read in order cost one pass
+  // over the trace). Not while attached.
+  void visitState(StateIo& io);
   TraceSource& source() { return *source_; }
 
   // Set while the cursor is attached to a logical CPU, so that it is not attached twice.
@@ -98,6 +104,7 @@ class TraceCursor {
   SeqNum loadedEnd_{0};
   std::uint64_t retired_ = 0;
   std::uint64_t restarts_ = 0;
+  SeqNum lapStart_{0};  // loadedEnd_ at the last restart: the source has given loadedEnd_ - lapStart_ records since
   bool ended_ = false;
 };
 
