@@ -1,7 +1,7 @@
 """The reference study in quick mode: its outputs, the shape checks the model meets for a reason worked out on
 paper, and for every check that the report states what the numbers show.
 
-One quick run (module-scoped; under a minute on two cores) is shared by every test. No test asserts that the model
+One quick run (module-scoped; about 1.5 minutes on two cores) is shared by every test. No test asserts that the model
 hits a band it misses today: a miss is reported in study.md and checks.json, and the tests check that the report
 says so, computed from the CSV the same run wrote. The checks themselves are fed numbers inside and outside their
 bands in test_study_checks.py."""
