@@ -12,5 +12,6 @@ void bindConfig(py::module_& m);
 void bindTrace(py::module_& m);
 void bindMachine(py::module_& m);
 void bindTables(py::module_& m);  // the enum tables: CPI causes, policies, unit classes
+void bindSnapshots(py::module_& m);  // runs from window snapshots, whole or in parts
 
 }  // namespace smtlab::python

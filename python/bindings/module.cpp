@@ -71,4 +71,5 @@ PYBIND11_MODULE(_core, m) {
   bindTrace(m);
   bindMachine(m);
   bindTables(m);
+  bindSnapshots(m);
 }

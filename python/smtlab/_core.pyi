@@ -266,3 +266,21 @@ def run_traces(
     sample: bool | dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """What `smtlab run` does; returns the statistics dict."""
+
+def snapshot_config(folder: str) -> Config:
+    """The config a snapshot folder's windows were taken with."""
+def snapshot_window_count(folder: str) -> int:
+    """How many windows the snapshot folder's manifest lists."""
+def run_from_snapshots(folder: str, config: Config, first: int = 0, last: int | None = None) -> dict[str, Any]:
+    """`smtlab run --from-snapshots FOLDER --windows FIRST-LAST` in this process; the statistics dict."""
+def simulate_snapshot_windows(folder: str, config: Config, first: int, last: int) -> bytes:
+    """Windows first..last: their window records, for merge_snapshot_windows."""
+def merge_snapshot_windows(
+    folder: str,
+    config: Config,
+    records: Sequence[tuple[str, bytes]],
+    first: int = 0,
+    last: int | None = None,
+    host_seconds: float = 0.0,
+) -> dict[str, Any]:
+    """The statistics dict of windows first..last from consecutive ranges' window records, in window order."""

@@ -13,6 +13,7 @@
 
 #include "commands.hpp"
 #include "count_arg.hpp"
+#include "replay_workers.hpp"
 #include "smtlab/common/output_file.hpp"
 #include "smtlab/common/error.hpp"
 #include "smtlab/common/short_quote.hpp"
@@ -160,7 +161,8 @@ std::pair<std::uint64_t, std::uint64_t> parseWindows(const std::string& text) {
 
 int runFromSnapshotsCommand(const po::variables_map& vm, const std::string& dir, const std::string& configName,
                             const std::vector<std::string>& sets, const std::string& windowsText,
-                            const std::string& jsonFile, bool quiet, const std::vector<std::string>& traces) {
+                            const std::string& jsonFile, bool quiet, const std::vector<std::string>& traces,
+                            const std::string& workersText) {
   if (!traces.empty()) {
     throw UsageError("--from-snapshots takes no TRACE: the snapshots' manifest names the traces");
   }
@@ -172,6 +174,8 @@ int runFromSnapshotsCommand(const po::variables_map& vm, const std::string& dir,
                                    option));
     }
   }
+  const std::uint64_t workers = workersText.empty() ? 1 : parseCount(workersText, "--workers");
+  checkWorkers(workers);
   const bool writeJson = vm.count("json") > 0;
   if (writeJson) checkOutputPath(jsonFile, "JSON output");
   Config config = configName.empty() ? snapshotConfig(dir) : loadConfig(configName);
@@ -179,13 +183,14 @@ int runFromSnapshotsCommand(const po::variables_map& vm, const std::string& dir,
   validateConfig(config);
   SnapshotRunOptions options;
   if (!windowsText.empty()) std::tie(options.firstWindow, options.lastWindow) = parseWindows(windowsText);
-  if (!quiet && isatty(STDERR_FILENO) != 0) {
+  if (!quiet && workers == 1 && isatty(STDERR_FILENO) != 0) {
     options.progress = [](std::uint64_t done, std::uint64_t) {
       std::fprintf(stderr, "\r  %.1f M instructions   ", done / 1e6);
       std::fflush(stderr);
     };
   }
-  RunResult result = runFromSnapshots(dir, config, options);
+  RunResult result =
+      workers > 1 ? runFromSnapshotsInWorkers(dir, config, options, workers) : runFromSnapshots(dir, config, options);
   if (options.progress) std::fputs("\r\033[K", stderr);
   printSummary(writeJson && isStandardOutput(jsonFile) ? stderr : stdout, result);
   if (writeJson) writeFileAtomically(jsonFile, json::serialize(result.stats) + "\n", "JSON output");
@@ -206,7 +211,7 @@ int runCommand(const std::vector<std::string>& args) {
   bool sample = false;
   std::string samplePeriodText = "0", sampleWindowText, sampleWarmupText;
   double sampleTarget = 0;
-  std::string snapshotDir, fromSnapshots, windowsText;
+  std::string snapshotDir, fromSnapshots, windowsText, workersText;
   po::options_description opts(
       "usage: smtlab run [options] TRACE...\n"
       "Runs trace i on logical CPU i (numbered as Linux does: see system.siblings_adjacent, docs/model.md).\n"
@@ -238,7 +243,10 @@ int runCommand(const std::vector<std::string>& args) {
       "(no TRACE: the manifest names them; config: the folder's, or -c / --set, which may change only policies, "
       "latencies and energy)")(
       "windows", po::value(&windowsText),
-      "with --from-snapshots: only windows A-B (or one window K), numbered from 0; default all");
+      "with --from-snapshots: only windows A-B (or one window K), numbered from 0; default all")(
+      "workers", po::value(&workersText),
+      "with --from-snapshots: simulate the windows in N processes, each a contiguous range of them, their results "
+      "merged in window order: the same result as 1, the default (one process, window after window)");
   po::options_description hidden;
   hidden.add_options()("trace", po::value(&traces)->composing());
   po::options_description all;
@@ -253,9 +261,11 @@ int runCommand(const std::vector<std::string>& args) {
   }
   po::notify(vm);
   if (vm.count("from-snapshots")) {
-    return runFromSnapshotsCommand(vm, fromSnapshots, configName, sets, windowsText, jsonFile, quiet, traces);
+    return runFromSnapshotsCommand(vm, fromSnapshots, configName, sets, windowsText, jsonFile, quiet, traces,
+                                   workersText);
   }
   if (vm.count("windows")) throw UsageError("--windows goes with --from-snapshots");
+  if (vm.count("workers")) throw UsageError("--workers goes with --from-snapshots");
   if (vm.count("snapshots") && !sample) throw UsageError("--snapshots goes with --sample");
   if (traces.empty()) throw UsageError("no trace given (see smtlab run --help)");
   const std::uint64_t maxInstructions = parseCount(maxInstructionsText, "--max-instructions/-n");

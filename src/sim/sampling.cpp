@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <random>
@@ -123,6 +124,40 @@ struct SnapshotSink {
   std::vector<std::string> files;  // this pass's, by window
 };
 
+// What one measured window adds to a run's estimates, per thread: its counts and IPC (when the thread was measured in
+// it and ran), its halves (the cold-start check), and its stretch (instructions and cycles up to the next window). A
+// run absorbs the windows' outcomes in window order (SampledPass::absorb), whether it simulated them itself or a
+// worker of a parallel run from snapshots did and handed them back as window records.
+struct ThreadOutcome {
+  bool inWindow = false;  // counted in windows, window_ipc and window_totals
+  double ipc = 0;
+  json::object counters;  // the window's integer counters (the only ones window_totals sums)
+  bool halves = false;
+  double halfExcess = 0, cpi = 0;
+  bool stretch = false;
+  double y = 0, x = 0;
+};
+struct WindowOutcome {
+  std::uint64_t number = 0;          // the window's, from 0 over the whole run
+  std::uint64_t measuredCycles = 0;  // the window's measured cycles
+  std::uint64_t detailed = 0;        // instructions retired in its warm-up and window
+  std::vector<ThreadOutcome> threads;
+};
+
+// The integer counters of `x` and the objects that hold them, as addCounters reads them: a record keeps only what
+// it sums.
+json::object countersOf(const json::object& x) {
+  json::object out;
+  for (const auto& [key, value] : x) {
+    if (value.is_uint64() || value.is_int64()) {
+      out[key] = value;
+    } else if (value.is_object()) {
+      out[key] = countersOf(value.as_object());
+    }
+  }
+  return out;
+}
+
 // A run that wrote snapshots, as its manifest records it: what the windows cannot give by themselves.
 struct RecordedRun {
   std::uint32_t passes = 1;
@@ -196,7 +231,7 @@ class SampledPass {
                                    "thread); give a shorter --sample-period or run it in detail",
                                    period / 2));
     }
-    window(sample_.warmup, sample_.window, false);
+    window(sample_.warmup, sample_.window, nullptr);
     calibrationDetailed_ = detailed_;
     double sum = 0;
     int n = 0;
@@ -229,7 +264,8 @@ class SampledPass {
         measured[i] = measuring(i);
       }
       std::fill(gapDone_.begin(), gapDone_.end(), 0);
-      window(warmCycles_, windowCycles_, true);
+      WindowOutcome outcome;
+      window(warmCycles_, windowCycles_, &outcome);
       const Cycle windowEnd = machine_.now();
       // The rest of the period, and the next one up to its window, is warmed: together the live threads retire
       // `period` instructions each per period, split by their rates in the window (the co-phase).
@@ -247,7 +283,8 @@ class SampledPass {
       offset = next;
       std::vector<std::uint64_t> retiredNow(cursors_.size());
       for (std::size_t i = 0; i < cursors_.size(); ++i) retiredNow[i] = cursors_[i]->retired();
-      record(start, windowEnd, retiredAtStart, measured, retiredNow);
+      record(start, windowEnd, retiredAtStart, measured, retiredNow, outcome);
+      absorb(outcome);
       report();
     }
     for (std::size_t i = 0; i < cursors_.size(); ++i) {
@@ -415,15 +452,23 @@ class SampledPass {
                         {"windows", std::move(windows)}};
   }
 
-  // Simulates windows [first, last] of a run from its snapshots in `dir`, as the run did: each window starts from its
-  // snapshot, and the functional warming after it is the run's (the manifest's).
-  void replay(const std::filesystem::path& dir, const RecordedRun& run, std::uint64_t first, std::uint64_t last,
-              const Config& config, const std::vector<std::string>& traces) {
+  // Takes the recorded run's parameters, for a run from its snapshots: before replaying windows or absorbing a
+  // worker's outcomes.
+  void useRecordedRun(const RecordedRun& run) {
     recorded_ = &run;
     period_ = run.period;
     calibrationIpc_ = run.calibrationIpc;
     warmCycles_ = run.warmCycles;
     windowCycles_ = run.windowCycles;
+  }
+
+  // Simulates windows [first, last] of a run from its snapshots in `dir`, as the run did: each window starts from its
+  // snapshot, and the functional warming after it is the run's (the manifest's). Each window's outcome goes to `sink`
+  // in window order: absorb() for a run in one process, a window record for a worker of a parallel one.
+  void replay(const std::filesystem::path& dir, const RecordedRun& run, std::uint64_t first, std::uint64_t last,
+              const Config& config, const std::vector<std::string>& traces,
+              const std::function<void(WindowOutcome&&)>& sink) {
+    useRecordedRun(run);
     for (std::uint64_t k = first; k <= last; ++k) {
       const std::filesystem::path path = dir / run.files[k];
       SnapshotFile file = readSnapshotFile(path);
@@ -442,7 +487,8 @@ class SampledPass {
         measured[i] = measuring(i);
       }
       std::fill(gapDone_.begin(), gapDone_.end(), 0);
-      window(warmCycles_, windowCycles_, true);
+      WindowOutcome outcome;
+      window(warmCycles_, windowCycles_, &outcome);
       const Cycle windowEnd = machine_.now();
       const Gap& g = run.gaps[k];
       if (g.ratesUpdated) updateRates();
@@ -451,8 +497,37 @@ class SampledPass {
         gapDone_[i] = g.done[i];
         retiredNow[i] = cursors_[i]->retired() + g.done[i];
       }
-      record(start, windowEnd, retiredAtStart, measured, retiredNow);
+      record(start, windowEnd, retiredAtStart, measured, retiredNow, outcome);
+      sink(std::move(outcome));
       report();
+    }
+  }
+
+  // Adds one window's outcome to the estimates. Windows are absorbed in window order: the stretches' sums and the
+  // window_ipc lists follow it, so the same windows give the same figures bit for bit however they were simulated.
+  void absorb(const WindowOutcome& o) {
+    if (o.threads.size() != cursors_.size()) {
+      throw Error(fmt::format("window {}: the outcome lists {} threads, the run has {}", o.number, o.threads.size(),
+                              cursors_.size()));
+    }
+    windowCyclesSum_ += o.measuredCycles;
+    detailed_ += o.detailed;
+    ++windows_;
+    for (std::size_t i = 0; i < cursors_.size(); ++i) {
+      const ThreadOutcome& t = o.threads[i];
+      if (t.inWindow) {
+        ++windowsOf_[i];
+        windowIpc_[i].push_back(json::array{o.number, t.ipc});
+        addCounters(totals_[i], t.counters);
+      }
+      if (t.halves) {
+        halfExcess_[i].push_back(t.halfExcess);
+        windowCpi_[i].push_back(t.cpi);
+      }
+      if (t.stretch) {
+        threadStretches_[i].y.push_back(t.y);
+        threadStretches_[i].x.push_back(t.x);
+      }
     }
   }
 
@@ -507,7 +582,7 @@ class SampledPass {
   // it ran: the detailed part's (to its trace's end, if that came first) and its warmed instructions at its rate.
   // retiredNow: each thread's instructions retired in all at the stretch's end.
   void record(Cycle start, Cycle windowEnd, const std::vector<std::uint64_t>& retiredAtStart,
-              const std::vector<bool>& measured, const std::vector<std::uint64_t>& retiredNow) {
+              const std::vector<bool>& measured, const std::vector<std::uint64_t>& retiredNow, WindowOutcome& out) {
     for (std::size_t i = 0; i < cursors_.size(); ++i) {
       if (!measured[i]) continue;
       const std::uint64_t retired = retiredNow[i] - retiredAtStart[i];
@@ -523,8 +598,9 @@ class SampledPass {
         y = kept;
       }
       if (x <= 0) continue;
-      threadStretches_[i].y.push_back(y);
-      threadStretches_[i].x.push_back(x);
+      out.threads[i].stretch = true;
+      out.threads[i].y = y;
+      out.threads[i].x = x;
     }
   }
 
@@ -552,8 +628,14 @@ class SampledPass {
   }
 
   // A detailed warm-up and measurement window: the traces are attached, run, measured and detached again (each
-  // cursor rewinds to its oldest unretired instruction, which functional warming then goes on from).
-  void window(std::uint64_t warmCycles, std::uint64_t windowCycles, bool record) {
+  // cursor rewinds to its oldest unretired instruction, which functional warming then goes on from). A measured
+  // window fills `out` (its stretches come from record()); the calibration window (null) only sets the rates.
+  void window(std::uint64_t warmCycles, std::uint64_t windowCycles, WindowOutcome* out) {
+    const bool record = out != nullptr;
+    if (record) {
+      out->number = windowNumber_;
+      out->threads.assign(cursors_.size(), ThreadOutcome{});
+    }
     const std::uint64_t before = retiredAll();
     for (std::uint32_t i = 0; i < cursors_.size(); ++i) {
       if (!lanes_[i].ended) machine_.attach(LogicalCpu{i}, cursors_[i], lanes_[i].asid);
@@ -563,27 +645,33 @@ class SampledPass {
     std::vector<bool> measured(cursors_.size());
     for (std::size_t i = 0; i < cursors_.size(); ++i) measured[i] = measuring(i);
     measureWindow(measured, windowCycles);
-    if (record) windowCyclesSum_ += machine_.measuredCycles();
+    if (record) out->measuredCycles = machine_.measuredCycles();
     for (std::uint32_t i = 0; i < cursors_.size(); ++i) {
       const ThreadStats& st = machine_.threadStats(LogicalCpu{i});
       lastIpc_[i] = st.cycles > 0 ? static_cast<double>(st.instructions) / static_cast<double>(st.cycles) : 0.0;
       if (!record || !measured[i] || st.cycles == 0) continue;
-      ++windowsOf_[i];
-      windowIpc_[i].push_back(json::array{windowNumber_, lastIpc_[i]});
-      addCounters(totals_[i], machine_.cpuStatsJson(LogicalCpu{i}));
+      ThreadOutcome& t = out->threads[i];
+      t.inWindow = true;
+      t.ipc = lastIpc_[i];
+      t.counters = countersOf(machine_.cpuStatsJson(LogicalCpu{i}));
       const auto [n1, c1] = half_[i];
       if (n1 > 0 && st.instructions > n1 && st.cycles > c1) {
         const double first = static_cast<double>(c1) / static_cast<double>(n1);
         const double second = static_cast<double>(st.cycles - c1) / static_cast<double>(st.instructions - n1);
-        halfExcess_[i].push_back(first - second);
-        windowCpi_[i].push_back(static_cast<double>(st.cycles) / static_cast<double>(st.instructions));
+        t.halves = true;
+        t.halfExcess = first - second;
+        t.cpi = static_cast<double>(st.cycles) / static_cast<double>(st.instructions);
       }
     }
-    if (record) ++windows_, ++windowNumber_;
+    if (record) ++windowNumber_;
     for (std::uint32_t i = 0; i < cursors_.size(); ++i) {
       if (machine_.busy(LogicalCpu{i})) machine_.detach(LogicalCpu{i});
     }
-    detailed_ += retiredAll() - before;
+    if (record) {
+      out->detailed = retiredAll() - before;
+    } else {
+      detailed_ += retiredAll() - before;
+    }
   }
 
   // The measurement window: until every measured thread still running has retired sample_.window instructions, at
@@ -816,8 +904,19 @@ RunResult runSampled(const Config& config, const std::vector<std::string>& trace
 
 namespace {
 
+// FNV-1a, 64 bits: a stable digest (std::hash need not be) for telling one manifest or config from another.
+std::uint64_t fnv1a(std::string_view text) {
+  std::uint64_t h = 0xcbf29ce484222325;
+  for (const char c : text) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3;
+  }
+  return h;
+}
+
 // The manifest of a snapshot folder, checked: its format, version and the fields a run from it needs.
 struct Manifest {
+  std::uint64_t digest = 0;  // of the manifest's text: window records name the folder they came from by it
   std::vector<std::string> traces;
   RunOptions options;
   RecordedRun run;
@@ -849,6 +948,7 @@ Manifest readManifest(const std::filesystem::path& dir) {
                               version, kSnapshotVersion));
     }
     Manifest m;
+    m.digest = fnv1a(text);
     for (const auto& t : o.at("traces").as_array()) m.traces.emplace_back(t.as_string());
     m.options.maxInstructions = json::value_to<std::uint64_t>(o.at("max_instructions"));
     const json::object& s = o.at("sample").as_object();
@@ -903,9 +1003,11 @@ Config snapshotConfig(const std::string& dir) {
   return loadConfig(path.string());
 }
 
-RunResult runFromSnapshots(const std::string& dir, const Config& config, const SnapshotRunOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
-  Manifest m = readManifest(dir);
+namespace {
+
+// The windows [first, last] a run from the snapshots covers, checked against the manifest's count.
+std::pair<std::uint64_t, std::uint64_t> windowRange(const std::string& dir, const Manifest& m,
+                                                    const SnapshotRunOptions& options) {
   const std::uint64_t count = m.run.files.size();
   if (count == 0) throw Error(fmt::format("{}: the manifest lists no window", dir));
   const std::uint64_t first = options.firstWindow;
@@ -913,14 +1015,153 @@ RunResult runFromSnapshots(const std::string& dir, const Config& config, const S
   if (first > last) {
     throw UsageError(fmt::format("--windows: the snapshots hold windows 0-{}; {} is not among them", count - 1, first));
   }
+  return {first, last};
+}
+
+RunResult replayResult(SampledPass& pass, const std::string& dir, const Manifest& m, std::uint64_t first,
+                       std::uint64_t last, double host) {
+  json::object stats = pass.result(m.traces, m.run.passes, host, m.options);
+  stats["snapshots"] = json::object{
+      {"folder", dir}, {"first_window", first}, {"last_window", last}, {"windows", m.run.files.size()}};
+  return resultOf(std::move(stats), host);
+}
+
+// A double as its bits: a record hands back the worker's figures exactly.
+json::value bitsOf(double x) { return std::bit_cast<std::uint64_t>(x); }
+double doubleOf(const json::value& v) { return std::bit_cast<double>(json::value_to<std::uint64_t>(v)); }
+
+json::object outcomeJson(const WindowOutcome& o) {
+  json::array threads;
+  for (const ThreadOutcome& t : o.threads) {
+    json::object j{{"in_window", t.inWindow}};
+    if (t.inWindow) {
+      j["ipc"] = bitsOf(t.ipc);
+      j["counters"] = t.counters;
+    }
+    if (t.halves) j["halves"] = json::array{bitsOf(t.halfExcess), bitsOf(t.cpi)};
+    if (t.stretch) j["stretch"] = json::array{bitsOf(t.y), bitsOf(t.x)};
+    threads.push_back(std::move(j));
+  }
+  return json::object{{"window", o.number},
+                      {"measured_cycles", o.measuredCycles},
+                      {"detailed_instructions", o.detailed},
+                      {"threads", std::move(threads)}};
+}
+
+WindowOutcome outcomeOf(const json::object& j) {
+  WindowOutcome o;
+  o.number = json::value_to<std::uint64_t>(j.at("window"));
+  o.measuredCycles = json::value_to<std::uint64_t>(j.at("measured_cycles"));
+  o.detailed = json::value_to<std::uint64_t>(j.at("detailed_instructions"));
+  for (const json::value& v : j.at("threads").as_array()) {
+    const json::object& tj = v.as_object();
+    ThreadOutcome t;
+    t.inWindow = tj.at("in_window").as_bool();
+    if (t.inWindow) {
+      t.ipc = doubleOf(tj.at("ipc"));
+      t.counters = tj.at("counters").as_object();
+    }
+    if (const json::value* h = tj.if_contains("halves")) {
+      t.halves = true;
+      t.halfExcess = doubleOf(h->as_array().at(0));
+      t.cpi = doubleOf(h->as_array().at(1));
+    }
+    if (const json::value* st = tj.if_contains("stretch")) {
+      t.stretch = true;
+      t.y = doubleOf(st->as_array().at(0));
+      t.x = doubleOf(st->as_array().at(1));
+    }
+    o.threads.push_back(std::move(t));
+  }
+  return o;
+}
+
+constexpr std::string_view kRecordsFormat = "smtlab window records";
+
+// The digest of the config the windows are simulated under: a worker's records are merged only under the same one.
+std::uint64_t configDigest(const Config& config) { return fnv1a(configToToml(config)); }
+
+}  // namespace
+
+RunResult runFromSnapshots(const std::string& dir, const Config& config, const SnapshotRunOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  Manifest m = readManifest(dir);
+  const auto [first, last] = windowRange(dir, m, options);
   m.options.progress = options.progress;
   m.options.stopRequested = options.stopRequested;
   SampledPass pass(config, m.traces, m.options);
-  pass.replay(dir, m.run, first, last, config, m.traces);
+  pass.replay(dir, m.run, first, last, config, m.traces, [&pass](WindowOutcome&& o) { pass.absorb(o); });
   const double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  json::object stats = pass.result(m.traces, m.run.passes, host, m.options);
-  stats["snapshots"] = json::object{{"folder", dir}, {"first_window", first}, {"last_window", last}, {"windows", count}};
-  return resultOf(std::move(stats), host);
+  return replayResult(pass, dir, m, first, last, host);
+}
+
+std::uint64_t snapshotWindowCount(const std::string& dir) { return readManifest(dir).run.files.size(); }
+
+std::string simulateSnapshotWindows(const std::string& dir, const Config& config, const SnapshotRunOptions& options) {
+  Manifest m = readManifest(dir);
+  const auto [first, last] = windowRange(dir, m, options);
+  m.options.progress = options.progress;
+  m.options.stopRequested = options.stopRequested;
+  SampledPass pass(config, m.traces, m.options);
+  json::array windows;
+  pass.replay(dir, m.run, first, last, config, m.traces,
+              [&windows](WindowOutcome&& o) { windows.push_back(outcomeJson(o)); });
+  const json::object header{{"format", kRecordsFormat},
+                            {"smtlab_version", std::string(version())},
+                            {"manifest_digest", m.digest},
+                            {"config_digest", configDigest(config)},
+                            {"first_window", first},
+                            {"last_window", last},
+                            {"threads", m.traces.size()}};
+  return packWindowRecords(header, json::serialize(windows));
+}
+
+RunResult mergeSnapshotWindows(const std::string& dir, const Config& config, const std::vector<WindowRecords>& records,
+                               const SnapshotRunOptions& options, double hostSeconds) {
+  const auto start = std::chrono::steady_clock::now();
+  Manifest m = readManifest(dir);
+  const auto [first, last] = windowRange(dir, m, options);
+  SampledPass pass(config, m.traces, m.options);
+  pass.useRecordedRun(m.run);
+  const std::uint64_t digest = configDigest(config);
+  std::uint64_t next = first;  // the window the next record must start with
+  for (const WindowRecords& r : records) {
+    const SnapshotFile f = unpackWindowRecords(r.bytes, r.name);
+    try {
+      const json::object& h = f.header;
+      if (h.at("format") != json::value(kRecordsFormat)) throw Error("not window records");
+      if (json::value_to<std::uint64_t>(h.at("manifest_digest")) != m.digest) {
+        throw Error(fmt::format("simulated from another snapshot folder than {} (or from an earlier manifest)", dir));
+      }
+      if (json::value_to<std::uint64_t>(h.at("config_digest")) != digest) {
+        throw Error("simulated under another config than this run's");
+      }
+      boost::system::error_code ec;
+      const json::value windows = json::parse(f.state, ec);
+      if (ec || !windows.is_array()) throw Error("its windows are not a JSON array");
+      const std::uint64_t a = json::value_to<std::uint64_t>(h.at("first_window"));
+      const std::uint64_t b = json::value_to<std::uint64_t>(h.at("last_window"));
+      if (a != next || b < a || b > last || windows.as_array().size() != b - a + 1) {
+        throw Error(fmt::format("holds windows {}-{} ({} of them), but window {} comes next (windows {}-{} in order)",
+                                a, b, windows.as_array().size(), next, first, last));
+      }
+      for (const json::value& w : windows.as_array()) {
+        const WindowOutcome o = outcomeOf(w.as_object());
+        if (o.number != next) throw Error(fmt::format("window {} where window {} comes next", o.number, next));
+        pass.absorb(o);
+        ++next;
+      }
+    } catch (const Error& e) {
+      throw Error(fmt::format("{}: {}", r.name, e.what()));
+    } catch (const std::exception& e) {
+      throw Error(fmt::format("{}: a field is missing or of the wrong type ({})", r.name, e.what()));
+    }
+  }
+  if (next != last + 1) {
+    throw Error(fmt::format("the window records end before window {} (windows {}-{} wanted)", next, first, last));
+  }
+  const double host = hostSeconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return replayResult(pass, dir, m, first, last, host);
 }
 
 }  // namespace smtlab

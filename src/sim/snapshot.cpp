@@ -80,27 +80,80 @@ bool snapshotFreeKey(const std::string& key) {
   return false;
 }
 
-void writeSnapshotFile(const std::filesystem::path& path, const json::object& header, const std::string& state) {
+namespace {
+
+// A framed file: the 16-byte header (magic, version, reserved), then one zstd frame with its content checksum holding
+// the header JSON's length (64-bit little-endian), the header JSON and the payload. Window snapshots and window
+// records share it.
+std::string packFrame(const std::array<char, 8>& magic, std::uint32_t formatVersion, const json::object& header,
+                      const std::string& payload, const std::string& name) {
   const std::string head = json::serialize(header);
   std::string content;
-  content.reserve(8 + head.size() + state.size());
+  content.reserve(8 + head.size() + payload.size());
   putLe64(content, head.size());
   content += head;
-  content += state;
+  content += payload;
   ZSTD_CCtx* cctx = ZSTD_createCCtx();
-  if (cctx == nullptr) throw Error(fmt::format("{}: zstd: out of memory", path.string()));
+  if (cctx == nullptr) throw Error(fmt::format("{}: zstd: out of memory", name));
   std::string out(kHeaderBytes + ZSTD_compressBound(content.size()), '\0');
-  std::memcpy(out.data(), kMagic.data(), kMagic.size());
-  putLe32(out.data() + 8, kSnapshotVersion);
+  std::memcpy(out.data(), magic.data(), magic.size());
+  putLe32(out.data() + 8, formatVersion);
   putLe32(out.data() + 12, 0);
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);  // fast: the state is mostly tables of small numbers
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
   const std::size_t n =
       ZSTD_compress2(cctx, out.data() + kHeaderBytes, out.size() - kHeaderBytes, content.data(), content.size());
   ZSTD_freeCCtx(cctx);
-  if (ZSTD_isError(n)) throw Error(fmt::format("{}: zstd compression failed: {}", path.string(), ZSTD_getErrorName(n)));
+  if (ZSTD_isError(n)) throw Error(fmt::format("{}: zstd compression failed: {}", name, ZSTD_getErrorName(n)));
   out.resize(kHeaderBytes + n);
-  writeFileAtomically(path, out, "snapshot");
+  return out;
+}
+
+// Reads a framed file back; `what` names its kind in messages ("snapshot"), `again` says how to make it anew.
+SnapshotFile unpackFrame(const std::array<char, 8>& magic, std::uint32_t formatVersion, std::string_view bytes,
+                         const std::string& name, const std::string& what, const std::string& again) {
+  if (bytes.size() < kHeaderBytes || std::memcmp(bytes.data(), magic.data(), magic.size()) != 0) {
+    throw Error(fmt::format("{}: not a {} (no {} header)", name, what, std::string_view(magic.data(), magic.size())));
+  }
+  const std::uint32_t version = getLe32(bytes.data() + 8);
+  if (version > formatVersion) {
+    throw Error(fmt::format("{}: {} format version {} is newer than this smtlab reads ({}); use the smtlab that wrote "
+                            "it",
+                            name, what, version, formatVersion));
+  }
+  if (version < formatVersion) {
+    throw Error(fmt::format("{}: {} format version {} is older than this smtlab reads ({}); {}", name, what, version,
+                            formatVersion, again));
+  }
+  const char* frame = bytes.data() + kHeaderBytes;
+  const std::size_t frameBytes = bytes.size() - kHeaderBytes;
+  const unsigned long long size = ZSTD_getFrameContentSize(frame, frameBytes);
+  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size < 8 || size > (std::uint64_t{1} << 34)) {
+    throw Error(fmt::format("{}: the {} is damaged (its compressed frame has no valid size)", name, what));
+  }
+  std::string content(static_cast<std::size_t>(size), '\0');
+  const std::size_t got = ZSTD_decompress(content.data(), content.size(), frame, frameBytes);
+  if (ZSTD_isError(got) || got != content.size()) {
+    throw Error(fmt::format("{}: the {} is damaged ({})", name, what,
+                            ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short content"));
+  }
+  const std::uint64_t headBytes = getLe64(content.data());
+  if (headBytes > content.size() - 8) throw Error(fmt::format("{}: the {}'s header is damaged", name, what));
+  SnapshotFile f;
+  boost::system::error_code ec;
+  json::value head = json::parse(std::string_view(content.data() + 8, headBytes), ec);
+  if (ec || !head.is_object()) throw Error(fmt::format("{}: the {}'s header is not a JSON object", name, what));
+  f.header = std::move(head.as_object());
+  f.state = content.substr(8 + headBytes);
+  return f;
+}
+
+constexpr std::array<char, 8> kRecordsMagic{'S', 'M', 'T', 'L', 'W', 'R', 'E', 'C'};
+
+}  // namespace
+
+void writeSnapshotFile(const std::filesystem::path& path, const json::object& header, const std::string& state) {
+  writeFileAtomically(path, packFrame(kMagic, kSnapshotVersion, header, state, path.string()), "snapshot");
 }
 
 SnapshotFile readSnapshotFile(const std::filesystem::path& path) {
@@ -112,38 +165,17 @@ SnapshotFile readSnapshotFile(const std::filesystem::path& path) {
   if (bytes.size() < kHeaderBytes || std::memcmp(bytes.data(), kMagic.data(), kMagic.size()) != 0) {
     throw Error(fmt::format("{}: not a window snapshot (no SMTLSNAP header)", name));
   }
-  const std::uint32_t version = getLe32(bytes.data() + 8);
-  if (version > kSnapshotVersion) {
-    throw Error(fmt::format("{}: snapshot format version {} is newer than this smtlab reads ({}); use the smtlab "
-                            "that wrote it",
-                            name, version, kSnapshotVersion));
-  }
-  if (version < kSnapshotVersion) {
-    throw Error(fmt::format("{}: snapshot format version {} is older than this smtlab reads ({}); take the snapshots "
-                            "again (smtlab run --sample --snapshots)",
-                            name, version, kSnapshotVersion));
-  }
-  const char* frame = bytes.data() + kHeaderBytes;
-  const std::size_t frameBytes = bytes.size() - kHeaderBytes;
-  const unsigned long long size = ZSTD_getFrameContentSize(frame, frameBytes);
-  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size < 8 || size > (std::uint64_t{1} << 34)) {
-    throw Error(fmt::format("{}: the snapshot is damaged (its compressed frame has no valid size)", name));
-  }
-  std::string content(static_cast<std::size_t>(size), '\0');
-  const std::size_t got = ZSTD_decompress(content.data(), content.size(), frame, frameBytes);
-  if (ZSTD_isError(got) || got != content.size()) {
-    throw Error(fmt::format("{}: the snapshot is damaged ({})", name,
-                            ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short content"));
-  }
-  const std::uint64_t headBytes = getLe64(content.data());
-  if (headBytes > content.size() - 8) throw Error(fmt::format("{}: the snapshot's header is damaged", name));
-  SnapshotFile f;
-  boost::system::error_code ec;
-  json::value head = json::parse(std::string_view(content.data() + 8, headBytes), ec);
-  if (ec || !head.is_object()) throw Error(fmt::format("{}: the snapshot's header is not a JSON object", name));
-  f.header = std::move(head.as_object());
-  f.state = content.substr(8 + headBytes);
-  return f;
+  return unpackFrame(kMagic, kSnapshotVersion, bytes, name, "snapshot",
+                     "take the snapshots again (smtlab run --sample --snapshots)");
+}
+
+std::string packWindowRecords(const json::object& header, const std::string& payload) {
+  return packFrame(kRecordsMagic, kWindowRecordsVersion, header, payload, "window record");
+}
+
+SnapshotFile unpackWindowRecords(std::string_view bytes, const std::string& name) {
+  return unpackFrame(kRecordsMagic, kWindowRecordsVersion, bytes, name, "window record",
+                     "simulate the windows again with this smtlab");
 }
 
 json::object snapshotBinding(const Config& config, const std::vector<std::string>& traces) {

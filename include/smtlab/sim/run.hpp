@@ -68,6 +68,23 @@ struct SnapshotRunOptions {
   std::function<bool()> stopRequested;
 };
 RunResult runFromSnapshots(const std::string& dir, const Config& config, const SnapshotRunOptions& options);
+
+// A run from snapshots in parts (docs/sampling.md "Window snapshots", in parallel): each part simulates a range of
+// windows (simulateSnapshotWindows, in its own process or on another machine) and hands back its window records, the
+// per-window outcomes in a checked frame (snapshot.hpp); mergeSnapshotWindows adds them up in window order by the
+// code runFromSnapshots uses, so that the result equals its result for the same windows (host times aside).
+std::uint64_t snapshotWindowCount(const std::string& dir);
+// Windows options.firstWindow..lastWindow of `dir` under `config`: their window records (bytes).
+std::string simulateSnapshotWindows(const std::string& dir, const Config& config, const SnapshotRunOptions& options);
+struct WindowRecords {
+  std::string name;   // where they came from, for messages ("windows 0-50" or a file's path)
+  std::string bytes;  // simulateSnapshotWindows' result
+};
+// The result of the windows options.firstWindow..lastWindow from the records of consecutive ranges that cover them,
+// in window order; refuses (smtlab::Error naming the record) records of another folder, manifest or config, damaged
+// ones, and a gap, overlap or disorder of the ranges. hostSeconds: the time the parts took, added to the merge's own.
+RunResult mergeSnapshotWindows(const std::string& dir, const Config& config, const std::vector<WindowRecords>& records,
+                               const SnapshotRunOptions& options, double hostSeconds);
 // The config the snapshots in `dir` were taken with.
 Config snapshotConfig(const std::string& dir);
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/json/object.hpp>
@@ -20,6 +21,9 @@
 namespace smtlab {
 
 inline constexpr std::uint32_t kSnapshotVersion = 1;
+// Window records: what a worker of a parallel run from snapshots hands back (the per-window results of its range), in
+// the same frame as a snapshot under the magic "SMTLWREC".
+inline constexpr std::uint32_t kWindowRecordsVersion = 1;
 
 struct SnapshotFile {
   boost::json::object header;
@@ -31,6 +35,11 @@ void writeSnapshotFile(const std::filesystem::path& path, const boost::json::obj
 // Reads and checks a snapshot: refuses (smtlab::Error naming the file) a file that is not one, one of a newer or older
 // format version, or one whose checksum does not match.
 SnapshotFile readSnapshotFile(const std::filesystem::path& path);
+
+// Window records in their frame, and read back: refused (smtlab::Error naming `name`) when not such a record, of
+// another format version, or damaged (the checksum).
+std::string packWindowRecords(const boost::json::object& header, const std::string& payload);
+SnapshotFile unpackWindowRecords(std::string_view bytes, const std::string& name);
 
 // What a snapshot is bound to: every config key with its value (as TOML text), and each trace's spec with, for a file,
 // its size and modification time.
