@@ -1,5 +1,5 @@
 // The enum tables as read-only Python dicts, name -> doc in enum order: CPI-stack causes, fetch
-// policies, rename/retire policies, issue-port unit classes. Python code derives its lists from these instead of
+// policies, rename/retire policies, allocation policies, issue-port unit classes. Python code derives its lists from these instead of
 // keeping its own copy (smtlab.plot.CPI_ORDER is tuple(CPI_CAUSES)).
 #include <string>
 
@@ -7,6 +7,7 @@
 
 #include "binding.hpp"
 #include "smtlab/config/config.hpp"
+#include "smtlab/core/allocation_policy.hpp"
 #include "smtlab/core/core_stats.hpp"
 #include "smtlab/core/fetch_policy.hpp"
 
@@ -30,6 +31,7 @@ void bindTables(py::module_& m) {
   m.attr("CPI_CAUSES") = namesToDocs(kCpiCauseTable);
   m.attr("FETCH_POLICIES") = namesToDocs(fetchPolicyTable());
   m.attr("THREAD_CHOICE_POLICIES") = namesToDocs(threadChoiceTable());
+  m.attr("ALLOCATION_POLICIES") = namesToDocs(allocationPolicyTable());
   m.attr("UNIT_CLASSES") = namesToDocs(kUnitClassTable);
 }
 

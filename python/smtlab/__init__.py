@@ -32,6 +32,7 @@ except ImportError as _e:  # pragma: no cover - depends on the build
     ) from _e
 
 from ._core import (  # noqa: F401  (re-exports)
+    ALLOCATION_POLICIES,
     CPI_CAUSES,
     FETCH_POLICIES,
     THREAD_CHOICE_POLICIES,
@@ -81,6 +82,7 @@ def load_config(name_or_path: str | None = None, overrides: _Mapping[str, _Any] 
 
 
 __all__ = [
+    "ALLOCATION_POLICIES",
     "CPI_CAUSES",
     "FETCH_POLICIES",
     "THREAD_CHOICE_POLICIES",

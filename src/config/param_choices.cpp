@@ -15,6 +15,7 @@
 #include "param_table.hpp"
 #include "smtlab/common/short_quote.hpp"
 #include "smtlab/config/loader.hpp"
+#include "smtlab/core/allocation_policy.hpp"
 #include "smtlab/core/fetch_policy.hpp"
 
 namespace smtlab {
@@ -91,6 +92,8 @@ std::vector<std::string_view> choicesOf(const Param& p) {
     names(kLongLatencyMissTable);
   } else if (std::holds_alternative<MemDependence*>(p.field)) {
     names(kMemDependenceTable);
+  } else if (std::holds_alternative<AllocationPolicy*>(p.field)) {
+    names(allocationPolicyTable());
   }
   return out;
 }
@@ -112,6 +115,7 @@ std::string setChoice(const Param& p, std::string_view name) {
   if (auto* tc = std::get_if<ThreadChoice*>(&p.field)) return pick(threadChoiceTable(), *tc);
   if (auto* ll = std::get_if<LongLatencyMiss*>(&p.field)) return pick(kLongLatencyMissTable, *ll);
   if (auto* md = std::get_if<MemDependence*>(&p.field)) return pick(kMemDependenceTable, *md);
+  if (auto* ap = std::get_if<AllocationPolicy*>(&p.field)) return pick(allocationPolicyTable(), *ap);
   return {};
 }
 
@@ -140,6 +144,7 @@ std::string_view longLatencyMissName(LongLatencyMiss m) { return enumName(kLongL
 std::string_view memDependenceName(MemDependence m) { return enumName(kMemDependenceTable, m); }
 std::string_view threadChoiceName(ThreadChoice c) { return enumName(threadChoiceTable(), c); }
 std::string_view fetchPolicyName(FetchPolicy p) { return enumName(fetchPolicyTable(), p); }
+std::string_view allocationPolicyName(AllocationPolicy p) { return enumName(allocationPolicyTable(), p); }
 std::string_view unitClassName(UnitClass c) { return enumName(kUnitClassTable, c); }
 
 std::vector<std::string_view> unitClassNames() {

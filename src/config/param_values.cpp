@@ -86,6 +86,8 @@ std::string valueText(const Param& p) {
           return fmt::format("[{}]", fmt::join(ports, ", "));
         } else if constexpr (std::is_same_v<T, MemDependence>) {
           return quoted(memDependenceName(*f));
+        } else if constexpr (std::is_same_v<T, AllocationPolicy>) {
+          return quoted(allocationPolicyName(*f));
         } else {
           return quoted(fetchPolicyName(*f));
         }
@@ -184,6 +186,8 @@ boost::json::value configToJson(const Config& config) {
             return ports;
           } else if constexpr (std::is_same_v<T, MemDependence>) {
             return boost::json::string(memDependenceName(*f));
+          } else if constexpr (std::is_same_v<T, AllocationPolicy>) {
+            return boost::json::string(allocationPolicyName(*f));
           } else {
             return boost::json::value(*f);
           }

@@ -11,6 +11,7 @@
 
 #include "param_table.hpp"
 #include "smtlab/config/loader.hpp"
+#include "smtlab/core/allocation_policy.hpp"
 #include "smtlab/core/fetch_policy.hpp"
 #include "smtlab/core/fu_kind.hpp"
 
@@ -154,6 +155,32 @@ void visitParams(Config& c, V&& v) {
   v("core.rename_policy", k.rename_policy, policyDoc("which thread renames/allocates each cycle", threadChoiceTable()));
   v("core.retire_policy", k.retire_policy, policyDoc("which thread retires each cycle", threadChoiceTable()));
   v("core.retire_width", k.retire_width, "uops retired per cycle, all threads together", 1, 64);
+  // One key for every structure: DCRA classifies the threads once per cycle and applies one formula to each
+  // resource it controls (Cazorla et al. 2004), and a policy that learns partitions (hill climbing, Choi and Yeung
+  // 2006) moves the boundaries of all structures together; one policy per structure would only allow mixes no paper
+  // defines.
+  {
+    std::vector<std::string> rows;
+    for (const auto& row : allocationPolicyTable()) rows.push_back(fmt::format("{} ({})", row.name, row.doc));
+    v("core.allocation_policy", k.allocation_policy,
+      fmt::format("how the uop queue, ROB, IQ, LQ, SQ and limited register files are divided between threads at run "
+                  "time: {}; docs/model.md \"Allocation policies\"",
+                  fmt::join(rows, "; ")));
+  }
+  v("core.dcra.activity_window", k.dcra.activity_window,
+    "dcra: a thread is active for a structure (counted among its sharers) while it held an entry of it within this "
+    "many cycles",
+    1, 1e9);
+  v("core.dcra.slow_misses", k.dcra.slow_misses,
+    "dcra: loads missing the L1D in flight that make a thread slow (it gets the larger share); fewer: fast", 1, 4096);
+  v("core.dcra.slow_hold", k.dcra.slow_hold,
+    "dcra: cycles a thread stays slow after the misses that made it slow have returned (0: classified anew each cycle, "
+    "as in the paper)",
+    0, 1e9);
+  v("core.dcra.sharing_factor", k.dcra.sharing_factor,
+    "dcra: C, the part of each fast active thread's even share a slow thread may take on top of its own (share = "
+    "R/T x (1 + C x fast active threads)); 0 = 1/T, T the structure's active threads",
+    0, 1);
   visitQueue(v, "core.uop_queue", k.uop_queue, "uop queue (decoded, awaiting rename)");
   visitQueue(v, "core.rob", k.rob, "reorder buffer");
   visitQueue(v, "core.iq", k.iq, "issue queue (schedulers)");

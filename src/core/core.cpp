@@ -48,7 +48,13 @@ Core::Core(CoreId id, const Config& config, MemorySystem& memory)
       rename_(config, threads_, queues_),
       loadStore_(id, config, memory, threads_, queues_, longLatencyAction(config)),
       scheduler_(config, threads_, queues_, loadStore_, frontEnd_),
-      retire_(config, threads_, queues_, loadStore_, events_) {
+      retire_(config, threads_, queues_, loadStore_, events_),
+      allocation_(makeAllocationPolicy(config.core)),
+      adaptiveAllocation_(allocation_->adaptive()) {
+  for (int q = 0; q < kQueueKinds; ++q) allocationStructures_[q] = &queues_.byKind[q];
+  RegisterFiles& regs = queues_.registers;
+  allocationStructures_[kQueueKinds] = regs.intLimited() ? &regs.intFile() : nullptr;
+  allocationStructures_[kQueueKinds + 1] = regs.fpLimited() ? &regs.fpFile() : nullptr;
   const std::uint32_t robCap = std::bit_ceil(queue(QueueKind::Rob).total());
   const std::uint32_t frontCap =
       std::bit_ceil(queue(QueueKind::UopQueue).total() + frontEnd_.pipeCapacity() + config.core.fetch_width);
@@ -65,6 +71,7 @@ void Core::tick(Cycle now) {
     activeDirty_ = false;
     activeSetChanged(now);
   }
+  if (adaptiveAllocation_) allocation_->cycleStart(allocationStructures_, now);
   // Progress of wrong-path resolution and retire (`early`), of the store drain and issue, and of the stages after
   // issue (`late`): see the wake-up rule at the end.
   bool early = frontEnd_.resolveWrongPaths(now);
@@ -75,6 +82,7 @@ void Core::tick(Cycle now) {
   const bool drained = loadStore_.drainStores(now);  // retired stores write the L1D (post-retire store buffer)
   const bool issued = scheduler_.issue(now);
   if (loadStore_.hasPendingSquashes()) applyPendingFlushes();
+  if (adaptiveAllocation_) observeAllocation(now);
   bool late = frontEnd_.deliver(now);
   late |= rename_.tick(now, draining(now));
   scheduler_.accept(rename_.dispatched());
@@ -168,6 +176,26 @@ void Core::activeSetChanged(Cycle now) {
     drainToShares_ = true;
     ++drains_;
   }
+}
+
+void Core::observeAllocation(Cycle now) {
+  for (std::uint32_t t = 0; t < threadCount_; ++t) {
+    const ThreadContext& th = threads_[t];
+    AllocationSample& s = allocationSamples_[t];
+    s.running = th.state == ThreadState::Running;
+    // ThreadContext::missDone keeps returned misses until the next one: those whose data is back are not pending.
+    s.pendingDataMisses = 0;
+    s.lastPendingMissDone = Cycle{0};
+    for (const Cycle c : th.missDone) {
+      if (c > now) {
+        ++s.pendingDataMisses;
+        s.lastPendingMissDone = std::max(s.lastPendingMissDone, c);
+      }
+    }
+    s.retired = th.stats.instructions;
+  }
+  allocation_->observe(std::span<const AllocationSample>(allocationSamples_.data(), threadCount_),
+                       allocationStructures_, now);
 }
 
 bool Core::draining(Cycle now) const {
@@ -390,6 +418,7 @@ Cycle Core::computeNextWake(Cycle now) const {
   scheduler_.earliestWake(now, next);
   loadStore_.earliestWake(now, next);
   consider(drainUntil_);
+  if (adaptiveAllocation_) consider(allocation_->nextChange(allocationStructures_, now));
   for (const auto& th : threads_) {
     if (th.state != ThreadState::Running) continue;
     const SeqNum head = th.cursor->retireSeq();
@@ -597,6 +626,8 @@ void Core::visitState(StateIo& io) {
   scheduler_.visitState(io);
   io.mark("retire");
   retire_.visitState(io);
+  io.mark("allocation policy");
+  allocation_->visitState(io);
   io(activeMask_, drainUntil_, drainToShares_, activeDirty_, nextWake_, accountedUpTo_, lastRetire_, cyclesActive_,
      drains_, accountedMask_);
 }

@@ -18,6 +18,19 @@ std::array<std::uint8_t, kOpClassCount> microcodeCycles(const UopDecoder& decode
 }
 }  // namespace
 
+namespace {
+// Whether the order in which the threads enter the uop queue can never change what enters (FrontEnd::deliver's fast
+// path). So with two threads and a partitioned or replicated queue whose shares only the static allocation policy
+// sets: while both are within their shares, the shares add up to the queue, so neither can take the other's; while
+// one holds more than a shrunk share, only the other can take. Shared and capped queues, an adaptive policy's shares
+// and three or more threads (two under their shares competing for what a third frees) take the ordered path.
+bool deliveryOrderFree(const Config& config) {
+  const Sharing sharing = config.core.uop_queue.sharing;
+  return (sharing == Sharing::Partitioned || sharing == Sharing::Replicated) && config.core.threads <= 2 &&
+         config.core.allocation_policy == AllocationPolicy::Static;
+}
+}  // namespace
+
 FrontEnd::FrontEnd(CoreId core, const Config& config, MemorySystem& memory, std::span<ThreadContext> threads,
                    CoreQueues& queues)
     : core_(core),
@@ -36,6 +49,7 @@ FrontEnd::FrontEnd(CoreId core, const Config& config, MemorySystem& memory, std:
       fetchPrefetch_(config.core.fetch_prefetch),
       pipeCapacity_(std::max(1u, config.core.fetch_width) * std::max(1u, config.core.frontend_depth)),
       wrongPath_(config.core.wrong_path),
+      deliveryOrderFree_(deliveryOrderFree(config)),
       memory_(memory),
       threads_(threads),
       queues_(queues),
@@ -298,6 +312,36 @@ bool FrontEnd::squashResolvedWrongPaths(Cycle now) {
   return changed;
 }
 
+inline Cycle FrontEnd::pipeHeadArrival(std::uint32_t t) const {
+  const ThreadContext& th = threads_[t];
+  if (th.state != ThreadState::Running) return Cycle::never();
+  if (th.enteredSeq < th.cursor->fetchSeq()) return th.front[th.enteredSeq.value & th.frontMask].availableAt;
+  // Wrong-path uops follow the real ones in order (they were fetched after the mispredicted branch).
+  const WrongPathState& wp = th.wrongPath;
+  return wp.entered < wp.tail ? wp.at(wp.entered).availableAt : Cycle::never();
+}
+
+inline bool FrontEnd::enterUopQueue(std::uint32_t t) {
+  SharedCapacity& uopq = queues_[QueueKind::UopQueue];
+  ThreadContext& th = threads_[t];
+  if (th.enteredSeq < th.cursor->fetchSeq()) {
+    // The uop queue holds uops (uopwindow): an instruction takes one entry per fused-domain uop. A microcode
+    // sequence streams through from the sequencer, so it never needs more at once than the thread is guaranteed
+    // (chosen, as the issue queue: SharedCapacity::guaranteed).
+    FrontEntry& fe = th.front[th.enteredSeq.value & th.frontMask];
+    const std::uint32_t slots = std::max<std::uint32_t>(1, std::min<std::uint32_t>(fe.plan.fused, uopq.guaranteed(t)));
+    if (uopq.check(t, slots) != CapacityVerdict::Ok) return false;
+    uopq.take(t, slots);
+    fe.uopqHeld = static_cast<std::uint8_t>(slots);
+    ++th.enteredSeq;
+    return true;
+  }
+  if (uopq.check(t) != CapacityVerdict::Ok) return false;
+  uopq.take(t);
+  ++th.wrongPath.entered;
+  return true;
+}
+
 bool FrontEnd::deliver(Cycle now) {
   // The front end is one pipeline feeding one uop queue: what it fetched first reaches the queue first. So the
   // instructions at the end of the threads' pipes enter in fetch order (the earliest availableAt first), and a thread
@@ -307,6 +351,14 @@ bool FrontEnd::deliver(Cycle now) {
   // describe the Pentium 4's queue as partitioned, and no shared one). Served by number instead, the lower thread
   // would take every entry the other frees and shut it out of a full queue for good. Threads fetched in the same
   // cycle (fetch_threads > 1) take turns.
+  if (deliveryOrderFree_) {
+    // No thread's entries can be taken by another: each fills what it may in turn, the same result in less time.
+    bool moved = false;
+    for (std::uint32_t t = 0; t < threadCount_; ++t) {
+      while (pipeHeadArrival(t) <= now && enterUopQueue(t)) moved = true;
+    }
+    return moved;
+  }
   std::array<Cycle, kMaxThreads> arrived;  // when each thread's next instruction reached the end of its pipe
   for (std::uint32_t t = 0; t < threadCount_; ++t) arrived[t] = pipeHeadArrival(t);
   bool moved = false;
@@ -331,35 +383,6 @@ bool FrontEnd::deliver(Cycle now) {
   return moved;
 }
 
-Cycle FrontEnd::pipeHeadArrival(std::uint32_t t) const {
-  const ThreadContext& th = threads_[t];
-  if (th.state != ThreadState::Running) return Cycle::never();
-  if (th.enteredSeq < th.cursor->fetchSeq()) return th.front[th.enteredSeq.value & th.frontMask].availableAt;
-  // Wrong-path uops follow the real ones in order (they were fetched after the mispredicted branch).
-  const WrongPathState& wp = th.wrongPath;
-  return wp.entered < wp.tail ? wp.at(wp.entered).availableAt : Cycle::never();
-}
-
-bool FrontEnd::enterUopQueue(std::uint32_t t) {
-  SharedCapacity& uopq = queues_[QueueKind::UopQueue];
-  ThreadContext& th = threads_[t];
-  if (th.enteredSeq < th.cursor->fetchSeq()) {
-    // The uop queue holds uops (uopwindow): an instruction takes one entry per fused-domain uop. A microcode
-    // sequence streams through from the sequencer, so it never needs more at once than the thread is guaranteed
-    // (chosen, as the issue queue: SharedCapacity::guaranteed).
-    FrontEntry& fe = th.front[th.enteredSeq.value & th.frontMask];
-    const std::uint32_t slots = std::max<std::uint32_t>(1, std::min<std::uint32_t>(fe.plan.fused, uopq.guaranteed(t)));
-    if (uopq.check(t, slots) != CapacityVerdict::Ok) return false;
-    uopq.take(t, slots);
-    fe.uopqHeld = static_cast<std::uint8_t>(slots);
-    ++th.enteredSeq;
-    return true;
-  }
-  if (uopq.check(t) != CapacityVerdict::Ok) return false;
-  uopq.take(t);
-  ++th.wrongPath.entered;
-  return true;
-}
 
 void FrontEnd::mispredictResolved(std::uint32_t thread, const Uop& branch, Cycle done) {
   ThreadContext& th = threads_[thread];

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "smtlab/core/allocation_policy.hpp"
 #include "smtlab/core/fetch_policy.hpp"
 #include "smtlab/mem/address_space.hpp"
 
@@ -24,7 +25,8 @@ LoadStoreUnit::LoadStoreUnit(CoreId core, const Config& config, MemorySystem& me
     : core_(core),
       loadAgu_(config.core.fu.load.latency),
       longLatency_(action, config.core.long_latency_miss),
-      countMisses_(makeFetchPolicy(config.core.fetch_policy)->needsDataMisses()),
+      countMisses_(makeFetchPolicy(config.core.fetch_policy)->needsDataMisses() ||
+                   makeAllocationPolicy(config.core)->needsDataMisses()),
       storeBuffer_(config.core.lsu.store_buffer),
       forwarding_(config.core.lsu.forwarding),
       forwardSameAddress_(config.core.lsu.forward_same_address),

@@ -14,6 +14,7 @@
 #include "helpers.hpp"
 #include "smtlab/core/core_event.hpp"
 #include "smtlab/core/core_stats.hpp"
+#include "smtlab/core/allocation_policy.hpp"
 #include "smtlab/core/fetch_policy.hpp"
 #include "smtlab/core/fu_kind.hpp"
 
@@ -146,6 +147,28 @@ TEST(EnumTables, FetchPoliciesParseBuildAndAreDocumented) {
   // A name not in the table is refused with the table's names.
   Config c;
   EXPECT_THROW(applyOverride(c, "core.fetch_policy", "fifo", "test"), ConfigError);
+}
+
+TEST(EnumTables, AllocationPoliciesParseBuildAndAreDocumented) {
+  expectWellFormed(allocationPolicyTable());
+  ASSERT_EQ(allocationPolicyTable().size(), 2u);  // static dcra (docs/model.md "Allocation policies")
+  const std::string model = readDoc("model.md");
+  const std::string config = readDoc("config.md");
+  for (const auto& row : allocationPolicyTable()) {
+    Config c;
+    applyOverride(c, "core.allocation_policy", row.name, "test");
+    EXPECT_EQ(c.core.allocation_policy, row.value) << row.name;
+    const auto policy = makeAllocationPolicy(c.core);
+    ASSERT_NE(policy, nullptr) << row.name;
+    // Only an adaptive policy is called each cycle; static leaves the sharing modes' shares alone.
+    EXPECT_EQ(policy->adaptive(), row.value != AllocationPolicy::Static) << row.name;
+    const std::string quoted = fmt::format("`{}`", row.name);
+    EXPECT_NE(model.find(quoted), std::string::npos) << "docs/model.md does not describe " << row.name;
+    EXPECT_NE(config.find(quoted), std::string::npos) << "docs/config.md does not list " << row.name;
+    EXPECT_NE(docOf("core.allocation_policy").find(row.name), std::string::npos) << row.name;
+  }
+  Config c;
+  EXPECT_THROW(applyOverride(c, "core.allocation_policy", "hill", "test"), ConfigError);
 }
 
 TEST(EnumTables, UnitClassesParseAsPortsAndAreListedInTheKeyDoc) {

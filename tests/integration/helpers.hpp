@@ -48,6 +48,22 @@ inline Config baseConfig(std::uint32_t threads = 1) {
   return c;
 }
 
+// The clog machine of the sharing tests: two threads, every queue shared, 4-wide fetch and rename (rename in turn),
+// 3 single-cycle ALUs, the given fetch policy.
+inline Config everyQueueSharedConfig(FetchPolicy policy) {
+  Config c = baseConfig(2);
+  c.core.fetch_policy = policy;
+  c.core.rename_policy = ThreadChoice::RoundRobin;
+  c.core.fetch_width = 4;
+  c.core.rename_width = 4;
+  c.core.fu.int_alu = {1, true};
+  setUnitCount(c.core, UnitClass::IntAlu, 3);
+  for (QueueConfig* q : {&c.core.uop_queue, &c.core.rob, &c.core.iq, &c.core.lq, &c.core.sq}) {
+    q->sharing = Sharing::Shared;
+  }
+  return c;
+}
+
 // A scalar machine: one instruction per cycle at every stage, one unit of each kind.
 inline Config widthOneConfig() {
   Config c = baseConfig(1);

@@ -347,20 +347,6 @@ TEST(SmtSharing, FlushBeatsIcountWhenTheComputeThreadLeavesFetchSlots) {
 
 // Every queue shared (uop queue, ROB, issue queue, load and store buffers): nothing but the thread choices keeps the
 // DRAM chase from holding the whole issue queue and load buffer, each of its loads waiting for the one before.
-Config everyQueueSharedConfig(FetchPolicy policy) {
-  Config c = baseConfig(2);
-  c.core.fetch_policy = policy;
-  c.core.rename_policy = ThreadChoice::RoundRobin;
-  c.core.fetch_width = 4;
-  c.core.rename_width = 4;
-  c.core.fu.int_alu = {1, true};
-  setUnitCount(c.core, UnitClass::IntAlu, 3);
-  for (QueueConfig* q : {&c.core.uop_queue, &c.core.rob, &c.core.iq, &c.core.lq, &c.core.sq}) {
-    q->sharing = Sharing::Shared;
-  }
-  return c;
-}
-
 TEST(SmtSharing, EveryQueueSharedTheChaseClogsButNeverShutsOutItsSibling) {
   // Once the chase holds the whole issue queue, each of its loads, when it issues, frees one entry. Rename serves the
   // threads in turn (round_robin): the chase took the last entry, so the ALU thread takes this one; its instruction

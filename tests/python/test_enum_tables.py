@@ -1,5 +1,5 @@
 """The enum tables as Python sees them: smtlab.CPI_CAUSES, FETCH_POLICIES, THREAD_CHOICE_POLICIES,
-UNIT_CLASSES and EventKind come from the C++ tables, and every Python list built on them holds every value. Each
+ALLOCATION_POLICIES, UNIT_CLASSES and EventKind come from the C++ tables, and every Python list built on them holds every value. Each
 check fails when a value is missing from a derived list or a Python copy drifts from the model's list."""
 
 from __future__ import annotations
@@ -44,8 +44,17 @@ def test_every_fetch_policy_loads_and_runs(name):
     assert all(cpu["instructions"] >= 5000 for cpu in r["logical_cpus"])
 
 
+@pytest.mark.parametrize("name", list(smtlab.ALLOCATION_POLICIES))
+def test_every_allocation_policy_loads_and_runs(name):
+    cfg = smtlab.load_config("netburst", {"core.allocation_policy": name})
+    assert cfg.get("core.allocation_policy") == name
+    r = smtlab.run_traces(cfg, ["gen:chase,footprint=4m", "gen:mix"], 5000)
+    assert all(cpu["instructions"] >= 5000 for cpu in r["logical_cpus"])
+
+
 def test_policy_and_unit_class_names_match_what_the_config_accepts():
     assert list(smtlab.FETCH_POLICIES) == ["round_robin", "icount", "brcount", "misscount", "stall", "flush"]
+    assert list(smtlab.ALLOCATION_POLICIES) == ["static", "dcra"]
     for name in smtlab.THREAD_CHOICE_POLICIES:
         assert smtlab.load_config(None, {"core.retire_policy": name}).get("core.retire_policy") == name
     with pytest.raises(smtlab.ConfigError, match="round_robin"):

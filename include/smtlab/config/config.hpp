@@ -24,6 +24,19 @@ inline constexpr std::array<EnumInfo<Sharing>, 4> kSharingTable{{
 }};
 static_assert(inEnumOrder(kSharingTable));
 
+// How the partitionable structures are divided at run time (core.allocation_policy): `static` keeps each structure's
+// `sharing` mode, an adaptive policy sets the shares each cycle. Names, docs and factories: allocationPolicyTable()
+// in core/allocation_policy.hpp.
+enum class AllocationPolicy : std::uint8_t { Static, Dcra };
+
+// DCRA's parameters (core.dcra; core/allocation_policy.hpp, docs/model.md "Allocation policies").
+struct DcraConfig {
+  std::uint32_t activity_window = 256;  // a thread is active for a structure if it held an entry this many cycles ago
+  std::uint32_t slow_misses = 1;        // L1D misses in flight that make a thread slow
+  std::uint32_t slow_hold = 0;          // cycles a thread stays slow after those misses have returned
+  double sharing_factor = 0.0;          // C, the part of a fast thread's share lent to slow ones; 0 = 1 / active threads
+};
+
 // The cache whose miss makes a load "long-latency" for the STALL and FLUSH fetch policies.
 enum class LongLatencyMiss : std::uint8_t { L1, L2, Llc };
 // Tullsen & Brown 2001 trigger on an L2 miss, the last level of their machine: llc here.
@@ -186,6 +199,8 @@ struct CoreConfig {
   ThreadChoice rename_policy = ThreadChoice::RoundRobin;  // which thread renames/allocates in a cycle
   ThreadChoice retire_policy = ThreadChoice::RoundRobin;  // which thread retires in a cycle
   LongLatencyMiss long_latency_miss = LongLatencyMiss::Llc;  // STALL/FLUSH trigger
+  AllocationPolicy allocation_policy = AllocationPolicy::Static;  // one policy for every partitionable structure
+  DcraConfig dcra{};
   QueueConfig uop_queue{32, Sharing::Partitioned, 1.0};
   QueueConfig rob{128, Sharing::Partitioned, 1.0};
   QueueConfig iq{48, Sharing::Capped, 0.75};

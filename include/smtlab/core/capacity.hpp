@@ -1,6 +1,7 @@
 // A queue's capacity and how it is divided between the hardware threads of a core: the one place where the
-// replicated / partitioned / shared / capped policies live. Every queue of the pipeline (uop queue, ROB, issue queue,
-// load and store queues) holds one of these and asks it before taking an entry.
+// replicated / partitioned / shared / capped policies live, and where an adaptive allocation policy sets its shares.
+// Every queue of the pipeline (uop queue, ROB, issue queue, load and store queues) holds one of these and asks it
+// before taking an entry.
 #pragma once
 
 #include <array>
@@ -49,7 +50,14 @@ class SharedCapacity {
     usedTotal_ -= n;
   }
   // The set of threads that currently run changed: partitions are redivided among them (if recombination is on).
+  // These are the `static` allocation policy's shares; an adaptive policy (allocation_policy.hpp) overrides them.
   void setActive(std::uint32_t activeMask);
+  // An adaptive allocation policy sets a thread's share: at most `limit` entries, of which `guaranteed` it can always
+  // get. A limit below what the thread holds stops its allocation until it has freed enough.
+  void setShare(std::uint32_t thread, std::uint32_t limit, std::uint32_t guaranteed) {
+    limit_[thread] = limit;
+    guaranteed_[thread] = guaranteed;
+  }
 
   std::uint32_t used(std::uint32_t thread) const { return used_[thread]; }
   std::uint32_t usedTotal() const { return usedTotal_; }

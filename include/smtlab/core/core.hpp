@@ -14,6 +14,7 @@
 
 #include "smtlab/common/types.hpp"
 #include "smtlab/config/config.hpp"
+#include "smtlab/core/allocation_policy.hpp"
 #include "smtlab/core/capacity.hpp"
 #include "smtlab/core/core_event.hpp"
 #include "smtlab/core/front_end.hpp"
@@ -100,6 +101,10 @@ class Core {
   void squashFrom(std::uint32_t t, SeqNum from);
   void applyPendingFlushes();
   void activeSetChanged(Cycle now);
+  // An adaptive allocation policy observes the threads and sets their shares (each tick, after retire and issue,
+  // before the stages that take entries). Out of line: a static policy never calls it, and Core::tick stays within
+  // GCC's inlining limit.
+  [[gnu::noinline]] void observeAllocation(Cycle now);
   // True while the core drains for a change of partitioning: for recombine_cycles, and until every thread holds no
   // more than its new share of the queues that retirement and issue empty (ROB, IQ, LQ, SQ).
   bool draining(Cycle now) const;
@@ -146,6 +151,13 @@ class Core {
   LoadStoreUnit loadStore_;
   Scheduler scheduler_;
   RetireUnit retire_;
+
+  // core.allocation_policy: sets the threads' shares of the structures it governs (the queues above, the limited
+  // register files) each tick if adaptive; the static policy's shares are SharedCapacity::setActive's.
+  std::unique_ptr<IAllocationPolicy> allocation_;
+  const bool adaptiveAllocation_;
+  AllocationStructures allocationStructures_{};
+  std::array<AllocationSample, kMaxThreads> allocationSamples_{};
 
   std::uint32_t activeMask_ = 0;
   Cycle drainUntil_{0};

@@ -91,6 +91,7 @@ class FrontEnd final : public IBranchResolutionPort {
   // instructions leaves it behind, which costs one needless look).
   Cycle earliestResolve_ = Cycle::never();
   const bool wrongPath_;
+  const bool deliveryOrderFree_;  // the threads may enter the uop queue in any order (front_end.cpp)
   MemorySystem& memory_;
   std::span<ThreadContext> threads_;
   CoreQueues& queues_;

@@ -136,8 +136,9 @@ class LoadStoreUnit final : public ILoadStorePort {
   const CoreId core_;
   const std::uint32_t loadAgu_;
   const LongLatencyHook longLatency_;
-  // Only a fetch policy that counts each thread's L1D misses in flight (MISSCOUNT) reads ThreadContext::missDone;
-  // under any other the list is not kept, so its completion cycles are no wake-up points either (core.cpp).
+  // Only a fetch policy that counts each thread's L1D misses in flight (MISSCOUNT) and an allocation policy that
+  // classifies threads by them (DCRA) read ThreadContext::missDone; under any other the list is not kept, so its
+  // completion cycles are no wake-up points either (core.cpp).
   const bool countMisses_;
   const bool storeBuffer_;  // core.lsu.store_buffer
   const bool forwarding_;   // core.lsu.forwarding

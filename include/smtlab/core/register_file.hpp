@@ -96,6 +96,9 @@ class RegisterFiles {
   // The renaming entries (beyond the architectural ones) of each file, with their per-thread use and limits.
   const SharedCapacity& intFile() const { return int_; }
   const SharedCapacity& fpFile() const { return fp_; }
+  // For an adaptive allocation policy, which sets the threads' shares of a limited file (allocation_policy.hpp).
+  SharedCapacity& intFile() { return int_; }
+  SharedCapacity& fpFile() { return fp_; }
   // Entries holding committed state (all threads; a replicated file: per thread).
   std::uint32_t intArchitectural() const { return intHeld_; }
   std::uint32_t fpArchitectural() const { return fpHeld_; }

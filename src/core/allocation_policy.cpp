@@ -1,0 +1,161 @@
+#include "smtlab/core/allocation_policy.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "smtlab/common/state_io.hpp"
+
+namespace smtlab {
+
+namespace {
+// Every instruction takes an entry of the uop queue, the ROB and the issue queue: a running thread needs them whether
+// or not it holds one now (a thread shut out of a full queue holds none, and must still count among its sharers).
+// Activity tells apart the threads that do not use a structure at all: loads, stores, FP registers.
+bool everyInstructionUses(int structure) {
+  return structure == static_cast<int>(QueueKind::UopQueue) || structure == static_cast<int>(QueueKind::Rob) ||
+         structure == static_cast<int>(QueueKind::Iq);
+}
+}  // namespace
+
+DcraAllocation::DcraAllocation(Params params, std::uint32_t threads) : params_(params), threads_(threads) {}
+
+std::uint32_t DcraAllocation::slowShare(std::uint32_t entries, std::uint32_t active, std::uint32_t fastActive,
+                                        double sharingFactor) {
+  if (active == 0) return entries;
+  std::uint64_t share = 0;
+  if (sharingFactor <= 0.0) {
+    // C = 1/T: R/T x (1 + FA/T) = R (T + FA) / T^2, in integers so that no rounding depends on the host.
+    share = std::uint64_t{entries} * (active + fastActive) / (std::uint64_t{active} * active);
+  } else {
+    share = static_cast<std::uint64_t>(std::floor(static_cast<double>(entries) / active * (1.0 + sharingFactor * fastActive)));
+  }
+  return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(share, 1, entries));
+}
+
+void DcraAllocation::cycleStart(const AllocationStructures& structures, Cycle now) {
+  if (now.value == 0) return;
+  for (int s = 0; s < kAllocationStructures; ++s) {
+    const SharedCapacity* cap = structures[s];
+    if (cap == nullptr || cap->sharing() == Sharing::Replicated || everyInstructionUses(s)) continue;
+    for (std::uint32_t t = 0; t < threads_; ++t) {
+      if (cap->used(t) != 0) {
+        lastHeld_[s][t] = Cycle{now.value - 1};
+        held_[s][t] = true;
+      }
+    }
+  }
+}
+
+void DcraAllocation::observe(std::span<const AllocationSample> threads, const AllocationStructures& structures,
+                             Cycle now) {
+  std::array<bool, kMaxThreads> slow{};
+  for (std::uint32_t t = 0; t < threads_; ++t) {
+    running_[t] = threads[t].running;
+    if (threads[t].pendingDataMisses >= params_.slowMisses) {
+      // Slow until slowHold cycles after the last of these misses returns.
+      slowUntil_[t] = std::max(slowUntil_[t], threads[t].lastPendingMissDone + params_.slowHold);
+    }
+    slow[t] = threads[t].pendingDataMisses >= params_.slowMisses || now < slowUntil_[t];
+  }
+  for (int s = 0; s < kAllocationStructures; ++s) {
+    SharedCapacity* cap = structures[s];
+    if (cap == nullptr || cap->sharing() == Sharing::Replicated) continue;
+    std::array<bool, kMaxThreads> active{};
+    std::uint32_t activeCount = 0;
+    std::uint32_t fastActive = 0;
+    for (std::uint32_t t = 0; t < threads_; ++t) {
+      if (!running_[t]) continue;
+      if (everyInstructionUses(s)) {
+        active[t] = true;
+      } else if (cap->used(t) != 0) {
+        lastHeld_[s][t] = now;
+        held_[s][t] = true;
+        active[t] = true;
+      } else {
+        active[t] = held_[s][t] && now - lastHeld_[s][t] <= params_.activityWindow;
+      }
+      if (active[t]) {
+        ++activeCount;
+        if (!slow[t]) ++fastActive;
+      }
+    }
+    // The shares depend only on which threads run, are slow and are active: unchanged, and still in place (a change
+    // of the running threads resets them to the static ones), nothing is recomputed.
+    std::uint32_t key = 0;
+    bool inPlace = true;
+    for (std::uint32_t t = 0; t < threads_; ++t) {
+      key |= (running_[t] ? 1u : 0u) << (3 * t) | (slow[t] ? 2u : 0u) << (3 * t) | (active[t] ? 4u : 0u) << (3 * t);
+      inPlace = inPlace && (!running_[t] || cap->limit(t) == setLimit_[s][t]);
+    }
+    if (key == shareKey_[s] && inPlace) continue;
+    shareKey_[s] = key;
+    const std::uint32_t entries = cap->total();
+    std::array<std::uint32_t, kMaxThreads> limit{};
+    std::uint64_t sum = 0;
+    for (std::uint32_t t = 0; t < threads_; ++t) {
+      if (!running_[t]) continue;
+      // A thread not active yet counts itself among the sharers of its own share: it becomes active by taking one.
+      limit[t] = slow[t] ? slowShare(entries, activeCount + (active[t] ? 0 : 1), fastActive, params_.sharingFactor)
+                         : entries;
+      sum += limit[t];
+    }
+    for (std::uint32_t t = 0; t < threads_; ++t) {
+      if (!running_[t]) continue;
+      // What the others may hold at most leaves this much for t (at least one entry, so it can always go on).
+      const std::uint64_t others = sum - limit[t];
+      const std::uint32_t left = others >= entries ? 0 : static_cast<std::uint32_t>(entries - others);
+      cap->setShare(t, limit[t], std::clamp<std::uint32_t>(left, 1, limit[t]));
+      setLimit_[s][t] = limit[t];
+    }
+  }
+}
+
+Cycle DcraAllocation::nextChange(const AllocationStructures& structures, Cycle now) const {
+  // A thread that holds nothing of a structure any more turns inactive activityWindow cycles after it last held an
+  // entry; one holding entries now is seen holding them at the next tick.
+  Cycle next = Cycle::never();
+  for (std::uint32_t t = 0; t < threads_; ++t) {
+    if (running_[t] && slowUntil_[t] > now && slowUntil_[t] < next) next = slowUntil_[t];  // turns fast
+  }
+  for (int s = 0; s < kAllocationStructures; ++s) {
+    const SharedCapacity* cap = structures[s];
+    if (cap == nullptr || cap->sharing() == Sharing::Replicated || everyInstructionUses(s)) continue;
+    for (std::uint32_t t = 0; t < threads_; ++t) {
+      if (!running_[t] || cap->used(t) != 0 || !held_[s][t]) continue;
+      const Cycle expires = lastHeld_[s][t] + params_.activityWindow + 1;
+      if (expires > now && expires < next) next = expires;
+    }
+  }
+  return next;
+}
+
+void DcraAllocation::visitState(StateIo& io) { io(lastHeld_, held_, running_, slowUntil_, shareKey_, setLimit_); }
+
+namespace {
+std::unique_ptr<IAllocationPolicy> makeStatic(const CoreConfig&) { return std::make_unique<StaticAllocation>(); }
+std::unique_ptr<IAllocationPolicy> makeDcra(const CoreConfig& core) {
+  return std::make_unique<DcraAllocation>(
+      DcraAllocation::Params{core.dcra.activity_window, core.dcra.slow_misses, core.dcra.slow_hold,
+                             core.dcra.sharing_factor},
+      core.threads);
+}
+
+constexpr std::array<AllocationPolicyInfo, 2> kAllocationPolicies{{
+    {AllocationPolicy::Static, "static",
+     "each structure keeps its own sharing mode (replicated, partitioned, shared, capped)", makeStatic},
+    {AllocationPolicy::Dcra, "dcra",
+     "DCRA (Cazorla et al. 2004): threads with L1D misses in flight get a larger share of every structure that is "
+     "not replicated, threads that have not used a structure lend theirs (core.dcra)",
+     makeDcra},
+}};
+static_assert(inEnumOrder(kAllocationPolicies), "kAllocationPolicies: one row per AllocationPolicy, in enum order");
+}  // namespace
+
+std::span<const AllocationPolicyInfo> allocationPolicyTable() { return kAllocationPolicies; }
+
+std::unique_ptr<IAllocationPolicy> makeAllocationPolicy(const CoreConfig& core) {
+  const auto* row = enumRow(kAllocationPolicies, core.allocation_policy);
+  return row != nullptr ? row->make(core) : makeStatic(core);
+}
+
+}  // namespace smtlab
