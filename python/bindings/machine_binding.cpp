@@ -431,8 +431,9 @@ void bindMachine(py::module_& m) {
   m.def(
       "run_traces",
       [](const Config& config, const std::vector<std::string>& traces, const py::handle& maxInstructions,
-         const py::handle& warmup, const py::handle& sample) {
+         const py::handle& warmup, const py::handle& sample, bool baselines) {
         RunOptions options;
+        options.baselines = baselines;
         options.maxInstructions = unsignedArg(maxInstructions, "run_traces", "max_instructions");
         options.warmup = unsignedArg(warmup, "run_traces", "warmup");
         options.sample = sampleOptionsArg(sample);
@@ -452,11 +453,12 @@ void bindMachine(py::module_& m) {
         return jsonToPython(result.stats);
       },
       py::arg("config"), py::arg("traces"), py::arg("max_instructions") = 0, py::arg("warmup") = 0,
-      py::arg("sample") = py::none(),
+      py::arg("sample") = py::none(), py::arg("baselines") = false,
       "What `smtlab run` does: trace i on logical CPU i, each measured over max_instructions (0: to its end) after "
       "warmup; returns the statistics dict of `smtlab run --json`. sample=True (or a dict with any of period, "
-      "window, warmup, target) makes it a sampled run, as `smtlab run --sample` (docs/sampling.md). Releases the "
-      "GIL; Ctrl-C stops it with KeyboardInterrupt.");
+      "window, warmup, target) makes it a sampled run, as `smtlab run --sample` (docs/sampling.md). baselines=True "
+      "also runs each trace alone and adds `multiprogram` (STP, ANTT, hmean, fairness; docs/metrics.md), as "
+      "`smtlab run --baselines`. Releases the GIL; Ctrl-C stops it with KeyboardInterrupt.");
 }
 
 }  // namespace smtlab::python

@@ -118,6 +118,20 @@ void printRanPast(std::FILE* out, const RunResult& r) {
              fmt::join(early, ", "), r.cycles, n, r.simulatedInstructions, r.instructions);
 }
 
+// --baselines: each thread's IPC alone and its speedup, then the metrics (docs/metrics.md).
+void printMultiprogram(std::FILE* out, const json::object& mp) {
+  fmt::print(out, "alone: ");
+  std::vector<std::string> parts;
+  for (const auto& v : mp.at("threads").as_array()) {
+    const json::object& t = v.as_object();
+    parts.push_back(fmt::format("cpu {} IPC {} (speedup {:.3f})", t.at("cpu").as_uint64(),
+                                significant(t.at("ipc_alone").as_double()), t.at("speedup").as_double()));
+  }
+  fmt::print(out, "{}\n", fmt::join(parts, ", "));
+  fmt::print(out, "multiprogram: STP {:.3f}  ANTT {:.3f}  hmean {:.3f}  fairness {:.3f}\n", mp.at("stp").as_double(),
+             mp.at("antt").as_double(), mp.at("hmean").as_double(), mp.at("fairness").as_double());
+}
+
 void printSummary(std::FILE* out, const RunResult& r) {
   const json::object& s = r.stats;
   if (s.contains("sampling")) {
@@ -136,6 +150,7 @@ void printSummary(std::FILE* out, const RunResult& r) {
   fmt::print(out, "total: {} instructions measured in {} cycles ({} simulated)\n", r.instructions, r.cycles,
              siSeconds(s.at("seconds").as_double()));
   printRanPast(out, r);
+  if (s.contains("multiprogram")) printMultiprogram(out, s.at("multiprogram").as_object());
   fmt::print(out, "speed: {} instructions simulated in {:.2f} host s = {:.2f} M simulated instructions per host second\n",
              r.simulatedInstructions, r.hostSeconds,
              r.hostSeconds > 0 ? double(r.simulatedInstructions) / r.hostSeconds / 1e6 : 0.0);
@@ -209,6 +224,7 @@ int runCommand(const std::vector<std::string>& args) {
   std::string warmupText = "0";
   bool quiet = false;
   bool sample = false;
+  bool baselines = false;
   std::string samplePeriodText = "0", sampleWindowText, sampleWarmupText;
   double sampleTarget = 0;
   std::string snapshotDir, fromSnapshots, windowsText, workersText;
@@ -226,6 +242,9 @@ int runCommand(const std::vector<std::string>& args) {
       "json", po::value(&jsonFile), "write all statistics and the effective config to this JSON file ('-': standard output, and the table goes "
       "to standard error)")(
       "quiet,q", po::bool_switch(&quiet), "no progress indication")(
+      "baselines", po::bool_switch(&baselines),
+      "also run each trace alone (its own logical CPU, the others idle, same config, -n and --warmup) and report "
+      "the multiprogram metrics: each thread's speedup, STP, ANTT, hmean and fairness (docs/metrics.md)")(
       "sample", po::bool_switch(&sample),
       "sampled simulation (docs/sampling.md): functional warming between short detailed windows spaced in time; "
       "each IPC with its 95 % confidence interval")(
@@ -286,6 +305,7 @@ int runCommand(const std::vector<std::string>& args) {
   RunOptions options;
   options.maxInstructions = maxInstructions;
   options.warmup = warmup;
+  options.baselines = baselines;
   const bool sampleOption = vm.count("sample-period") || vm.count("sample-window") || vm.count("sample-warmup") ||
                             vm.count("sample-target");
   if (sampleOption && !sample) throw UsageError("--sample-period, --sample-window, --sample-warmup and --sample-target go with --sample");

@@ -104,7 +104,75 @@ std::vector<std::shared_ptr<TraceCursor>> openRunTraces(const std::vector<std::s
   return cursors;
 }
 
+namespace {
+
+// Trace `cpu` alone on its logical CPU with its address space, the others idle: warm-up, then the measured phase, as
+// runTraces runs it beside its siblings. Its statistics object (cpuStatsJson) and the host time.
+std::pair<json::object, double> runAlone(const Config& config, const std::vector<std::string>& traces,
+                                         std::uint32_t cpu, const RunOptions& options) {
+  Machine m(config);
+  std::vector<std::shared_ptr<TraceCursor>> cursors =
+      openRunTraces({traces[cpu]}, options.maxInstructions, config, m.logicalCpus());
+  m.attach(LogicalCpu{cpu}, cursors[0], Asid{cpu + 1});
+  std::vector<bool> only(cpu + 1, false);
+  only[cpu] = true;
+  if (options.warmup > 0) {
+    runPhase(m, only, options.warmup, {}, [](LogicalCpu) {});
+    m.resetStats();
+  }
+  const auto start = std::chrono::steady_clock::now();
+  json::object stats;
+  runPhase(m, only, options.maxInstructions, options, [&](LogicalCpu c) { stats = m.cpuStatsJson(c); });
+  return {std::move(stats), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+}
+
+// The multiprogram metrics of a run from its threads' IPCs beside each other and alone (docs/metrics.md): speedup_i =
+// IPC shared / IPC alone; STP = sum of speedups (Eyerman and Eeckhout, IEEE Micro 2008, "weighted speedup" of
+// Snavely and Tullsen 2000); ANTT = mean of 1 / speedup (Eyerman and Eeckhout 2008); hmean = n / sum of 1 / speedup
+// (Luo, Gummaraju and Franklin, ISPASS 2001); fairness = min / max speedup (Gabor, Weiss and Mendelson, MICRO 2006).
+json::object multiprogramMetrics(const Config& config, const std::vector<std::string>& traces,
+                                 const json::array& cpus, const RunOptions& options) {
+  json::array rows;
+  double stp = 0, slowdowns = 0, minSpeedup = 0, maxSpeedup = 0, host = 0;
+  for (std::uint32_t i = 0; i < traces.size(); ++i) {
+    auto [alone, seconds] = runAlone(config, traces, i, options);
+    host += seconds;
+    const double shared = cpus[i].as_object().at("ipc").to_number<double>();
+    const double ipcAlone = alone.at("ipc").to_number<double>();
+    if (!(shared > 0) || !(ipcAlone > 0)) {
+      throw Error(fmt::format("--baselines: trace {} on CPU {} retired nothing {} (IPC {} beside the others, {} "
+                              "alone): no speedup to compute",
+                              shortQuote(traces[i]), i, shared > 0 ? "alone" : "beside the others", shared, ipcAlone));
+    }
+    const double speedup = shared / ipcAlone;
+    stp += speedup;
+    slowdowns += 1 / speedup;
+    minSpeedup = i == 0 ? speedup : std::min(minSpeedup, speedup);
+    maxSpeedup = i == 0 ? speedup : std::max(maxSpeedup, speedup);
+    rows.push_back(json::object{{"cpu", i},
+                                {"trace", traces[i]},
+                                {"ipc", shared},
+                                {"ipc_alone", ipcAlone},
+                                {"cycles_alone", alone.at("cycles")},
+                                {"instructions_alone", alone.at("instructions")},
+                                {"speedup", speedup}});
+  }
+  const double n = static_cast<double>(traces.size());
+  return json::object{{"threads", rows},
+                      {"stp", stp},
+                      {"antt", slowdowns / n},
+                      {"hmean", n / slowdowns},
+                      {"fairness", minSpeedup / maxSpeedup},
+                      {"baseline_host_seconds", host}};
+}
+
+}  // namespace
+
 RunResult runTraces(const Config& config, const std::vector<std::string>& traces, const RunOptions& options) {
+  if (options.baselines) {
+    if (options.sample) throw UsageError("--baselines: detailed runs only (not with --sample)");
+    if (traces.size() < 2) throw UsageError("--baselines needs two or more traces: the metrics compare threads run together with each alone");
+  }
   if (options.sample) return runSampled(config, traces, options);
   if (traces.empty()) throw UsageError("no trace given");
   Machine m(config);
@@ -149,6 +217,9 @@ RunResult runTraces(const Config& config, const std::vector<std::string>& traces
   for (const auto& t : traces) names.push_back(json::value(t));
   result.stats["traces"] = std::move(names);
   result.stats["config"] = configToJson(config);
+  if (options.baselines) {
+    result.stats["multiprogram"] = multiprogramMetrics(config, traces, result.stats["logical_cpus"].as_array(), options);
+  }
   return result;
 }
 

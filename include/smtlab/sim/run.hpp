@@ -33,6 +33,10 @@ struct RunOptions {
   // With sample: a folder to write one snapshot per window into, with a manifest (docs/sampling.md "Window
   // snapshots"); empty: none.
   std::string snapshotDir;
+  // Also run each trace alone (on its own logical CPU, same address space, config, count and warm-up, its siblings
+  // idle) and add the multiprogram metrics (STP, ANTT, hmean, fairness) as `multiprogram` (docs/metrics.md). Two or
+  // more traces; detailed runs only.
+  bool baselines = false;
 };
 
 // Thrown by runTraces when options.stopRequested() said so; no statistics are returned for a stopped run.
