@@ -1,7 +1,7 @@
 """The reference study in quick mode: its outputs, the shape checks the model meets for a reason worked out on
 paper, and for every check that the report states what the numbers show.
 
-One quick run (module-scoped; about 1.5 minutes on two cores) is shared by every test. No test asserts that the model
+One quick run (module-scoped; about 100 s on two idle cores) is shared by every test. No test asserts that the model
 hits a band it misses today: a miss is reported in study.md and checks.json, and the tests check that the report
 says so, computed from the CSV the same run wrote. The checks themselves are fed numbers inside and outside their
 bands in test_study_checks.py."""
@@ -32,7 +32,7 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH", ""), str(ROOT / "python")]))
     # Its own session, so that a timeout kills the study's worker processes too (subprocess.run's timeout kills
     # only the direct child and would leave the pool's workers computing). The bound is generous: quick mode takes
-    # about 30 s on an idle 2-core host and was measured at over 10 minutes with many builds running beside it.
+    # about 100 s on an idle 2-core host and was measured at over 10 minutes with many builds running beside it.
     proc = subprocess.Popen([sys.executable, "-m", "smtlab.study", "--quick", "-o", str(out), "--workers", "2",
                              "--no-progress"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)

@@ -436,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m smtlab.study",
                                  description="Rerun 'Hyper-Threading speeds Linux' and the SMT energy study on the "
                                              "model: tables (published | model), report, CSV and figures.")
-    ap.add_argument("--quick", action="store_true", help="short runs, fewer rows (about 1.5 minutes on 2 cores once the caches are filled; what the tests use)")
+    ap.add_argument("--quick", action="store_true", help="short runs, fewer rows (about 100 s on 2 idle cores once the caches are filled; what the tests use)")
     ap.add_argument("-o", "--out", default="out", help="output folder (default out/)")
     ap.add_argument("--workers", type=int, default=None,
                     help=f"parallel simulations (default: all cores; at most {WORKERS_PER_CPU} per CPU)")
