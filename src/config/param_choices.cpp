@@ -94,6 +94,8 @@ std::vector<std::string_view> choicesOf(const Param& p) {
     names(kMemDependenceTable);
   } else if (std::holds_alternative<AllocationPolicy*>(p.field)) {
     names(allocationPolicyTable());
+  } else if (std::holds_alternative<ClimbMetric*>(p.field)) {
+    names(kClimbMetricTable);
   }
   return out;
 }
@@ -116,6 +118,7 @@ std::string setChoice(const Param& p, std::string_view name) {
   if (auto* ll = std::get_if<LongLatencyMiss*>(&p.field)) return pick(kLongLatencyMissTable, *ll);
   if (auto* md = std::get_if<MemDependence*>(&p.field)) return pick(kMemDependenceTable, *md);
   if (auto* ap = std::get_if<AllocationPolicy*>(&p.field)) return pick(allocationPolicyTable(), *ap);
+  if (auto* cm = std::get_if<ClimbMetric*>(&p.field)) return pick(kClimbMetricTable, *cm);
   return {};
 }
 
@@ -145,6 +148,7 @@ std::string_view memDependenceName(MemDependence m) { return enumName(kMemDepend
 std::string_view threadChoiceName(ThreadChoice c) { return enumName(threadChoiceTable(), c); }
 std::string_view fetchPolicyName(FetchPolicy p) { return enumName(fetchPolicyTable(), p); }
 std::string_view allocationPolicyName(AllocationPolicy p) { return enumName(allocationPolicyTable(), p); }
+std::string_view climbMetricName(ClimbMetric m) { return enumName(kClimbMetricTable, m); }
 std::string_view unitClassName(UnitClass c) { return enumName(kUnitClassTable, c); }
 
 std::vector<std::string_view> unitClassNames() {

@@ -16,7 +16,7 @@ namespace smtlab::config_detail {
 
 // Points at the member of one Config that a key sets.
 using FieldRef = std::variant<std::uint32_t*, std::uint64_t*, double*, bool*, Sharing*, FetchPolicy*, ThreadChoice*, LongLatencyMiss*,
-                              MemDependence*, AllocationPolicy*, std::vector<PortConfig>*>;
+                              MemDependence*, AllocationPolicy*, ClimbMetric*, std::vector<PortConfig>*>;
 
 struct Param {
   std::string key;  // "core.rob.entries"

@@ -88,6 +88,8 @@ std::string valueText(const Param& p) {
           return quoted(memDependenceName(*f));
         } else if constexpr (std::is_same_v<T, AllocationPolicy>) {
           return quoted(allocationPolicyName(*f));
+        } else if constexpr (std::is_same_v<T, ClimbMetric>) {
+          return quoted(climbMetricName(*f));
         } else {
           return quoted(fetchPolicyName(*f));
         }
@@ -188,6 +190,8 @@ boost::json::value configToJson(const Config& config) {
             return boost::json::string(memDependenceName(*f));
           } else if constexpr (std::is_same_v<T, AllocationPolicy>) {
             return boost::json::string(allocationPolicyName(*f));
+          } else if constexpr (std::is_same_v<T, ClimbMetric>) {
+            return boost::json::string(climbMetricName(*f));
           } else {
             return boost::json::value(*f);
           }

@@ -181,6 +181,17 @@ void visitParams(Config& c, V&& v) {
     "dcra: C, the part of each fast active thread's even share a slow thread may take on top of its own (share = "
     "R/T x (1 + C x fast active threads)); 0 = 1/T, T the structure's active threads",
     0, 1);
+  v("core.hill_climbing.epoch", k.hill_climbing.epoch,
+    "hill_climbing: cycles of one trial epoch (a round tries one partition per running thread, then moves to the best)",
+    64, 1e9);
+  v("core.hill_climbing.step", k.hill_climbing.step,
+    "hill_climbing: the fraction of every structure a trial gives one thread, taken evenly from the others", 0.001,
+    0.5);
+  v("core.hill_climbing.min_share", k.hill_climbing.min_share,
+    "hill_climbing: the least fraction of every structure a running thread keeps", 0.0, 0.5);
+  v("core.hill_climbing.metric", k.hill_climbing.metric,
+    "hill_climbing: what an epoch's partition is judged by: throughput (sum of the threads' IPCs) | hmean "
+    "(harmonic mean of their IPCs)");
   visitQueue(v, "core.uop_queue", k.uop_queue, "uop queue (decoded, awaiting rename)");
   visitQueue(v, "core.rob", k.rob, "reorder buffer");
   visitQueue(v, "core.iq", k.iq, "issue queue (schedulers)");

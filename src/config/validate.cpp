@@ -46,6 +46,8 @@ class Checker {
               return memDependenceName(*f) == "?" ? fmt::format("key '{}' has an invalid value", p.key) : "";
             } else if constexpr (std::is_same_v<T, AllocationPolicy>) {
               return allocationPolicyName(*f) == "?" ? fmt::format("key '{}' has an invalid value", p.key) : "";
+            } else if constexpr (std::is_same_v<T, ClimbMetric>) {
+              return climbMetricName(*f) == "?" ? fmt::format("key '{}' has an invalid value", p.key) : "";
             } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
               if (static_cast<std::uint64_t>(*f) > static_cast<std::uint64_t>(INT64_MAX)) {
                 return fmt::format("key '{}' = {} is out of range {}", p.key, *f, config_detail::rangeText(p));

@@ -1,7 +1,9 @@
 #include "smtlab/core/allocation_policy.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <limits>
 
 #include "smtlab/common/state_io.hpp"
 
@@ -132,6 +134,135 @@ Cycle DcraAllocation::nextChange(const AllocationStructures& structures, Cycle n
 void DcraAllocation::visitState(StateIo& io) { io(lastHeld_, held_, running_, slowUntil_, shareKey_, setLimit_); }
 
 namespace {
+std::uint32_t toUnits(double fraction) {
+  return static_cast<std::uint32_t>(std::lround(fraction * HillClimbing::kShareUnits));
+}
+}  // namespace
+
+HillClimbing::HillClimbing(Params params, std::uint32_t threads)
+    : epoch_(std::max<std::uint32_t>(1, params.epoch)),
+      step_(toUnits(params.step)),
+      minShare_(toUnits(params.minShare)),
+      metric_(params.metric),
+      threads_(threads) {}
+
+void HillClimbing::observe(std::span<const AllocationSample> threads, const AllocationStructures& structures,
+                           Cycle now) {
+  std::uint32_t mask = 0;
+  for (std::uint32_t t = 0; t < threads_; ++t) mask |= threads[t].running ? 1u << t : 0u;
+  if (!started_ || mask != runningMask_) {
+    runningMask_ = mask;
+    restart(threads, now);
+    apply(structures);
+    return;
+  }
+  if (now >= epochEnd_) {
+    trialScore_[trial_] = score(threads);
+    if (++trial_ == runningCount_) {
+      // The round is over: move to its best trial, unless two trials share the best score.
+      std::uint32_t best = 0;
+      bool tie = false;
+      for (std::uint32_t k = 1; k < runningCount_; ++k) {
+        if (trialScore_[k] > trialScore_[best]) {
+          best = k;
+          tie = false;
+        } else if (trialScore_[k] == trialScore_[best]) {
+          tie = true;
+        }
+      }
+      if (!tie) base_ = trialShares(best);
+      trial_ = 0;
+      ++rounds_;
+    }
+    startEpoch(threads, now);
+    apply(structures);
+    return;
+  }
+  // Still in place? A change of the running threads' partitions (SharedCapacity::setActive) replaces the limits.
+  for (int s = 0; s < kAllocationStructures; ++s) {
+    const SharedCapacity* cap = structures[s];
+    if (cap == nullptr || cap->sharing() == Sharing::Replicated) continue;
+    for (std::uint32_t t = 0; t < threads_; ++t) {
+      if ((runningMask_ >> t & 1u) != 0 && cap->limit(t) != setLimit_[s][t]) {
+        apply(structures);
+        return;
+      }
+    }
+  }
+}
+
+void HillClimbing::restart(std::span<const AllocationSample> threads, Cycle now) {
+  started_ = true;
+  runningCount_ = static_cast<std::uint32_t>(std::popcount(runningMask_));
+  base_.fill(0);
+  // An even split; the units a division leaves go to no one (at most runningCount_ - 1 of 65536).
+  for (std::uint32_t t = 0; t < threads_; ++t) {
+    if ((runningMask_ >> t & 1u) != 0) base_[t] = kShareUnits / std::max(1u, runningCount_);
+  }
+  trial_ = 0;
+  startEpoch(threads, now);
+}
+
+void HillClimbing::startEpoch(std::span<const AllocationSample> threads, Cycle now) {
+  current_ = runningCount_ > 1 ? trialShares(trial_) : base_;
+  for (std::uint32_t t = 0; t < threads_; ++t) retiredAtStart_[t] = threads[t].retired;
+  epochEnd_ = runningCount_ > 1 ? now + epoch_ : Cycle::never();  // alone, there is nothing to learn
+}
+
+std::array<std::uint32_t, kMaxThreads> HillClimbing::trialShares(std::uint32_t favoured) const {
+  // The favoured one is the `favoured`-th running thread.
+  std::uint32_t j = 0;
+  for (std::uint32_t t = 0, k = 0; t < threads_; ++t) {
+    if ((runningMask_ >> t & 1u) == 0) continue;
+    if (k++ == favoured) j = t;
+  }
+  std::array<std::uint32_t, kMaxThreads> shares = base_;
+  for (std::uint32_t t = 0; t < threads_; ++t) {
+    if (t == j || (runningMask_ >> t & 1u) == 0) continue;
+    const std::uint32_t give = shares[t] > minShare_ ? std::min(step_, shares[t] - minShare_) : 0;
+    shares[t] -= give;
+    shares[j] += give;
+  }
+  return shares;
+}
+
+double HillClimbing::score(std::span<const AllocationSample> threads) const {
+  double sum = 0;
+  double inverse = 0;
+  for (std::uint32_t t = 0; t < threads_; ++t) {
+    if ((runningMask_ >> t & 1u) == 0) continue;
+    // Statistics reset (the end of a warm-up) restart the counts: the epoch's instructions are those since.
+    const std::uint64_t done =
+        threads[t].retired >= retiredAtStart_[t] ? threads[t].retired - retiredAtStart_[t] : threads[t].retired;
+    const double ipc = static_cast<double>(done) / epoch_;
+    sum += ipc;
+    inverse += ipc > 0 ? 1 / ipc : std::numeric_limits<double>::infinity();
+  }
+  if (metric_ == ClimbMetric::Throughput) return sum;
+  return std::isinf(inverse) ? 0.0 : runningCount_ / inverse;
+}
+
+void HillClimbing::apply(const AllocationStructures& structures) {
+  for (int s = 0; s < kAllocationStructures; ++s) {
+    SharedCapacity* cap = structures[s];
+    if (cap == nullptr || cap->sharing() == Sharing::Replicated) continue;
+    const std::uint64_t entries = cap->total();
+    for (std::uint32_t t = 0; t < threads_; ++t) {
+      if ((runningMask_ >> t & 1u) == 0) continue;
+      const auto limit = static_cast<std::uint32_t>(
+          std::max<std::uint64_t>(1, entries * current_[t] / kShareUnits));
+      cap->setShare(t, limit, limit);
+      setLimit_[s][t] = limit;
+    }
+  }
+}
+
+void HillClimbing::visitState(StateIo& io) {
+  io(runningMask_, runningCount_, base_, current_, trial_, trialScore_, retiredAtStart_, epochEnd_, rounds_, started_,
+     setLimit_);
+}
+
+namespace {
 std::unique_ptr<IAllocationPolicy> makeStatic(const CoreConfig&) { return std::make_unique<StaticAllocation>(); }
 std::unique_ptr<IAllocationPolicy> makeDcra(const CoreConfig& core) {
   return std::make_unique<DcraAllocation>(
@@ -140,13 +271,22 @@ std::unique_ptr<IAllocationPolicy> makeDcra(const CoreConfig& core) {
       core.threads);
 }
 
-constexpr std::array<AllocationPolicyInfo, 2> kAllocationPolicies{{
+std::unique_ptr<IAllocationPolicy> makeHillClimbing(const CoreConfig& core) {
+  const HillClimbingConfig& h = core.hill_climbing;
+  return std::make_unique<HillClimbing>(HillClimbing::Params{h.epoch, h.step, h.min_share, h.metric}, core.threads);
+}
+
+constexpr std::array<AllocationPolicyInfo, 3> kAllocationPolicies{{
     {AllocationPolicy::Static, "static",
      "each structure keeps its own sharing mode (replicated, partitioned, shared, capped)", makeStatic},
     {AllocationPolicy::Dcra, "dcra",
      "DCRA (Cazorla et al. 2004): threads with L1D misses in flight get a larger share of every structure that is "
      "not replicated, threads that have not used a structure lend theirs (core.dcra)",
      makeDcra},
+    {AllocationPolicy::HillClimbing, "hill_climbing",
+     "learning-based hill climbing (Choi and Yeung 2006): each round tries one partition per thread for an epoch and "
+     "moves every structure's partition to the one that scored best (core.hill_climbing)",
+     makeHillClimbing},
 }};
 static_assert(inEnumOrder(kAllocationPolicies), "kAllocationPolicies: one row per AllocationPolicy, in enum order");
 }  // namespace

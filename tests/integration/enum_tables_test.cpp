@@ -151,7 +151,7 @@ TEST(EnumTables, FetchPoliciesParseBuildAndAreDocumented) {
 
 TEST(EnumTables, AllocationPoliciesParseBuildAndAreDocumented) {
   expectWellFormed(allocationPolicyTable());
-  ASSERT_EQ(allocationPolicyTable().size(), 2u);  // static dcra (docs/model.md "Allocation policies")
+  ASSERT_EQ(allocationPolicyTable().size(), 3u);  // static dcra hill_climbing (docs/model.md "Allocation policies")
   const std::string model = readDoc("model.md");
   const std::string config = readDoc("config.md");
   for (const auto& row : allocationPolicyTable()) {

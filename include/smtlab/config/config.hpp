@@ -27,7 +27,7 @@ static_assert(inEnumOrder(kSharingTable));
 // How the partitionable structures are divided at run time (core.allocation_policy): `static` keeps each structure's
 // `sharing` mode, an adaptive policy sets the shares each cycle. Names, docs and factories: allocationPolicyTable()
 // in core/allocation_policy.hpp.
-enum class AllocationPolicy : std::uint8_t { Static, Dcra };
+enum class AllocationPolicy : std::uint8_t { Static, Dcra, HillClimbing };
 
 // DCRA's parameters (core.dcra; core/allocation_policy.hpp, docs/model.md "Allocation policies").
 struct DcraConfig {
@@ -35,6 +35,23 @@ struct DcraConfig {
   std::uint32_t slow_misses = 1;        // L1D misses in flight that make a thread slow
   std::uint32_t slow_hold = 0;          // cycles a thread stays slow after those misses have returned
   double sharing_factor = 0.0;          // C, the part of a fast thread's share lent to slow ones; 0 = 1 / active threads
+};
+
+// What hill climbing climbs (core.hill_climbing.metric), measured over each epoch from the threads' retired
+// instructions.
+enum class ClimbMetric : std::uint8_t { Throughput, Hmean };
+inline constexpr std::array<EnumInfo<ClimbMetric>, 2> kClimbMetricTable{{
+    {ClimbMetric::Throughput, "throughput", "the sum of the running threads' IPCs"},
+    {ClimbMetric::Hmean, "hmean", "the harmonic mean of the running threads' IPCs (throughput weighed by balance)"},
+}};
+static_assert(inEnumOrder(kClimbMetricTable));
+
+// Hill climbing's parameters (core.hill_climbing; core/allocation_policy.hpp, docs/model.md "Allocation policies").
+struct HillClimbingConfig {
+  std::uint32_t epoch = 65536;   // cycles per trial epoch
+  double step = 0.0625;          // how far one trial moves the partition: a fraction of every structure
+  double min_share = 0.0625;     // the least fraction of every structure a running thread keeps
+  ClimbMetric metric = ClimbMetric::Throughput;
 };
 
 // The cache whose miss makes a load "long-latency" for the STALL and FLUSH fetch policies.
@@ -201,6 +218,7 @@ struct CoreConfig {
   LongLatencyMiss long_latency_miss = LongLatencyMiss::Llc;  // STALL/FLUSH trigger
   AllocationPolicy allocation_policy = AllocationPolicy::Static;  // one policy for every partitionable structure
   DcraConfig dcra{};
+  HillClimbingConfig hill_climbing{};
   QueueConfig uop_queue{32, Sharing::Partitioned, 1.0};
   QueueConfig rob{128, Sharing::Partitioned, 1.0};
   QueueConfig iq{48, Sharing::Capped, 0.75};

@@ -48,6 +48,7 @@ std::string configToToml(const Config& config);
 std::string_view sharingName(Sharing s);
 std::string_view fetchPolicyName(FetchPolicy p);
 std::string_view allocationPolicyName(AllocationPolicy p);  // core/allocation_policy.hpp's table
+std::string_view climbMetricName(ClimbMetric m);
 std::string_view threadChoiceName(ThreadChoice c);
 std::string_view longLatencyMissName(LongLatencyMiss m);
 std::string_view unitClassName(UnitClass c);

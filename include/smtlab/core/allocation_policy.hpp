@@ -116,6 +116,60 @@ class DcraAllocation final : public IAllocationPolicy {
   }
 };
 
+// Learning-based hill climbing (Choi and Yeung, ISCA 2006): one partition of every governed structure, a share per
+// thread, learned at run time by following the measured performance. A round tries one partition per running thread,
+// each for one epoch of `epoch` cycles: trial j gives thread j `step` of every structure more, taken evenly from the
+// others (none going below `minShare`); the round then moves the base partition to the trial whose epoch scored best
+// on `metric` (the threads' IPCs over the epoch). A round whose best score is shared by two trials keeps its base,
+// so a tie never favours a thread by its number. Shares are fixed-point fractions of kShareUnits; a thread's limit of
+// a structure of R entries is share x R / kShareUnits (at least 1), and what it is given is guaranteed to it (the
+// limits never add up to more than R). A change of the running threads starts learning again from an even split.
+class HillClimbing final : public IAllocationPolicy {
+ public:
+  static constexpr std::uint32_t kShareUnits = 1u << 16;
+  struct Params {
+    std::uint32_t epoch = 65536;
+    double step = 0.0625;
+    double minShare = 0.0625;
+    ClimbMetric metric = ClimbMetric::Throughput;
+  };
+  HillClimbing(Params params, std::uint32_t threads);
+  bool adaptive() const override { return true; }
+  void observe(std::span<const AllocationSample> threads, const AllocationStructures& structures,
+               Cycle now) override;
+  Cycle nextChange(const AllocationStructures&, Cycle) const override { return epochEnd_; }
+  void visitState(StateIo& io) override;
+  // The base partition learned so far, per thread in kShareUnits (0 for a thread that does not run).
+  const std::array<std::uint32_t, kMaxThreads>& baseShares() const { return base_; }
+  std::uint64_t rounds() const { return rounds_; }
+
+ private:
+  void restart(std::span<const AllocationSample> threads, Cycle now);
+  void startEpoch(std::span<const AllocationSample> threads, Cycle now);
+  std::array<std::uint32_t, kMaxThreads> trialShares(std::uint32_t favoured) const;
+  double score(std::span<const AllocationSample> threads) const;
+  void apply(const AllocationStructures& structures);
+
+  const std::uint32_t epoch_;
+  const std::uint32_t step_;      // kShareUnits
+  const std::uint32_t minShare_;  // kShareUnits
+  const ClimbMetric metric_;
+  const std::uint32_t threads_;
+  std::uint32_t runningMask_ = 0;
+  std::uint32_t runningCount_ = 0;
+  std::array<std::uint32_t, kMaxThreads> base_{};
+  std::array<std::uint32_t, kMaxThreads> current_{};  // the partition of the epoch under way
+  std::uint32_t trial_ = 0;                            // which running thread the epoch under way favours
+  std::array<double, kMaxThreads> trialScore_{};
+  std::array<std::uint64_t, kMaxThreads> retiredAtStart_{};
+  Cycle epochEnd_ = Cycle::never();
+  std::uint64_t rounds_ = 0;
+  bool started_ = false;
+  // The limits last set per structure and thread: observe() sets them again if something else (a change of the
+  // running threads: SharedCapacity::setActive) replaced them.
+  std::array<std::array<std::uint32_t, kMaxThreads>, kAllocationStructures> setLimit_{};
+};
+
 // One row of the policy table: the config name, what the policy does (docs, `smtlab config show`), its factory.
 struct AllocationPolicyInfo {
   AllocationPolicy value;
