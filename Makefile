@@ -19,7 +19,7 @@ export VENV
 
 # Prerequisites run in the order written (bootstrap before build before test).
 .NOTPARALLEL:
-.PHONY: all bootstrap build test demo bench clean distclean sanitize fuzz fuzz-long
+.PHONY: all bootstrap build test demo bench policies clean distclean sanitize fuzz fuzz-long
 
 all: build
 
@@ -62,7 +62,7 @@ fuzz-long: bootstrap
 	FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_SANITIZERS=$(FUZZ_LONG_SANITIZERS) JOBS=1 bash scripts/fuzz.sh 0
 
 # The main job: the reference study (docs/study.md), tables on stdout, report, CSV and figures in out/.
-# DEMO_ARGS=--quick for the one-minute version.
+# DEMO_ARGS=--quick for the short version (about 100 s on two cores).
 demo: bootstrap build
 	./$(SMTLAB) study -o out $(DEMO_ARGS)
 
@@ -70,6 +70,10 @@ demo: bootstrap build
 bench: bootstrap build
 	cmake --build $(BUILD_DIR) --target bench_traces
 	$(PYTHON) bench/bench.py $(SMTLAB) $(BENCH_ARGS)
+
+# The policy study (bench/README.md): every fetch x allocation policy on pairs of real code, STP, ANTT, fairness.
+policies: bootstrap build
+	$(PYTHON) bench/policy_study.py $(SMTLAB) $(POLICY_ARGS)
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -84,6 +84,8 @@ def mode_options(mode: str, max_instructions: int) -> list[str]:
         return ["--sample", "--sample-period", str(max_instructions)]
     if mode == "sampled":
         return ["--sample"]
+    if mode == "baselines":  # detailed, each trace also alone: the result holds `multiprogram` (docs/metrics.md)
+        return ["--baselines"]
     return []
 
 
