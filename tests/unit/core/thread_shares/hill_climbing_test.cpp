@@ -45,7 +45,7 @@ TEST(HillClimbing, EachRoundMovesTheBoundaryOneStepTowardTheTrialThatScoredBest)
   // Thread 0 runs faster the more of the queue it has (IPC = limit / 16), thread 1 not at all (IPC 0.5). A round is
   // two epochs: trial 0 gives thread 0 9/16 (27 entries: IPC 1.6875, sum 2.1875), trial 1 gives it 7/16 (21:
   // 1.3125, sum 1.8125). Trial 0 wins, so after round r thread 0's base share is (8 + r)/16, until thread 1 is at
-  // its floor of 1/16 (round 7: 15/16, 45 entries); then trial 0 is the base itself and still wins, and the base stays.
+  // its floor of 1/16 (after seven rounds: 15/16, 45 entries); then trial 0 is the base itself and still wins, and the base stays.
   ClimbBench b;
   HillClimbing hc(params(ClimbMetric::Throughput), 2);
   auto ipc = [](int t, std::uint32_t limit) { return t == 0 ? limit / 16.0 : 0.5; };
@@ -69,9 +69,10 @@ TEST(HillClimbing, EachRoundMovesTheBoundaryOneStepTowardTheTrialThatScoredBest)
 TEST(HillClimbing, HmeanSettlesBesideItsOptimumWhereThroughputWalksToTheCeiling) {
   // Thread 0: IPC = limit / 16; thread 1: IPC = limit / 48 (both gain from entries). The harmonic mean
   // 2 / (16/l0 + 48/l1) with l0 + l1 = 48 is largest where l1 = sqrt(3) l0: l0 = 48 / (1 + sqrt 3) = 17.6 entries,
-  // between thread 0's 5/16 (15) and 6/16 (18). Round 1 from 24 / 24: trial 0 (27 / 21) scores 2 / (16/27 + 48/21) =
-  // 0.695, trial 1 (21 / 27) 0.788: the base moves to 7/16. Round 2: 24 / 24 0.750 against 18 / 30 0.804: to 6/16.
-  // Round 3: 21 / 27 0.788 against 15 / 33 0.793: to 5/16. Round 4: 18 / 30 0.804 against 12 / 36 0.750: back to 6/16.
+  // between thread 0's 5/16 (15) and 6/16 (18). From the even split 24 / 24: trial 0 (27 / 21) scores
+  // 2 / (16/27 + 48/21) = 0.695, trial 1 (21 / 27) 0.788: the base moves to 7/16. From 7/16: 24 / 24 0.750 against
+  // 18 / 30 0.804: to 6/16. From 6/16: 21 / 27 0.788 against 15 / 33 0.793: to 5/16. From 5/16: 18 / 30 0.804 against
+  // 12 / 36 0.750: back to 6/16.
   // The trials sit one step either side of the base, so the base swings between the two shares around the optimum.
   ClimbBench b;
   HillClimbing hc(params(ClimbMetric::Hmean), 2);
