@@ -3,6 +3,7 @@
 // partition, and event skipping stays exact with their shares changing at any cycle.
 #include <iostream>
 #include <string>
+#include <string_view>
 
 #include <gtest/gtest.h>
 
@@ -57,6 +58,18 @@ json::object sharesComparable(json::object stats) {
   return stats;
 }
 
+// A chase beside gen:mix under `c`, with event skipping and ticking every cycle: the same statistics, bit for bit.
+void expectSkippedIsTicked(const Config& c, std::string_view what) {
+  const std::vector<std::string> specs{"gen:chase,footprint=64m,work=3,count=0", "gen:mix,footprint=1m,count=0"};
+  Config skipped = c;
+  skipped.sim.skip = true;
+  Config ticked = c;
+  ticked.sim.skip = false;
+  const auto a = sharesComparable(runCounted(skipped, specs, 3000, 500));
+  const auto b = sharesComparable(runCounted(ticked, specs, 3000, 500));
+  EXPECT_EQ(json::serialize(a), json::serialize(b)) << what;
+}
+
 TEST(ThreadShares, DcraGivesIdenticalStatisticsWithAndWithoutEventSkipping) {
   // DCRA's shares change with time alone (a slow hold ending, a thread going inactive for the load queue or a
   // register file after activity_window cycles): those cycles are wake-up points (IAllocationPolicy::nextChange), so
@@ -66,14 +79,7 @@ TEST(ThreadShares, DcraGivesIdenticalStatisticsWithAndWithoutEventSkipping) {
     c.core.dcra.activity_window = 40;
     c.core.int_prf = {160, Sharing::Shared, 1.0, 17};
     c.core.fp_prf = {128, Sharing::Shared, 1.0, 24};
-    const std::vector<std::string> specs{"gen:chase,footprint=64m,work=3,count=0", "gen:mix,footprint=1m,count=0"};
-    Config skipped = c;
-    skipped.sim.skip = true;
-    Config ticked = c;
-    ticked.sim.skip = false;
-    const auto a = sharesComparable(runCounted(skipped, specs, 3000, 500));
-    const auto b = sharesComparable(runCounted(ticked, specs, 3000, 500));
-    EXPECT_EQ(json::serialize(a), json::serialize(b)) << fetchPolicyName(p);
+    expectSkippedIsTicked(c, fetchPolicyName(p));
   }
 }
 
@@ -102,14 +108,7 @@ TEST(ThreadShares, HillClimbingGivesIdenticalStatisticsWithAndWithoutEventSkippi
     c.core.allocation_policy = AllocationPolicy::HillClimbing;
     c.core.hill_climbing = HillClimbingConfig{700, 0.0625, 0.0625, m};
     c.core.int_prf = {160, Sharing::Shared, 1.0, 17};
-    const std::vector<std::string> specs{"gen:chase,footprint=64m,work=3,count=0", "gen:mix,footprint=1m,count=0"};
-    Config skipped = c;
-    skipped.sim.skip = true;
-    Config ticked = c;
-    ticked.sim.skip = false;
-    const auto a = sharesComparable(runCounted(skipped, specs, 3000, 500));
-    const auto b = sharesComparable(runCounted(ticked, specs, 3000, 500));
-    EXPECT_EQ(json::serialize(a), json::serialize(b)) << climbMetricName(m);
+    expectSkippedIsTicked(c, climbMetricName(m));
   }
 }
 
