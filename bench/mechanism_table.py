@@ -61,14 +61,16 @@ MECHANISMS: list[Mechanism] = [
         not_separable="structure, no switch; a policy is an alternative, not an add-on, and one thread has no choice",
     ),
     Mechanism(
-        "Long-latency hook (STALL / FLUSH)",
+        "Long-latency hook (STALL / FLUSH / MLP)",
         "A load missing the configured level gates (stall) or also squashes (flush) its thread's fetch until the data "
-        "returns (Tullsen & Brown 2001)",
-        ("core.fetch_policy", "core.long_latency_miss"),
+        "returns (Tullsen & Brown 2001); mlp does both from the load's predicted MLP distance on (Eyerman & "
+        "Eeckhout 2007)",
+        ("core.fetch_policy", "core.long_latency_miss", "core.mlp_predictor_entries"),
         ((IT + "long_latency_test.cpp", "LongLatency.StallKeepsAThreadWaitingOnMemoryFromFillingTheRob"),
          (IT + "long_latency_test.cpp", "LongLatency.FlushSquashesAfterEveryLoadThatMissesToMemory"),
-         (IT + "smt_sharing_test.cpp", "SmtSharing.FlushBeatsIcountWhenTheComputeThreadLeavesFetchSlots")),
-        lambda cfg: cfg["core.fetch_policy"] in ("stall", "flush"),
+         (IT + "smt_sharing_test.cpp", "SmtSharing.FlushBeatsIcountWhenTheComputeThreadLeavesFetchSlots"),
+         (IT + "long_latency_test.cpp", "LongLatency.MlpFetchLetsAStreamOverlapItsMissesWhereFlushSerialisesThem")),
+        lambda cfg: cfg["core.fetch_policy"] in ("stall", "flush", "mlp"),
         Switch("netburst", ("core.fetch_policy=flush",), ()),
         note="on = core.fetch_policy=flush, off = the preset's round_robin",
     ),
@@ -353,7 +355,7 @@ MECHANISMS: list[Mechanism] = [
 MEASURE_FIRST = ("Wrong path", "NetBurst replay", "Post-retire store buffer", "Store-to-load forwarding",
                  "Memory-dependence predictor", "Physical register files", "64K aliasing (NetBurst)",
                  "Page walks (through the caches, walk cache)", "Stack engine", "4K aliasing", "Event skipping",
-                 "Long-latency hook (STALL / FLUSH)", "Trace-cache build mode (NetBurst)")
+                 "Long-latency hook (STALL / FLUSH / MLP)", "Trace-cache build mode (NetBurst)")
 
 # One-thread workloads of the cost columns: (name, spec); cc1's is copy a of bench/programs.py's cache.
 WORKLOADS = (("mix", "gen:mix"), ("cc1", "cc1.a.trace"))

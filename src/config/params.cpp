@@ -150,8 +150,13 @@ void visitParams(Config& c, V&& v) {
   v("core.rename_width", k.rename_width, "uops renamed/allocated per cycle, all threads together", 1, 64);
   v("core.issue_width", k.issue_width, "uops dispatched to functional units per cycle", 1, 64);
   v("core.long_latency_miss", k.long_latency_miss,
-    "stall / flush fetch policies: a load missing this cache (l1 | l2 | llc) gates its thread's fetch until the data "
-    "returns (flush also squashes its younger instructions)");
+    "stall / flush / mlp fetch policies: a load missing this cache (l1 | l2 | llc) gates its thread's fetch until the "
+    "data returns (flush also squashes its younger instructions; mlp does both from the load's predicted MLP distance "
+    "on)");
+  v("core.mlp_predictor_entries", k.mlp_predictor_entries,
+    "mlp fetch policy: per-PC MLP distances (instructions to the youngest long-latency load a window overlaps), "
+    "shared by the core's threads, power of two",
+    1, 1 << 20);
   v("core.rename_policy", k.rename_policy, policyDoc("which thread renames/allocates each cycle", threadChoiceTable()));
   v("core.retire_policy", k.retire_policy, policyDoc("which thread retires each cycle", threadChoiceTable()));
   v("core.retire_width", k.retire_width, "uops retired per cycle, all threads together", 1, 64);

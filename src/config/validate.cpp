@@ -174,6 +174,9 @@ class Checker {
       fail(fmt::format("core.branch.pht_assoc = {} must be a power of two no larger than core.branch.pht_entries = {}",
                        b.pht_assoc, b.pht_entries));
     }
+    if (!isPow2(k.mlp_predictor_entries)) {
+      fail(fmt::format("core.mlp_predictor_entries = {} must be a power of two", k.mlp_predictor_entries));
+    }
     if (!isPow2(k.lsu.predictor_entries)) {
       fail(fmt::format("core.lsu.predictor_entries = {} must be a power of two", k.lsu.predictor_entries));
     }

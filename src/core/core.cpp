@@ -31,6 +31,7 @@ CoreQueues makeQueues(const Config& config) {
 // STALL and FLUSH say what a long-latency load does to its thread; the load/store unit's hook does it.
 LongLatencyAction longLatencyAction(const Config& config) {
   const auto policy = makeFetchPolicy(config.core.fetch_policy);
+  if (policy->gatesAtMlpDistance()) return LongLatencyAction::MlpFlush;
   if (policy->flushesOnMemoryMiss()) return LongLatencyAction::Flush;
   return policy->gatesOnMemoryMiss() ? LongLatencyAction::Gate : LongLatencyAction::None;
 }
@@ -48,9 +49,10 @@ Core::Core(CoreId id, const Config& config, MemorySystem& memory)
       rename_(config, threads_, queues_),
       loadStore_(id, config, memory, threads_, queues_, longLatencyAction(config)),
       scheduler_(config, threads_, queues_, loadStore_, frontEnd_),
-      retire_(config, threads_, queues_, loadStore_, events_),
+      retire_(config, threads_, queues_, loadStore_, events_, loadStore_.mlpPredictor(), loadStore_.longLatencyLevel()),
       allocation_(makeAllocationPolicy(config.core)),
-      adaptiveAllocation_(allocation_->adaptive()) {
+      adaptiveAllocation_(allocation_->adaptive()),
+      mlpGate_(loadStore_.mlpPredictor() != nullptr) {
   for (int q = 0; q < kQueueKinds; ++q) allocationStructures_[q] = &queues_.byKind[q];
   RegisterFiles& regs = queues_.registers;
   allocationStructures_[kQueueKinds] = regs.intLimited() ? &regs.intFile() : nullptr;
@@ -384,8 +386,9 @@ std::uint32_t Core::finishAndAccount(Cycle now, bool& anyRunning) {
     }
     th.lastCause = classify(t, now, drain);
     // Gated as the fetch stage sees it; gatedUntil and fetchResumeAt are wake-up points, so this holds unchanged
-    // over any cycles skipped after this one. (The gate, set only by STALL and FLUSH, is asked first.)
-    th.lastGated = th.gatedUntil > now && !th.waitingBranch && th.fetchResumeAt <= now;
+    // over any cycles skipped after this one (no instruction is fetched in them). (The gate, set only by STALL, FLUSH
+    // and MLP-aware fetch, is asked first.)
+    th.lastGated = th.fetchGated(now, mlpGate_) && !th.waitingBranch && th.fetchResumeAt <= now;
   }
   return starved;
 }

@@ -85,12 +85,19 @@ class FlushPolicy final : public CountingPolicy<FrontEndKey> {
   bool flushesOnMemoryMiss() const override { return true; }
 };
 
+class MlpPolicy final : public CountingPolicy<FrontEndKey> {
+ public:
+  bool gatesOnMemoryMiss() const override { return true; }
+  bool flushesOnMemoryMiss() const override { return true; }
+  bool gatesAtMlpDistance() const override { return true; }
+};
+
 template <class P>
 std::unique_ptr<IThreadChoice> make() {
   return std::make_unique<P>();
 }
 
-constexpr std::array<FetchPolicyInfo, 6> kFetchPolicies{{
+constexpr std::array<FetchPolicyInfo, 7> kFetchPolicies{{
     {FetchPolicy::RoundRobin, "round_robin", "Pentium 4: alternate every cycle; a stalled thread yields its slot",
      &make<RoundRobinPolicy>},
     {FetchPolicy::ICount, "icount",
@@ -106,6 +113,11 @@ constexpr std::array<FetchPolicyInfo, 6> kFetchPolicies{{
      "STALL, and that thread's instructions younger than the load are squashed and fetched again (Tullsen & Brown "
      "2001)",
      &make<FlushPolicy>},
+    {FetchPolicy::Mlp, "mlp",
+     "FLUSH from the load's predicted memory-level-parallelism distance on: the thread fetches on up to the youngest "
+     "long-latency load its window would overlap with it, then waits for the data; what lies beyond is squashed "
+     "(Eyerman & Eeckhout 2007; core.mlp_predictor_entries)",
+     &make<MlpPolicy>},
 }};
 static_assert(inEnumOrder(kFetchPolicies), "kFetchPolicies: one row per FetchPolicy, in enum order");
 

@@ -56,6 +56,7 @@ FrontEnd::FrontEnd(CoreId core, const Config& config, MemorySystem& memory, std:
       policy_(makeFetchPolicy(config.core.fetch_policy)),
       policyNeedsCounters_(policy_->needsCounters()),
       policyNeedsMisses_(policy_->needsDataMisses()),
+      mlpGate_(policy_->gatesAtMlpDistance()),
       predictor_(config.core.branch),
       fetchOrder_(config.core.threads),
       candidates_(config.core.threads),
@@ -73,7 +74,7 @@ bool FrontEnd::fetch(Cycle now) {
     c.eligible = false;
     if (th.state != ThreadState::Running) continue;
     if ((th.waitingBranch && !wrongPath_) || th.fetchResumeAt > now) continue;
-    if (th.gatedUntil > now) continue;  // counted in fetchGatedCycles by the core's accounting, skipped cycles included
+    if (th.fetchGated(now, mlpGate_)) continue;  // counted in fetchGatedCycles by the core's accounting
     // Wrong-path uops share the thread's front-end pipe (and so count for ICOUNT, like everything in the queues).
     const std::uint32_t inPipe = th.pipeCount() + th.wrongPath.pipeCount();
     // A microcode sequence still streaming asks for the slot whatever the pipe holds (it was fetched already).
@@ -120,7 +121,7 @@ void FrontEnd::decode(Cycle now) {
     const std::uint32_t t = (decodeNext_ + k) % threadCount_;
     const ThreadContext& th = threads_[t];
     if (!th.building || th.state != ThreadState::Running) continue;
-    if ((th.waitingBranch && !wrongPath_) || th.fetchResumeAt > now || th.gatedUntil > now) continue;
+    if ((th.waitingBranch && !wrongPath_) || th.fetchResumeAt > now || th.fetchGated(now, mlpGate_)) continue;
     if (th.microcodeSlots == 0) {
       if (th.pipeCount() + th.wrongPath.pipeCount() >= pipeCapacity_) continue;
       if (!th.waitingBranch && th.cursor->peek() == nullptr) continue;
@@ -158,6 +159,7 @@ std::uint32_t FrontEnd::fetchThread(std::uint32_t t, std::uint32_t budget, Cycle
   while (got < budget) {
     const Instr* in = th.cursor->peek();
     if (in == nullptr) break;
+    if (mlpGate_ && th.fetchGated(now, true)) break;  // MLP-aware fetch reached gateAfter
     const Addr line = in->pc >> lineShift_;
     if (line != th.lastFetchLine) {
       // A line the instruction fetcher read ahead (core.fetch_prefetch) comes from the streaming buffer: not in the

@@ -18,13 +18,20 @@ bool overlapsIn4k(const MemRef& a, const MemRef& b) {
   const Addr y = b.addr & kPage;
   return x < y + b.size && y < x + a.size;
 }
+// The distance predictor's window per thread: the reorder-buffer entries the thread may hold under its static share.
+std::unique_ptr<MlpPredictor> makeMlpPredictor(const Config& config, const CoreQueues& queues) {
+  std::vector<std::uint32_t> window(config.core.threads);
+  for (std::uint32_t t = 0; t < config.core.threads; ++t) window[t] = queues[QueueKind::Rob].limit(t);
+  return std::make_unique<MlpPredictor>(config.core.mlp_predictor_entries, std::move(window));
+}
 }  // namespace
 
 LoadStoreUnit::LoadStoreUnit(CoreId core, const Config& config, MemorySystem& memory,
                              std::span<ThreadContext> threads, CoreQueues& queues, LongLatencyAction action)
     : core_(core),
       loadAgu_(config.core.fu.load.latency),
-      longLatency_(action, config.core.long_latency_miss),
+      mlp_(action == LongLatencyAction::MlpFlush ? makeMlpPredictor(config, queues) : nullptr),
+      longLatency_(action, config.core.long_latency_miss, mlp_.get()),
       countMisses_(makeFetchPolicy(config.core.fetch_policy)->needsDataMisses() ||
                    makeAllocationPolicy(config.core)->needsDataMisses()),
       storeBuffer_(config.core.lsu.store_buffer),
@@ -215,7 +222,7 @@ Cycle LoadStoreUnit::executeLoad(std::uint32_t t, Uop& u, Cycle now) {
     std::erase_if(th.missDone, [&](Cycle c) { return c <= now; });
     th.missDone.push_back(dataReady);
   }
-  longLatency_.onLoad(th, t, u.seq, level, dataReady, pendingFlushes_);
+  longLatency_.onLoad(th, t, u.seq, u.instr->pc, level, now, dataReady, pendingFlushes_);
   return dataReady;
 }
 
@@ -335,6 +342,7 @@ void LoadStoreUnit::squashFrom(std::uint32_t t, SeqNum from) {
 }
 
 void LoadStoreUnit::threadBound(std::uint32_t t) {
+  if (mlp_) mlp_->threadBound(t);
   if (!tracking_) return;
   stores_.rebind(t);
   speculative_[t].clear();
@@ -344,6 +352,7 @@ void LoadStoreUnit::threadBound(std::uint32_t t) {
 void LoadStoreUnit::visitState(StateIo& io) {
   io(alias64k_, stores_, conflictBits_, speculative_, speculativeCap_, holdCounted_, last_, lastThread_, lastAge_,
      lastCycle_, pendingFlushes_, orderViolations_, written_, siblingClears_);
+  if (mlp_) io(*mlp_);
 }
 
 }  // namespace smtlab

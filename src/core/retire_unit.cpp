@@ -3,13 +3,16 @@
 namespace smtlab {
 
 RetireUnit::RetireUnit(const Config& config, std::span<ThreadContext> threads, CoreQueues& queues,
-                       ILoadStorePort& loadStore, std::vector<CoreEvent>& events)
+                       ILoadStorePort& loadStore, std::vector<CoreEvent>& events, MlpPredictor* mlp,
+                       MemLevel longLatency)
     : threadCount_(config.core.threads),
       retireWidth_(config.core.retire_width),
       threads_(threads),
       queues_(queues),
       loadStore_(loadStore),
       events_(events),
+      mlp_(mlp),
+      longLatency_(longLatency),
       policy_(makeThreadChoice(config.core.retire_policy)),
       policyNeedsCounters_(policy_->needsCounters()),
       roundRobin_(config.core.retire_policy == ThreadChoice::RoundRobin),
@@ -91,6 +94,7 @@ bool RetireUnit::tick(Cycle now) {
       if (u.intRegs != 0 || u.fpRegs != 0) queues_.registers.release(t, RegNeed{u.intRegs, u.fpRegs});
       th.retiredStackDelta = u.stackDelta;
       u.valid = false;
+      if (mlp_ != nullptr) mlp_->retired(t, u.seq, in.pc, u.hasLoad && u.level >= longLatency_);
       th.cursor->retireOne();
       ++th.stats.instructions;
       ++retired;

@@ -29,6 +29,7 @@ void ThreadContext::bind(std::shared_ptr<TraceCursor> trace, Asid space, Cycle n
   fetchBlock = FetchBlock::None;
   waitingBranch = false;
   gatedUntil = now;
+  gateAfter = SeqNum{0};
   lastFetchLine = ~Addr{0};
   building = false;
   streamLine = kNoStreamLine;
@@ -44,7 +45,7 @@ void ThreadContext::bind(std::shared_ptr<TraceCursor> trace, Asid space, Cycle n
 void ThreadContext::visitState(StateIo& io) {
   io(state, asid, asidTag, front, enteredSeq, frontMask, fetchResumeAt, fetchBlock, waitingBranch, waitingBranchSeq,
      waitingBranchFetchedAt, waitingBranchRenamedAt, lastFetchLine, building, streamLine, streamReady, streamLevel,
-     microcodeSlots, gatedUntil, renameMap);
+     microcodeSlots, gatedUntil, gateAfter, renameMap);
   const std::uint64_t n = io.length(rob.size(), sizeof(Uop));
   if (io.reading()) rob.resize(static_cast<std::size_t>(n));
   for (Uop& u : rob) {

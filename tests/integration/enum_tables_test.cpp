@@ -114,7 +114,7 @@ TEST(EnumTables, EventKindsRoundTripAndTheMachinePassesThemOn) {
 
 TEST(EnumTables, FetchPoliciesParseBuildAndAreDocumented) {
   expectWellFormed(fetchPolicyTable());
-  ASSERT_EQ(fetchPolicyTable().size(), 6u);  // round_robin icount brcount misscount stall flush (docs/model.md)
+  ASSERT_EQ(fetchPolicyTable().size(), 7u);  // round_robin icount brcount misscount stall flush mlp (docs/model.md)
   const std::string model = readDoc("model.md");
   const std::string config = readDoc("config.md");
   const std::string keyDoc = docOf("core.fetch_policy");
@@ -126,8 +126,10 @@ TEST(EnumTables, FetchPoliciesParseBuildAndAreDocumented) {
     const auto policy = makeFetchPolicy(row.value);
     ASSERT_NE(policy, nullptr) << row.name;
     // STALL gates on a long-latency miss, FLUSH gates and squashes (Tullsen & Brown 2001); no other policy does.
-    EXPECT_EQ(policy->gatesOnMemoryMiss(), row.value == FetchPolicy::Stall || row.value == FetchPolicy::Flush);
-    EXPECT_EQ(policy->flushesOnMemoryMiss(), row.value == FetchPolicy::Flush);
+    EXPECT_EQ(policy->gatesOnMemoryMiss(),
+              row.value == FetchPolicy::Stall || row.value == FetchPolicy::Flush || row.value == FetchPolicy::Mlp);
+    EXPECT_EQ(policy->flushesOnMemoryMiss(), row.value == FetchPolicy::Flush || row.value == FetchPolicy::Mlp);
+    EXPECT_EQ(policy->gatesAtMlpDistance(), row.value == FetchPolicy::Mlp);
     const std::string quoted = fmt::format("`{}`", row.name);
     EXPECT_NE(model.find(quoted), std::string::npos) << "docs/model.md does not describe " << row.name;
     EXPECT_NE(config.find(quoted), std::string::npos) << "docs/config.md does not list " << row.name;

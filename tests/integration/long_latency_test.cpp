@@ -68,5 +68,39 @@ TEST(LongLatency, TheTriggerIsTheConfiguredCachesMiss) {
   EXPECT_NEAR(num(l1.at("fetch_gated_cycles")), 500 * 12, 0.01 * 500 * 12);
 }
 
+// MLP-aware fetch (Eyerman & Eeckhout 2007; core/mlp_predictor.hpp): FLUSH from the load's predicted MLP distance on.
+// The one thread's window is its reorder buffer, 128 entries here.
+json::object single(FetchPolicy policy, const std::string& spec, std::uint64_t n, std::uint64_t warmup) {
+  Config c = baseConfig(1);
+  c.core.fetch_policy = policy;
+  return cpuStats(runCounted(c, {spec}, n, warmup), 0);
+}
+
+TEST(LongLatency, MlpFetchIsFlushWhenNoMissHasAnotherInItsWindow) {
+  // One load in 128 instructions (127 ints after each): the next miss is 128 younger, just outside a load's window
+  // of 128, so every distance is 0 and the policy is FLUSH, statistic for statistic.
+  const std::string spec = "gen:chase,footprint=64m,work=127,count=0";
+  const auto mlp = single(FetchPolicy::Mlp, spec, 128 * 60, 128 * 10);
+  const auto flush = single(FetchPolicy::Flush, spec, 128 * 60, 128 * 10);
+  EXPECT_GE(num(flush.at("flushes")), 50.0);  // the case is the one meant: most loads miss and flush
+  for (const char* key : {"cycles", "flushes", "squashed", "fetch_gated_cycles", "fetched"}) {
+    EXPECT_EQ(u64(mlp.at(key)), u64(flush.at(key))) << key;
+  }
+}
+
+TEST(LongLatency, MlpFetchLetsAStreamOverlapItsMissesWhereFlushSerialisesThem) {
+  // Independent loads over 64 MiB, eight to a line, no prefetcher: the first load of each line misses to DRAM, so a
+  // window of 128 holds about 16 misses and each miss's distance is about 120. MLP-aware fetch then restricts fetch
+  // hardly at all: within 5 % of ICOUNT, which never gates. FLUSH squashes after every miss and waits for its data,
+  // so one miss is in flight at a time where the window holds many: at most half the throughput.
+  const std::string spec = "gen:stream,footprint=64m";
+  const auto mlp = single(FetchPolicy::Mlp, spec, 20000, 5000);
+  const auto icount = single(FetchPolicy::ICount, spec, 20000, 5000);
+  const auto flush = single(FetchPolicy::Flush, spec, 20000, 5000);
+  EXPECT_NEAR(num(mlp.at("ipc")), num(icount.at("ipc")), 0.05 * num(icount.at("ipc")));
+  EXPECT_LE(num(flush.at("ipc")), 0.5 * num(mlp.at("ipc")));
+  EXPECT_LE(num(mlp.at("flushes")), 0.2 * num(flush.at("flushes")));
+}
+
 }  // namespace
 }  // namespace smtlab::test

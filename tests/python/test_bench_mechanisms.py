@@ -176,7 +176,7 @@ def test_the_table_says_not_separable_and_never_shows_a_number_for_it():
     assert "mix +10.0 %, cc1 -5.0 % (netburst)" in lines["Post-retire store buffer"]
     assert "not separable (" in lines["Issue ports"] and "%" not in lines["Issue ports"].split(" | ")[-1]
     assert "not measured" in lines["NetBurst replay"]  # switchable, but no row of it was given
-    assert "none (off in every preset)" in lines["Long-latency hook (STALL / FLUSH)"]  # every preset fetches round_robin
+    assert "none (off in every preset)" in lines["Long-latency hook (STALL / FLUSH / MLP)"]  # every preset fetches round_robin
 
 
 def test_splice_replaces_only_the_marked_block(tmp_path):

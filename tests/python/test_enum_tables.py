@@ -53,7 +53,7 @@ def test_every_allocation_policy_loads_and_runs(name):
 
 
 def test_policy_and_unit_class_names_match_what_the_config_accepts():
-    assert list(smtlab.FETCH_POLICIES) == ["round_robin", "icount", "brcount", "misscount", "stall", "flush"]
+    assert list(smtlab.FETCH_POLICIES) == ["round_robin", "icount", "brcount", "misscount", "stall", "flush", "mlp"]
     assert list(smtlab.ALLOCATION_POLICIES) == ["static", "dcra", "hill_climbing"]
     for name in smtlab.THREAD_CHOICE_POLICIES:
         assert smtlab.load_config(None, {"core.retire_policy": name}).get("core.retire_policy") == name

@@ -31,12 +31,13 @@ def test_pairs_and_groups():
     assert [ps.group_of(x, y, kinds) for x, y in pairs] == ["ILP+ILP", "ILP+MEM", "ILP+MEM", "MEM+MEM"]
 
 
-def _rows(stall_stp=1.5, dcra_hmean=0.84, hill_stp=1.62, fairness=0.9):
+def _rows(stall_stp=1.5, dcra_hmean=0.84, hill_stp=1.62, fairness=0.9, mlp_stp=1.55):
     rows = []
     for pair, group in (("a + m", "ILP+MEM"), ("m + m", "MEM+MEM")):
         rows += [_row(pair, group, "icount", "static", 1.4, hmean=0.8, fairness=fairness),
                  _row(pair, group, "stall", "static", stall_stp),
                  _row(pair, group, "flush", "static", 1.45),
+                 _row(pair, group, "mlp", "static", mlp_stp),
                  _row(pair, group, "icount", "dcra", 1.6, hmean=dcra_hmean),
                  _row(pair, group, "icount", "hill_climbing", hill_stp)]
     return rows
@@ -49,7 +50,8 @@ def test_the_papers_directions_pass_on_numbers_that_follow_them():
     assert "+5.0 %" in checks["dcra_hmean_at_least_static"]["why"]
     assert checks["hill_climbing_at_least_dcra"]["pass"]  # 1.62 >= 1.6
     assert checks["no_starvation"]["pass"]
-    assert not checks["mlp_aware"]["pass"]
+    assert checks["mlp_aware"]["pass"]  # 1.55 at least stall's 1.5 and flush's 1.45 in both groups
+    assert "ILP+MEM: STP stall 1.500, flush 1.450, mlp 1.550" in checks["mlp_aware"]["why"]
 
 
 def test_each_check_misses_where_its_direction_fails():
@@ -57,6 +59,7 @@ def test_each_check_misses_where_its_direction_fails():
     assert not ps.check_rows(_rows(dcra_hmean=0.79), 0.1)["dcra_hmean_at_least_static"]["pass"]  # below static
     assert not ps.check_rows(_rows(dcra_hmean=0.95), 0.1)["dcra_hmean_at_least_static"]["pass"]  # +18.75 %: too much
     assert not ps.check_rows(_rows(hill_stp=1.55), 0.1)["hill_climbing_at_least_dcra"]["pass"]
+    assert not ps.check_rows(_rows(mlp_stp=1.48), 0.1)["mlp_aware"]["pass"]  # above flush's 1.45, below stall's 1.5
     starved = ps.check_rows(_rows(fairness=0.05), 0.1)["no_starvation"]
     assert not starved["pass"] and "a + m icount/static fairness 0.050" in starved["why"]
 
@@ -66,6 +69,7 @@ def test_a_group_without_pairs_is_a_miss_not_a_pass():
     checks = ps.check_rows(rows, 0.1)
     assert not checks["stall_flush_beat_icount"]["pass"] and "nan" in checks["stall_flush_beat_icount"]["why"]
     assert not checks["dcra_hmean_at_least_static"]["pass"]
+    assert not checks["mlp_aware"]["pass"] and "ILP+MEM: no pairs" in checks["mlp_aware"]["why"]
 
 
 def test_the_summary_averages_per_group_and_policy():

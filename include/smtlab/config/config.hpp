@@ -215,7 +215,8 @@ struct CoreConfig {
   std::uint32_t retire_width = 4;
   ThreadChoice rename_policy = ThreadChoice::RoundRobin;  // which thread renames/allocates in a cycle
   ThreadChoice retire_policy = ThreadChoice::RoundRobin;  // which thread retires in a cycle
-  LongLatencyMiss long_latency_miss = LongLatencyMiss::Llc;  // STALL/FLUSH trigger
+  LongLatencyMiss long_latency_miss = LongLatencyMiss::Llc;  // STALL/FLUSH/MLP trigger
+  std::uint32_t mlp_predictor_entries = 2048;  // MLP-aware fetch: per-PC MLP distances, shared by the core's threads
   AllocationPolicy allocation_policy = AllocationPolicy::Static;  // one policy for every partitionable structure
   DcraConfig dcra{};
   HillClimbingConfig hill_climbing{};

@@ -156,6 +156,7 @@ class Core {
   // register files) each tick if adaptive; the static policy's shares are SharedCapacity::setActive's.
   std::unique_ptr<IAllocationPolicy> allocation_;
   const bool adaptiveAllocation_;
+  const bool mlpGate_;  // MLP-aware fetch: a gated thread still fetches up to its gateAfter
   AllocationStructures allocationStructures_{};
   std::array<AllocationSample, kMaxThreads> allocationSamples_{};
 

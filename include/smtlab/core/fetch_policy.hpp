@@ -16,7 +16,7 @@ namespace smtlab {
 class StateIo;
 
 // Thread choice at fetch (core.fetch_policy); its names, docs and factories are the rows of fetchPolicyTable().
-enum class FetchPolicy : std::uint8_t { RoundRobin, ICount, BrCount, MissCount, Stall, Flush };
+enum class FetchPolicy : std::uint8_t { RoundRobin, ICount, BrCount, MissCount, Stall, Flush, Mlp };
 
 // Thread choice at rename/allocate and retire (core.rename_policy, core.retire_policy; one thread per cycle is
 // served); its rows are threadChoiceTable()'s.
@@ -41,6 +41,8 @@ class IThreadChoice {
   // STALL and FLUSH gate a thread whose load misses to memory; FLUSH also squashes its younger instructions.
   virtual bool gatesOnMemoryMiss() const { return false; }
   virtual bool flushesOnMemoryMiss() const { return false; }
+  // MLP-aware fetch: the gate and the flush start the predicted MLP distance past the load (mlp_predictor.hpp).
+  virtual bool gatesAtMlpDistance() const { return false; }
   // Whether the fetch stage must compute ThreadCandidate::dataMisses (costly, only MISSCOUNT needs it).
   virtual bool needsDataMisses() const { return false; }
   // Whether the policy reads the counters at all (round robin needs only `eligible`): stages skip filling them.

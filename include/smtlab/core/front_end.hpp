@@ -98,6 +98,7 @@ class FrontEnd final : public IBranchResolutionPort {
   std::unique_ptr<IFetchPolicy> policy_;
   const bool policyNeedsCounters_;  // round robin reads only `eligible`: the counters are not filled
   const bool policyNeedsMisses_;    // MISSCOUNT's dataMisses (asked once, not by a virtual call every cycle)
+  const bool mlpGate_;              // MLP-aware fetch: a gated thread still fetches up to its gateAfter
   BranchPredictor predictor_;
   std::vector<std::uint32_t> fetchOrder_;
   std::vector<FetchCandidate> candidates_;

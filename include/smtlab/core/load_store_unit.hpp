@@ -15,6 +15,7 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <utility>
 #include <vector>
@@ -32,12 +33,17 @@ namespace smtlab {
 
 class LoadStoreUnit final : public ILoadStorePort {
  public:
-  // action: what a load missing core.long_latency_miss does to its thread (STALL: gate, FLUSH: flush, else none).
+  // action: what a load missing core.long_latency_miss does to its thread (STALL: gate, FLUSH: flush, MLP-aware fetch:
+  // both from the load's predicted MLP distance on, else none).
   LoadStoreUnit(CoreId core, const Config& config, MemorySystem& memory, std::span<ThreadContext> threads,
                 CoreQueues& queues, LongLatencyAction action);
 
   Cycle loadMayIssueAt(std::uint32_t thread, const Uop& load, Cycle now) override;
   Cycle executeLoad(std::uint32_t thread, Uop& uop, Cycle now) override;
+  // MLP-aware fetch's distance predictor, which the retire unit trains (null under any other fetch policy).
+  MlpPredictor* mlpPredictor() { return mlp_.get(); }
+  // The level from which a load counts as long-latency (a miss of core.long_latency_miss).
+  MemLevel longLatencyLevel() const { return longLatency_.threshold(); }
   void executeStore(std::uint32_t thread, const Uop& store, Cycle now) override;
   void storeDataReady(std::uint32_t thread, const Uop& store, Cycle dataAt) override;
   void retireMemory(std::uint32_t thread, const Uop& uop, Cycle now) override;
@@ -135,6 +141,7 @@ class LoadStoreUnit final : public ILoadStorePort {
 
   const CoreId core_;
   const std::uint32_t loadAgu_;
+  const std::unique_ptr<MlpPredictor> mlp_;  // MLP-aware fetch's distance predictor; null under any other policy
   const LongLatencyHook longLatency_;
   // Only a fetch policy that counts each thread's L1D misses in flight (MISSCOUNT) and an allocation policy that
   // classifies threads by them (DCRA) read ThreadContext::missDone; under any other the list is not kept, so its

@@ -12,6 +12,7 @@
 #include "smtlab/config/config.hpp"
 #include "smtlab/core/core_event.hpp"
 #include "smtlab/core/fetch_policy.hpp"
+#include "smtlab/core/mlp_predictor.hpp"
 #include "smtlab/core/stage_ports.hpp"
 #include "smtlab/core/thread_context.hpp"
 
@@ -19,8 +20,10 @@ namespace smtlab {
 
 class RetireUnit {
  public:
+  // mlp: MLP-aware fetch's distance predictor, trained with every retired instruction (null: none); a load served
+  // from `longLatency` or beyond counts as long-latency for it.
   RetireUnit(const Config& config, std::span<ThreadContext> threads, CoreQueues& queues, ILoadStorePort& loadStore,
-             std::vector<CoreEvent>& events);
+             std::vector<CoreEvent>& events, MlpPredictor* mlp = nullptr, MemLevel longLatency = MemLevel::Dram);
 
   // Retires from one thread; true if anything retired.
   bool tick(Cycle now);
@@ -45,6 +48,8 @@ class RetireUnit {
   CoreQueues& queues_;
   ILoadStorePort& loadStore_;
   std::vector<CoreEvent>& events_;
+  MlpPredictor* const mlp_;
+  const MemLevel longLatency_;
   std::unique_ptr<IThreadChoice> policy_;
   const bool policyNeedsCounters_;
   // round_robin is evaluated in place, lazily (the first thread in turn that can proceed), like the Pentium 4's

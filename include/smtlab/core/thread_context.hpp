@@ -149,6 +149,12 @@ struct ThreadContext {
   MemLevel streamLevel = MemLevel::L2;
   std::uint32_t microcodeSlots = 0;  // core.microcode_shares_fetch: fetch slots the microcode sequencer still needs
   Cycle gatedUntil{0};               // STALL / FLUSH: a load of this thread misses to memory until then
+  SeqNum gateAfter{0};               // MLP-aware fetch: while gated, the thread may still fetch up to this instruction
+  // A long-latency load holds this thread's fetch at `now` (STALL, FLUSH; `byDistance`: MLP-aware fetch, which holds
+  // it only once the thread has fetched past gateAfter).
+  bool fetchGated(Cycle now, bool byDistance) const {
+    return gatedUntil > now && (!byDistance || cursor->fetchSeq() > gateAfter);
+  }
 
   // Rename and the reorder buffer: renamed uops are seq [cursor->retireSeq(), robTail).
   std::array<SeqNum, kArchRegs> renameMap = noProducers();  // producer seq, kNoProducer = value in the register file

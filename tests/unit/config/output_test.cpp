@@ -15,12 +15,12 @@ using test::TempDir;
 
 // Counted from config.hpp, struct by struct:
 // - top level and machine: seed; system 4 (cores, packages, siblings_adjacent, freq_ghz); os 2; sim 2.
-// - core: 26 scalars (allocation_policy among them); dcra 4; hill_climbing 4; 5 queues (uop_queue, rob, iq, lq, sq) x 3 (entries, sharing, cap); 8 unit classes x 5
+// - core: 27 scalars (allocation_policy and mlp_predictor_entries among them); dcra 4; hill_climbing 4; 5 queues (uop_queue, rob, iq, lq, sq) x 3 (entries, sharing, cap); 8 unit classes x 5
 //   (latency, pipelined, interval, thread_interval, uops); branch 9; lsu 10; 2 register files x 4.
 // - mem: 9 scalars; 4 caches x 4 (size_kb, assoc, latency, mshrs); dram 2; 2 TLBs x 3; page_walk 4;
 //   stream_prefetch 3.
 // - energy: 20 (16 event energies, 4 powers).
-constexpr std::size_t kKeys = (1 + 4 + 2 + 2) + (26 + 4 + 4 + 5 * 3 + 8 * 5 + 9 + 10 + 2 * 4) +
+constexpr std::size_t kKeys = (1 + 4 + 2 + 2) + (27 + 4 + 4 + 5 * 3 + 8 * 5 + 9 + 10 + 2 * 4) +
                               (9 + 4 * 4 + 2 + 2 * 3 + 4 + 3) + 20;
 
 std::size_t countJsonLeaves(const boost::json::value& v) {

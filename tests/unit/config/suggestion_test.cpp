@@ -47,7 +47,7 @@ TEST(ConfigSuggestion, WholeMessagesForTypicalTypos) {
 TEST(ConfigSuggestion, WholeMessagesForChoiceValues) {
   EXPECT_EQ(overrideError("core.fetch_policy=icont"),
             "--set core.fetch_policy=icont: key 'core.fetch_policy' must be one of round_robin | icount | brcount | "
-            "misscount | stall | flush, got \"icont\" (did you mean 'icount'?)");
+            "misscount | stall | flush | mlp, got \"icont\" (did you mean 'icount'?)");
   // "oldest" is 6 edits from oldest_first: beyond the bound of 2, so no suggestion.
   EXPECT_EQ(overrideError("core.rename_policy=oldest"),
             "--set core.rename_policy=oldest: key 'core.rename_policy' must be one of round_robin | icount | "

@@ -113,21 +113,49 @@ TEST(LongLatencyHook, TheConfiguredCachesMissIsTheTrigger) {
   ThreadContext th;
   std::vector<std::pair<std::uint32_t, SeqNum>> flushes;
   const LongLatencyHook l1(LongLatencyAction::Gate, LongLatencyMiss::L1);
-  l1.onLoad(th, 0, SeqNum{3}, MemLevel::L1, Cycle{50}, flushes);
+  l1.onLoad(th, 0, SeqNum{3}, 0x400000, MemLevel::L1, Cycle{10}, Cycle{50}, flushes);
   EXPECT_EQ(th.gatedUntil, Cycle{0});
-  l1.onLoad(th, 0, SeqNum{3}, MemLevel::L2, Cycle{50}, flushes);
+  l1.onLoad(th, 0, SeqNum{3}, 0x400000, MemLevel::L2, Cycle{10}, Cycle{50}, flushes);
   EXPECT_EQ(th.gatedUntil, Cycle{50});
   const LongLatencyHook llc(LongLatencyAction::Flush, LongLatencyMiss::Llc);
-  llc.onLoad(th, 1, SeqNum{7}, MemLevel::LLC, Cycle{90}, flushes);
+  llc.onLoad(th, 1, SeqNum{7}, 0x400000, MemLevel::LLC, Cycle{10}, Cycle{90}, flushes);
   EXPECT_EQ(th.gatedUntil, Cycle{50});
   EXPECT_TRUE(flushes.empty());
-  llc.onLoad(th, 1, SeqNum{7}, MemLevel::Dram, Cycle{300}, flushes);
+  llc.onLoad(th, 1, SeqNum{7}, 0x400000, MemLevel::Dram, Cycle{10}, Cycle{300}, flushes);
   EXPECT_EQ(th.gatedUntil, Cycle{300});
   ASSERT_EQ(flushes.size(), 1u);
   EXPECT_EQ(flushes[0], (std::pair<std::uint32_t, SeqNum>{1, SeqNum{7}}));
   // An earlier-returning miss never shortens a gate.
-  l1.onLoad(th, 1, SeqNum{8}, MemLevel::L2, Cycle{120}, flushes);
+  l1.onLoad(th, 1, SeqNum{8}, 0x400000, MemLevel::L2, Cycle{10}, Cycle{120}, flushes);
   EXPECT_EQ(th.gatedUntil, Cycle{300});
+}
+
+TEST(LongLatencyHook, MlpFetchGatesAndFlushesFromThePredictedDistanceOn) {
+  // The predictor learned distance 5 for the load at 0x400000 (window 8: misses at 0 and 5), none for 0x400004.
+  MlpPredictor mlp(64, {8});
+  for (std::uint64_t s = 0; s < 9; ++s) mlp.retired(0, SeqNum{s}, s == 0 ? 0x400000 : 0x500000 + s, s == 0 || s == 5);
+  ASSERT_EQ(mlp.predict(0x400000), 5u);
+  const LongLatencyHook hook(LongLatencyAction::MlpFlush, LongLatencyMiss::Llc, &mlp);
+  ThreadContext th;
+  std::vector<std::pair<std::uint32_t, SeqNum>> flushes;
+  // A miss of the trained load at seq 20 at cycle 10: fetch may go on to 25, what lies beyond is squashed.
+  hook.onLoad(th, 0, SeqNum{20}, 0x400000, MemLevel::Dram, Cycle{10}, Cycle{300}, flushes);
+  EXPECT_EQ(th.gatedUntil, Cycle{300});
+  EXPECT_EQ(th.gateAfter, SeqNum{25});
+  ASSERT_EQ(flushes.size(), 1u);
+  EXPECT_EQ(flushes[0], (std::pair<std::uint32_t, SeqNum>{0, SeqNum{25}}));
+  // A second miss while the gate is open, of an untrained load at 22: the further limit (25) stays.
+  hook.onLoad(th, 0, SeqNum{22}, 0x400004, MemLevel::Dram, Cycle{12}, Cycle{310}, flushes);
+  EXPECT_EQ(th.gateAfter, SeqNum{25});
+  EXPECT_EQ(th.gatedUntil, Cycle{310});
+  // After the gate has closed a new miss sets its own limit, even a nearer one.
+  hook.onLoad(th, 0, SeqNum{40}, 0x400004, MemLevel::Dram, Cycle{400}, Cycle{650}, flushes);
+  EXPECT_EQ(th.gateAfter, SeqNum{40});
+  EXPECT_EQ(flushes.back(), (std::pair<std::uint32_t, SeqNum>{0, SeqNum{40}}));
+  // A load that hits does nothing.
+  hook.onLoad(th, 0, SeqNum{41}, 0x400000, MemLevel::LLC, Cycle{401}, Cycle{441}, flushes);
+  EXPECT_EQ(th.gateAfter, SeqNum{40});
+  EXPECT_EQ(flushes.size(), 3u);
 }
 
 }  // namespace

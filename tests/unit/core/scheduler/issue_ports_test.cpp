@@ -35,13 +35,13 @@ Config netburstPorts(std::uint32_t threads) {
 }
 
 // Renames every thread's trace at cycle 0 (one thread per rename tick, as Core does), then issues cycle by cycle.
-struct Pipe {
+struct PortsPipe {
   StageHarness h;
   StubLoadStore lsu;
   StubBranches branches;
   RenameAllocate rename;
   Scheduler scheduler;
-  Pipe(Config c, std::vector<std::vector<Instr>> traces, std::uint32_t loadLatency = 4)
+  PortsPipe(Config c, std::vector<std::vector<Instr>> traces, std::uint32_t loadLatency = 4)
       : h(wide(c)), lsu(loadLatency), rename(h.config, h.threads, h.queues),
         scheduler(h.config, h.threads, h.queues, lsu, branches) {
     for (std::uint32_t t = 0; t < traces.size(); ++t) {
@@ -96,7 +96,7 @@ TEST(IssuePorts, TwoFpBoundThreadsOnNetburstNeverExceedOneFpExecuteUopPerCycle) 
     a.push_back(instr(OpClass::FAdd, {fpReg(i)}));
     b.push_back(instr(OpClass::FAdd, {fpReg(i)}));
   }
-  Pipe p(netburstPorts(2), {a, b});
+  PortsPipe p(netburstPorts(2), {a, b});
   const auto at = p.run({20, 20});
   const auto counts = perCycle(at);
   for (const auto& [cycle, n] : counts) EXPECT_EQ(n, 1) << "cycle " << cycle;
@@ -113,7 +113,7 @@ TEST(IssuePorts, TwoIntStreamsOnNetburstReachFourAluUopsPerCycleOnTwoDoubleSpeed
     return t;
   };
   {
-    Pipe p(netburstPorts(2), {stream(), stream()});
+    PortsPipe p(netburstPorts(2), {stream(), stream()});
     const auto counts = perCycle(p.run({40, 40}));
     EXPECT_EQ(counts.size(), 20u);
     for (const auto& [cycle, n] : counts) EXPECT_EQ(n, 4) << "cycle " << cycle;
@@ -123,7 +123,7 @@ TEST(IssuePorts, TwoIntStreamsOnNetburstReachFourAluUopsPerCycleOnTwoDoubleSpeed
     Config c = netburstPorts(2);
     c.core.ports = portsOf({"int_alu branch store_data", "int_alu int_mul fp_add fp_mul fp_div int_div", "load",
                             "store_address"});
-    Pipe p(c, {stream(), stream()});
+    PortsPipe p(c, {stream(), stream()});
     const auto counts = perCycle(p.run({40, 40}));
     EXPECT_EQ(counts.size(), 40u);
     for (const auto& [cycle, n] : counts) EXPECT_EQ(n, 2) << "cycle " << cycle;
@@ -132,7 +132,7 @@ TEST(IssuePorts, TwoIntStreamsOnNetburstReachFourAluUopsPerCycleOnTwoDoubleSpeed
     // Double-speed ports but issue_width 3: the width binds, ceil(80 / 3) = 27 cycles, never more than 3.
     Config c = netburstPorts(2);
     c.core.issue_width = 3;
-    Pipe p(c, {stream(), stream()});
+    PortsPipe p(c, {stream(), stream()});
     const auto counts = perCycle(p.run({40, 40}));
     EXPECT_EQ(counts.size(), 27u);
     for (const auto& [cycle, n] : counts) EXPECT_LE(n, 3) << "cycle " << cycle;
@@ -159,7 +159,7 @@ TEST(IssuePorts, ALoadOpsOpUopTakesItsPortWhenTheLoadDataReturns) {
   Instr loadOp = instr(OpClass::Int, {20});
   loadOp.loads[0] = MemRef{0x1000, 8};
   t.push_back(loadOp);
-  Pipe p(onePortEach(), {t});
+  PortsPipe p(onePortEach(), {t});
   const auto at = p.run({9});
   ASSERT_EQ(p.lsu.loads.size(), 1u);
   EXPECT_EQ(at[0][8], 9u);
@@ -174,7 +174,7 @@ TEST(IssuePorts, AStoreUsesBothTheStoreAddressAndTheStoreDataPort) {
   std::vector<Instr> t;
   for (int i = 0; i < 6; ++i) t.push_back(storeTo(0x2000 + 64 * i, 1 + i));
   {
-    Pipe p(onePortEach(), {t});
+    PortsPipe p(onePortEach(), {t});
     const auto at = p.run({6});
     EXPECT_EQ(at[0], (std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6}));
     EXPECT_EQ(p.scheduler.ports().issuedOn(3), 6u);  // store_address
@@ -184,7 +184,7 @@ TEST(IssuePorts, AStoreUsesBothTheStoreAddressAndTheStoreDataPort) {
     Config c = onePortEach();
     c.core.ports = portsOf({"int_alu branch", "int_mul int_div fp_add fp_mul fp_div", "load",
                             "store_address store_data"});
-    Pipe p(c, {t});
+    PortsPipe p(c, {t});
     const auto at = p.run({6});
     EXPECT_EQ(at[0].back(), 12u);
     EXPECT_EQ(p.scheduler.ports().issuedOn(3), 12u);
@@ -198,7 +198,7 @@ TEST(IssuePorts, AnUnpipelinedDividerKeepsItsPortsUnitBusyForItsInterval) {
   Config c = onePortEach();
   c.core.fu.int_div.latency = 10;
   c.core.fu.int_div.pipelined = false;
-  Pipe p(c, {{instr(OpClass::IDiv, {1}), instr(OpClass::IDiv, {2}), instr(OpClass::FAdd, {fpReg(1)})}});
+  PortsPipe p(c, {{instr(OpClass::IDiv, {1}), instr(OpClass::IDiv, {2}), instr(OpClass::FAdd, {fpReg(1)})}});
   const auto at = p.run({3});
   EXPECT_EQ(at[0], (std::vector<std::uint64_t>{1, 11, 2}));
 }
@@ -210,7 +210,7 @@ TEST(IssuePorts, AMicrocodedInstructionHoldsOneIssueQueueEntryPerUop) {
   Config c = onePortEach();
   c.core.fu.int_div.uops = 6;
   c.core.fu.int_div.latency = 3;
-  Pipe p(c, {{instr(OpClass::IDiv, {1}), instr(OpClass::Int, {2})}});
+  PortsPipe p(c, {{instr(OpClass::IDiv, {1}), instr(OpClass::Int, {2})}});
   EXPECT_EQ(p.h.queues[QueueKind::Iq].used(0), 7u);
   p.scheduler.issue(Cycle{1});
   EXPECT_EQ(p.h.queues[QueueKind::Iq].used(0), 5u);  // the divider uop and one helper left
