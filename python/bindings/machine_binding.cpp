@@ -458,7 +458,7 @@ void bindMachine(py::module_& m) {
       "warmup; returns the statistics dict of `smtlab run --json`. sample=True (or a dict with any of period, "
       "window, warmup, target) makes it a sampled run, as `smtlab run --sample` (docs/sampling.md). baselines=True "
       "also runs each trace alone and adds `multiprogram` (STP, ANTT, hmean, fairness; docs/metrics.md), as "
-      "`smtlab run --baselines`. Releases the GIL; Ctrl-C stops it with KeyboardInterrupt.");
+      "`smtlab run --baselines`; with sample, the alone runs are sampled too and each metric has its *_ci95. Releases the GIL; Ctrl-C stops it with KeyboardInterrupt.");
 }
 
 }  // namespace smtlab::python

@@ -52,6 +52,28 @@ std::string topCpiComponents(const json::object& stack) {
   return top;
 }
 
+// --baselines: each thread's IPC alone and its speedup, then the metrics (docs/metrics.md); a sampled run's with
+// their 95 % intervals.
+void printMultiprogram(std::FILE* out, const json::object& mp) {
+  const auto withCi = [&](const json::object& o, const char* key, const char* format) {
+    const std::string ci = std::string(key) + "_ci95";
+    std::string text = fmt::format(fmt::runtime(format), o.at(key).as_double());
+    if (o.contains(ci)) text += fmt::format(" +-{:.3f}", o.at(ci).as_double());
+    return text;
+  };
+  std::vector<std::string> parts;
+  for (const auto& v : mp.at("threads").as_array()) {
+    const json::object& t = v.as_object();
+    std::string alone = significant(t.at("ipc_alone").as_double());
+    if (t.contains("ipc_alone_ci95")) alone += " +-" + significant(t.at("ipc_alone_ci95").as_double());
+    parts.push_back(fmt::format("cpu {} IPC {} (speedup {})", t.at("cpu").as_uint64(), alone,
+                                withCi(t, "speedup", "{:.3f}")));
+  }
+  fmt::print(out, "alone: {}\n", fmt::join(parts, ", "));
+  fmt::print(out, "multiprogram: STP {}  ANTT {}  hmean {}  fairness {}\n", withCi(mp, "stp", "{:.3f}"),
+             withCi(mp, "antt", "{:.3f}"), withCi(mp, "hmean", "{:.3f}"), withCi(mp, "fairness", "{:.3f}"));
+}
+
 // A sampled run: each thread's IPC with its 95 % interval, and how the run was sampled.
 void printSampledSummary(std::FILE* out, const RunResult& r) {
   const json::object& s = r.stats;
@@ -86,6 +108,7 @@ void printSampledSummary(std::FILE* out, const RunResult& r) {
   }
   fmt::print(out, "total: {} instructions in {} simulated cycles ({} simulated)\n", r.instructions, r.cycles,
              siSeconds(s.at("seconds").as_double()));
+  if (s.contains("multiprogram")) printMultiprogram(out, s.at("multiprogram").as_object());
   fmt::print(out, "speed: {} instructions in {:.2f} host s = {:.2f} M instructions per host second (effective)\n",
              r.simulatedInstructions, r.hostSeconds,
              r.hostSeconds > 0 ? double(r.simulatedInstructions) / r.hostSeconds / 1e6 : 0.0);
@@ -116,20 +139,6 @@ void printRanPast(std::FILE* out, const RunResult& r) {
              "note: {} and ran on to cycle {} (its trace restarting whenever it ended) until every thread had {}; "
              "{} instructions were simulated in all for the {} measured\n",
              fmt::join(early, ", "), r.cycles, n, r.simulatedInstructions, r.instructions);
-}
-
-// --baselines: each thread's IPC alone and its speedup, then the metrics (docs/metrics.md).
-void printMultiprogram(std::FILE* out, const json::object& mp) {
-  fmt::print(out, "alone: ");
-  std::vector<std::string> parts;
-  for (const auto& v : mp.at("threads").as_array()) {
-    const json::object& t = v.as_object();
-    parts.push_back(fmt::format("cpu {} IPC {} (speedup {:.3f})", t.at("cpu").as_uint64(),
-                                significant(t.at("ipc_alone").as_double()), t.at("speedup").as_double()));
-  }
-  fmt::print(out, "{}\n", fmt::join(parts, ", "));
-  fmt::print(out, "multiprogram: STP {:.3f}  ANTT {:.3f}  hmean {:.3f}  fairness {:.3f}\n", mp.at("stp").as_double(),
-             mp.at("antt").as_double(), mp.at("hmean").as_double(), mp.at("fairness").as_double());
 }
 
 void printSummary(std::FILE* out, const RunResult& r) {
@@ -244,7 +253,8 @@ int runCommand(const std::vector<std::string>& args) {
       "quiet,q", po::bool_switch(&quiet), "no progress indication")(
       "baselines", po::bool_switch(&baselines),
       "also run each trace alone (its own logical CPU, the others idle, same config, -n and --warmup) and report "
-      "the multiprogram metrics: each thread's speedup, STP, ANTT, hmean and fairness (docs/metrics.md)")(
+      "the multiprogram metrics: each thread's speedup, STP, ANTT, hmean and fairness (docs/metrics.md); with "
+      "--sample, each alone run is sampled too and every metric has its 95 % interval")(
       "sample", po::bool_switch(&sample),
       "sampled simulation (docs/sampling.md): functional warming between short detailed windows spaced in time; "
       "each IPC with its 95 % confidence interval")(

@@ -1,6 +1,9 @@
 #include "smtlab/sim/run.hpp"
 
 #include <chrono>
+#include <cmath>
+#include <limits>
+#include <tuple>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -126,54 +129,139 @@ std::pair<json::object, double> runAlone(const Config& config, const std::vector
   return {std::move(stats), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
 }
 
+// One thread of a multiprogram run: its IPC beside the others and alone, each with its 95 % half-width (0 for a
+// detailed run), and the alone run's cycles and instructions.
+struct ThreadPair {
+  double shared = 0, sharedCi = 0, alone = 0, aloneCi = 0;
+  json::value cyclesAlone, instructionsAlone;
+};
+
 // The multiprogram metrics of a run from its threads' IPCs beside each other and alone (docs/metrics.md): speedup_i =
 // IPC shared / IPC alone; STP = sum of speedups (Eyerman and Eeckhout, IEEE Micro 2008, "weighted speedup" of
 // Snavely and Tullsen 2000); ANTT = mean of 1 / speedup (Eyerman and Eeckhout 2008); hmean = n / sum of 1 / speedup
 // (Luo, Gummaraju and Franklin, ISPASS 2001); fairness = min / max speedup (Gabor, Weiss and Mendelson, MICRO 2006).
-json::object multiprogramMetrics(const Config& config, const std::vector<std::string>& traces,
-                                 const json::array& cpus, const RunOptions& options) {
+// Sampled (`sampled`), each metric also gets its 95 % half-width by first-order error propagation, the estimates
+// taken as independent (as a sampled core's throughput takes its threads'): a ratio's relative half-width is the
+// root of the sum of its parts' squared relative half-widths, a sum's half-width the root of its terms' squares.
+json::object multiprogramMetrics(const std::vector<std::string>& traces, const std::vector<ThreadPair>& pairs,
+                                 double host, bool sampled) {
   json::array rows;
-  double stp = 0, slowdowns = 0, minSpeedup = 0, maxSpeedup = 0, host = 0;
+  double stp = 0, stpVar = 0, slowdowns = 0, slowdownVar = 0;
+  std::size_t lo = 0, hi = 0;
+  std::vector<double> speedup(pairs.size()), speedupCi(pairs.size());
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const ThreadPair& p = pairs[i];
+    if (!(p.shared > 0) || !(p.alone > 0)) {
+      throw Error(fmt::format("--baselines: trace {} on CPU {} retired nothing {} (IPC {} beside the others, {} "
+                              "alone): no speedup to compute",
+                              shortQuote(traces[i]), i, p.shared > 0 ? "alone" : "beside the others", p.shared,
+                              p.alone));
+    }
+    const double s = p.shared / p.alone;
+    const double h = s * std::hypot(p.sharedCi / p.shared, p.aloneCi / p.alone);
+    speedup[i] = s;
+    speedupCi[i] = h;
+    stp += s;
+    stpVar += h * h;
+    slowdowns += 1 / s;
+    slowdownVar += (h / (s * s)) * (h / (s * s));  // d(1/s) = ds / s^2
+    if (s < speedup[lo]) lo = i;
+    if (s > speedup[hi]) hi = i;
+    json::object row{{"cpu", i},
+                     {"trace", traces[i]},
+                     {"ipc", p.shared},
+                     {"ipc_alone", p.alone},
+                     {"cycles_alone", p.cyclesAlone},
+                     {"instructions_alone", p.instructionsAlone},
+                     {"speedup", s}};
+    if (sampled) {
+      row["ipc_ci95"] = p.sharedCi;
+      row["ipc_alone_ci95"] = p.aloneCi;
+      row["speedup_ci95"] = h;
+    }
+    rows.push_back(std::move(row));
+  }
+  const double n = static_cast<double>(pairs.size());
+  const double antt = slowdowns / n, anttCi = std::sqrt(slowdownVar) / n;
+  const double fairness = speedup[lo] / speedup[hi];
+  json::object out{{"threads", rows},
+                   {"stp", stp},
+                   {"antt", antt},
+                   {"hmean", 1 / antt},
+                   {"fairness", fairness},
+                   {"baseline_host_seconds", host}};
+  if (sampled) {
+    out["stp_ci95"] = std::sqrt(stpVar);
+    out["antt_ci95"] = anttCi;
+    out["hmean_ci95"] = anttCi / (antt * antt);
+    out["fairness_ci95"] =
+        lo == hi ? 0.0 : fairness * std::hypot(speedupCi[lo] / speedup[lo], speedupCi[hi] / speedup[hi]);
+  }
+  return out;
+}
+
+// --baselines of a detailed run: each trace alone (runAlone), beside the shared run's `cpus`.
+json::object detailedBaselines(const Config& config, const std::vector<std::string>& traces, const json::array& cpus,
+                               const RunOptions& options) {
+  std::vector<ThreadPair> pairs(traces.size());
+  double host = 0;
   for (std::uint32_t i = 0; i < traces.size(); ++i) {
     auto [alone, seconds] = runAlone(config, traces, i, options);
     host += seconds;
-    const double shared = cpus[i].as_object().at("ipc").to_number<double>();
-    const double ipcAlone = alone.at("ipc").to_number<double>();
-    if (!(shared > 0) || !(ipcAlone > 0)) {
-      throw Error(fmt::format("--baselines: trace {} on CPU {} retired nothing {} (IPC {} beside the others, {} "
-                              "alone): no speedup to compute",
-                              shortQuote(traces[i]), i, shared > 0 ? "alone" : "beside the others", shared, ipcAlone));
-    }
-    const double speedup = shared / ipcAlone;
-    stp += speedup;
-    slowdowns += 1 / speedup;
-    minSpeedup = i == 0 ? speedup : std::min(minSpeedup, speedup);
-    maxSpeedup = i == 0 ? speedup : std::max(maxSpeedup, speedup);
-    rows.push_back(json::object{{"cpu", i},
-                                {"trace", traces[i]},
-                                {"ipc", shared},
-                                {"ipc_alone", ipcAlone},
-                                {"cycles_alone", alone.at("cycles")},
-                                {"instructions_alone", alone.at("instructions")},
-                                {"speedup", speedup}});
+    pairs[i].shared = cpus[i].as_object().at("ipc").to_number<double>();
+    pairs[i].alone = alone.at("ipc").to_number<double>();
+    pairs[i].cyclesAlone = alone.at("cycles");
+    pairs[i].instructionsAlone = alone.at("instructions");
   }
-  const double n = static_cast<double>(traces.size());
-  return json::object{{"threads", rows},
-                      {"stp", stp},
-                      {"antt", slowdowns / n},
-                      {"hmean", n / slowdowns},
-                      {"fairness", minSpeedup / maxSpeedup},
-                      {"baseline_host_seconds", host}};
+  return multiprogramMetrics(traces, pairs, host, false);
+}
+
+// A sampled IPC and its half-width from a `logical_cpus` entry; NaN for the null of an IPC the windows never measured.
+std::pair<double, double> sampledIpc(const json::object& cpu) {
+  const auto number = [](const json::value& v) {
+    return v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.to_number<double>();
+  };
+  return {number(cpu.at("ipc")), number(cpu.at("ipc_ci95"))};
+}
+
+// --baselines of a sampled run: each trace alone, sampled with the same options, on the CPU it had.
+json::object sampledBaselines(const Config& config, const std::vector<std::string>& traces, const json::array& cpus,
+                              const RunOptions& options) {
+  std::vector<ThreadPair> pairs(traces.size());
+  double host = 0;
+  for (std::uint32_t i = 0; i < traces.size(); ++i) {
+    RunOptions alone = options;
+    alone.baselines = false;
+    alone.firstCpu = i;
+    const RunResult r = runSampled(config, {traces[i]}, alone);
+    host += r.hostSeconds;
+    const json::object& a = r.stats.at("logical_cpus").as_array().at(0).as_object();
+    std::tie(pairs[i].shared, pairs[i].sharedCi) = sampledIpc(cpus[i].as_object());
+    std::tie(pairs[i].alone, pairs[i].aloneCi) = sampledIpc(a);
+    pairs[i].cyclesAlone = a.at("cycles");
+    pairs[i].instructionsAlone = a.at("instructions");
+  }
+  return multiprogramMetrics(traces, pairs, host, true);
 }
 
 }  // namespace
 
 RunResult runTraces(const Config& config, const std::vector<std::string>& traces, const RunOptions& options) {
   if (options.baselines) {
-    if (options.sample) throw UsageError("--baselines: detailed runs only (not with --sample)");
     if (traces.size() < 2) throw UsageError("--baselines needs two or more traces: the metrics compare threads run together with each alone");
+    if (options.sample && !options.snapshotDir.empty()) {
+      throw UsageError("--baselines: not with --snapshots (the snapshots hold the run beside the others; each alone run is a sampled run of its own)");
+    }
   }
-  if (options.sample) return runSampled(config, traces, options);
+  if (options.sample) {
+    RunResult result = runSampled(config, traces, options);
+    if (options.baselines) {
+      result.stats["multiprogram"] =
+          sampledBaselines(config, traces, result.stats["logical_cpus"].as_array(), options);
+    }
+    return result;
+  }
+  if (options.firstCpu != 0) throw UsageError("firstCpu: sampled runs only");
   if (traces.empty()) throw UsageError("no trace given");
   Machine m(config);
   std::vector<std::shared_ptr<TraceCursor>> cursors =
@@ -218,7 +306,7 @@ RunResult runTraces(const Config& config, const std::vector<std::string>& traces
   result.stats["traces"] = std::move(names);
   result.stats["config"] = configToJson(config);
   if (options.baselines) {
-    result.stats["multiprogram"] = multiprogramMetrics(config, traces, result.stats["logical_cpus"].as_array(), options);
+    result.stats["multiprogram"] = detailedBaselines(config, traces, result.stats["logical_cpus"].as_array(), options);
   }
   return result;
 }

@@ -186,12 +186,17 @@ class SampledPass {
   SampledPass(const Config& config, const std::vector<std::string>& traces, const RunOptions& options,
               SnapshotSink* snapshots = nullptr)
       : machine_(config), options_(options), sample_(*options.sample), snapshots_(snapshots) {
-    cursors_ = openRunTraces(traces, options.maxInstructions, config, machine_.logicalCpus());
+    const std::uint32_t first = options.firstCpu;
+    if (first > 0 && (first >= machine_.logicalCpus() || traces.size() > machine_.logicalCpus() - first)) {
+      throw UsageError(fmt::format("sampling: {} trace(s) from CPU {} do not fit the machine's {} logical CPUs",
+                                   traces.size(), first, machine_.logicalCpus()));
+    }
+    cursors_ = openRunTraces(traces, options.maxInstructions, config, machine_.logicalCpus() - first);
     for (std::uint32_t i = 0; i < cursors_.size(); ++i) {
       WarmLane lane;
-      lane.cpu = LogicalCpu{i};
+      lane.cpu = LogicalCpu{first + i};
       lane.cursor = cursors_[i].get();
-      lane.asid = Asid{i + 1};
+      lane.asid = Asid{first + i + 1};
       lane.restart = options.maxInstructions > 0;  // as a detailed run: keep the siblings company until all have N
       lanes_.push_back(lane);
     }
@@ -337,14 +342,14 @@ class SampledPass {
     std::uint64_t longest = 0;  // the run's estimated cycles: its slowest thread's
     bool anyCold = false;
     for (std::uint32_t i = 0; i < cursors_.size(); ++i) {
-      const CpuInfo& info = machine_.cpu(LogicalCpu{i});
+      const CpuInfo& info = machine_.cpu(lanes_[i].cpu);
       const MeanInterval r = ratioInterval95(threadStretches_[i].y, threadStretches_[i].x);
       const std::uint64_t retiredInAll = recorded_ != nullptr ? recorded_->finalRetired[i] : cursors_[i]->retired();
       const std::uint64_t insns = options.maxInstructions > 0 ? options.maxInstructions : retiredInAll;
       retired += retiredInAll;
       total += insns;
       json::object o;
-      o["id"] = i;
+      o["id"] = lanes_[i].cpu.value;
       o["core"] = info.core.value;
       o["thread"] = info.thread.value;
       o["trace"] = cursors_[i]->describe();
@@ -381,7 +386,7 @@ class SampledPass {
       double sum = 0, squares = 0;
       std::uint64_t threads = 0;
       for (std::uint32_t i = 0; i < cursors_.size(); ++i) {
-        if (machine_.cpu(LogicalCpu{i}).core.value != c) continue;
+        if (machine_.cpu(lanes_[i].cpu).core.value != c) continue;
         const MeanInterval r = ratioInterval95(threadStretches_[i].y, threadStretches_[i].x);
         sum += r.mean;
         squares += r.halfWidth * r.halfWidth;
@@ -611,7 +616,7 @@ class SampledPass {
       const Cycle bound = std::min(until, machine_.now() + (std::uint64_t{1} << 20));
       for (const Event& e : machine_.run(bound)) {
         if (e.kind != EventKind::SourceEnded) continue;
-        WarmLane& lane = lanes_[e.cpu.value];
+        WarmLane& lane = lanes_[e.cpu.value - lanes_.front().cpu.value];
         if (lane.cursor->retired() == 0) {
           throw TraceError(fmt::format("trace '{}' on CPU {} has no instructions", lane.cursor->describe(),
                                        e.cpu.value));
@@ -638,7 +643,7 @@ class SampledPass {
     }
     const std::uint64_t before = retiredAll();
     for (std::uint32_t i = 0; i < cursors_.size(); ++i) {
-      if (!lanes_[i].ended) machine_.attach(LogicalCpu{i}, cursors_[i], lanes_[i].asid);
+      if (!lanes_[i].ended) machine_.attach(lanes_[i].cpu, cursors_[i], lanes_[i].asid);
     }
     detailed(warmCycles);
     machine_.resetStats();
@@ -647,13 +652,13 @@ class SampledPass {
     measureWindow(measured, windowCycles);
     if (record) out->measuredCycles = machine_.measuredCycles();
     for (std::uint32_t i = 0; i < cursors_.size(); ++i) {
-      const ThreadStats& st = machine_.threadStats(LogicalCpu{i});
+      const ThreadStats& st = machine_.threadStats(lanes_[i].cpu);
       lastIpc_[i] = st.cycles > 0 ? static_cast<double>(st.instructions) / static_cast<double>(st.cycles) : 0.0;
       if (!record || !measured[i] || st.cycles == 0) continue;
       ThreadOutcome& t = out->threads[i];
       t.inWindow = true;
       t.ipc = lastIpc_[i];
-      t.counters = countersOf(machine_.cpuStatsJson(LogicalCpu{i}));
+      t.counters = countersOf(machine_.cpuStatsJson(lanes_[i].cpu));
       const auto [n1, c1] = half_[i];
       if (n1 > 0 && st.instructions > n1 && st.cycles > c1) {
         const double first = static_cast<double>(c1) / static_cast<double>(n1);
@@ -665,7 +670,7 @@ class SampledPass {
     }
     if (record) ++windowNumber_;
     for (std::uint32_t i = 0; i < cursors_.size(); ++i) {
-      if (machine_.busy(LogicalCpu{i})) machine_.detach(LogicalCpu{i});
+      if (machine_.busy(lanes_[i].cpu)) machine_.detach(lanes_[i].cpu);
     }
     if (record) {
       out->detailed = retiredAll() - before;
@@ -689,7 +694,7 @@ class SampledPass {
       bool short_ = false;
       for (std::uint32_t i = 0; i < cursors_.size(); ++i) {
         if (!measured[i] || lanes_[i].ended) continue;
-        const ThreadStats& st = machine_.threadStats(LogicalCpu{i});
+        const ThreadStats& st = machine_.threadStats(lanes_[i].cpu);
         if (half_[i].first == 0 && 2 * st.instructions >= sample_.window) half_[i] = {st.instructions, st.cycles};
         if (st.instructions < sample_.window) short_ = true;
       }

@@ -35,8 +35,12 @@ struct RunOptions {
   std::string snapshotDir;
   // Also run each trace alone (on its own logical CPU, same address space, config, count and warm-up, its siblings
   // idle) and add the multiprogram metrics (STP, ANTT, hmean, fairness) as `multiprogram` (docs/metrics.md). Two or
-  // more traces; detailed runs only.
+  // more traces. With sample, each alone run is sampled too and every metric has its 95 % interval; not with
+  // snapshotDir.
   bool baselines = false;
+  // The logical CPU of the first trace (trace i runs on CPU firstCpu + i, address space firstCpu + i + 1): a
+  // baseline's alone run places its trace where the shared run had it.
+  std::uint32_t firstCpu = 0;
 };
 
 // Thrown by runTraces when options.stopRequested() said so; no statistics are returned for a stopped run.
