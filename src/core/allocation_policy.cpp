@@ -34,11 +34,23 @@ std::uint32_t DcraAllocation::slowShare(std::uint32_t entries, std::uint32_t act
   return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(share, 1, entries));
 }
 
-void DcraAllocation::cycleStart(const AllocationStructures& structures, Cycle now) {
-  if (now.value == 0) return;
+void DcraAllocation::findGoverned(const AllocationStructures& structures) {
+  governedCount_ = 0;
   for (int s = 0; s < kAllocationStructures; ++s) {
     const SharedCapacity* cap = structures[s];
-    if (cap == nullptr || cap->sharing() == Sharing::Replicated || everyInstructionUses(s)) continue;
+    if (cap == nullptr || cap->sharing() == Sharing::Replicated) continue;
+    governed_[governedCount_++] = {static_cast<std::uint8_t>(s), everyInstructionUses(s)};
+  }
+  governedKnown_ = true;
+}
+
+void DcraAllocation::cycleStart(const AllocationStructures& structures, Cycle now) {
+  if (now.value == 0) return;
+  if (!governedKnown_) findGoverned(structures);
+  for (std::uint32_t g = 0; g < governedCount_; ++g) {
+    if (governed_[g].everyInstruction) continue;
+    const int s = governed_[g].structure;
+    const SharedCapacity* cap = structures[s];
     for (std::uint32_t t = 0; t < threads_; ++t) {
       if (cap->used(t) != 0) {
         lastHeld_[s][t] = Cycle{now.value - 1};
@@ -50,55 +62,60 @@ void DcraAllocation::cycleStart(const AllocationStructures& structures, Cycle no
 
 void DcraAllocation::observe(std::span<const AllocationSample> threads, const AllocationStructures& structures,
                              Cycle now) {
-  std::array<bool, kMaxThreads> slow{};
+  if (!governedKnown_) findGoverned(structures);
+  // One bit per thread: running, slow.
+  std::uint32_t runningMask = 0, slowMask = 0;
   for (std::uint32_t t = 0; t < threads_; ++t) {
     running_[t] = threads[t].running;
-    if (threads[t].pendingDataMisses >= params_.slowMisses) {
+    const bool missing = threads[t].pendingDataMisses >= params_.slowMisses;
+    if (missing) {
       // Slow until slowHold cycles after the last of these misses returns.
       slowUntil_[t] = std::max(slowUntil_[t], threads[t].lastPendingMissDone + params_.slowHold);
     }
-    slow[t] = threads[t].pendingDataMisses >= params_.slowMisses || now < slowUntil_[t];
+    runningMask |= (running_[t] ? 1u : 0u) << t;
+    slowMask |= (missing || now < slowUntil_[t] ? 1u : 0u) << t;
   }
-  for (int s = 0; s < kAllocationStructures; ++s) {
+  for (std::uint32_t g = 0; g < governedCount_; ++g) {
+    const int s = governed_[g].structure;
     SharedCapacity* cap = structures[s];
-    if (cap == nullptr || cap->sharing() == Sharing::Replicated) continue;
-    std::array<bool, kMaxThreads> active{};
-    std::uint32_t activeCount = 0;
-    std::uint32_t fastActive = 0;
-    for (std::uint32_t t = 0; t < threads_; ++t) {
-      if (!running_[t]) continue;
-      if (everyInstructionUses(s)) {
-        active[t] = true;
-      } else if (cap->used(t) != 0) {
-        lastHeld_[s][t] = now;
-        held_[s][t] = true;
-        active[t] = true;
-      } else {
-        active[t] = held_[s][t] && now - lastHeld_[s][t] <= params_.activityWindow;
-      }
-      if (active[t]) {
-        ++activeCount;
-        if (!slow[t]) ++fastActive;
+    // Active: a running thread that uses the structure (every instruction does for the uop queue, ROB and IQ) or
+    // held an entry within the activity window.
+    std::uint32_t activeMask = runningMask;
+    if (!governed_[g].everyInstruction) {
+      activeMask = 0;
+      for (std::uint32_t t = 0; t < threads_; ++t) {
+        if (!running_[t]) continue;
+        bool active = true;
+        if (cap->used(t) != 0) {
+          lastHeld_[s][t] = now;
+          held_[s][t] = true;
+        } else {
+          active = held_[s][t] && now - lastHeld_[s][t] <= params_.activityWindow;
+        }
+        activeMask |= (active ? 1u : 0u) << t;
       }
     }
     // The shares depend only on which threads run, are slow and are active: unchanged, and still in place (a change
     // of the running threads resets them to the static ones), nothing is recomputed.
-    std::uint32_t key = 0;
-    bool inPlace = true;
-    for (std::uint32_t t = 0; t < threads_; ++t) {
-      key |= (running_[t] ? 1u : 0u) << (3 * t) | (slow[t] ? 2u : 0u) << (3 * t) | (active[t] ? 4u : 0u) << (3 * t);
-      inPlace = inPlace && (!running_[t] || cap->limit(t) == setLimit_[s][t]);
+    const std::uint32_t key = runningMask | slowMask << kMaxThreads | activeMask << (2 * kMaxThreads);
+    if (key == shareKey_[s]) {
+      bool inPlace = true;
+      for (std::uint32_t t = 0; t < threads_; ++t) {
+        inPlace = inPlace && (!running_[t] || cap->limit(t) == setLimit_[s][t]);
+      }
+      if (inPlace) continue;
     }
-    if (key == shareKey_[s] && inPlace) continue;
     shareKey_[s] = key;
+    const auto activeCount = static_cast<std::uint32_t>(std::popcount(activeMask));
+    const auto fastActive = static_cast<std::uint32_t>(std::popcount(activeMask & ~slowMask));
     const std::uint32_t entries = cap->total();
     std::array<std::uint32_t, kMaxThreads> limit{};
     std::uint64_t sum = 0;
     for (std::uint32_t t = 0; t < threads_; ++t) {
       if (!running_[t]) continue;
+      const bool slow = (slowMask >> t) & 1u, active = (activeMask >> t) & 1u;
       // A thread not active yet counts itself among the sharers of its own share: it becomes active by taking one.
-      limit[t] = slow[t] ? slowShare(entries, activeCount + (active[t] ? 0 : 1), fastActive, params_.sharingFactor)
-                         : entries;
+      limit[t] = slow ? slowShare(entries, activeCount + (active ? 0 : 1), fastActive, params_.sharingFactor) : entries;
       sum += limit[t];
     }
     for (std::uint32_t t = 0; t < threads_; ++t) {
@@ -119,9 +136,10 @@ Cycle DcraAllocation::nextChange(const AllocationStructures& structures, Cycle n
   for (std::uint32_t t = 0; t < threads_; ++t) {
     if (running_[t] && slowUntil_[t] > now && slowUntil_[t] < next) next = slowUntil_[t];  // turns fast
   }
-  for (int s = 0; s < kAllocationStructures; ++s) {
+  for (std::uint32_t g = 0; g < governedCount_; ++g) {  // none before the first call, when nothing was held yet
+    if (governed_[g].everyInstruction) continue;
+    const int s = governed_[g].structure;
     const SharedCapacity* cap = structures[s];
-    if (cap == nullptr || cap->sharing() == Sharing::Replicated || everyInstructionUses(s)) continue;
     for (std::uint32_t t = 0; t < threads_; ++t) {
       if (!running_[t] || cap->used(t) != 0 || !held_[s][t]) continue;
       const Cycle expires = lastHeld_[s][t] + params_.activityWindow + 1;

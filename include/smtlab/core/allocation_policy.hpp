@@ -105,10 +105,20 @@ class DcraAllocation final : public IAllocationPolicy {
   std::array<std::array<bool, kMaxThreads>, kAllocationStructures> held_{};
   std::array<bool, kMaxThreads> running_{};  // at the last observe(), for nextChange()
   std::array<Cycle, kMaxThreads> slowUntil_{};  // slow (by slowHold) before this cycle
-  // What each structure's shares were last computed from (running, slow and active bits, 3 per thread; ~0: never)
+  // What each structure's shares were last computed from (running, slow and active masks, a bit per thread each;
+  // ~0: never)
   // and the limits set then: observe() recomputes only when either changed.
   std::array<std::uint32_t, kAllocationStructures> shareKey_ = filledKeys();
   std::array<std::array<std::uint32_t, kMaxThreads>, kAllocationStructures> setLimit_{};
+  // The structures DCRA governs (present and not replicated), found at the first call: the core's list never changes.
+  struct Governed {
+    std::uint8_t structure;
+    bool everyInstruction;  // every instruction takes an entry (uop queue, ROB, IQ): active = running
+  };
+  std::array<Governed, kAllocationStructures> governed_{};
+  std::uint32_t governedCount_ = 0;
+  bool governedKnown_ = false;
+  void findGoverned(const AllocationStructures& structures);
   static constexpr std::array<std::uint32_t, kAllocationStructures> filledKeys() {
     std::array<std::uint32_t, kAllocationStructures> a{};
     for (auto& k : a) k = ~0u;
