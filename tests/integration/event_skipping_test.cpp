@@ -90,6 +90,12 @@ std::vector<Scenario> scenarios() {
   stall.core.fetch_policy = FetchPolicy::Stall;
   stall.core.rob.sharing = Sharing::Shared;
   out.push_back({"stall_shared", stall, {"gen:chase,footprint=64m,work=2,count=0", "gen:fp,count=0"}, 4000});
+  // MLP-aware fetch: a gated thread may still fetch up to its limit, so whether it is gated changes with its fetch
+  // position as well as with time (a stream's overlapping misses, shared queues).
+  Config mlp = stall;
+  mlp.core.fetch_policy = FetchPolicy::Mlp;
+  out.push_back({"mlp_stream_shared", mlp, {"gen:stream,footprint=64m,count=0", "gen:chase,footprint=16m,count=0"},
+                 8000});
   Config miss = two;
   miss.core.fetch_policy = FetchPolicy::MissCount;
   miss.system.cores = 2;
