@@ -61,30 +61,33 @@ static void wait_asleep(pid_t pid, unsigned settle_us) {
   usleep(settle_us);
 }
 
-/* Unrecorded where it is called: the function-call interrupts `cpu` has taken (the CAL line of /proc/interrupts:
- * CALL_FUNCTION_SINGLE_VECTOR and CALL_FUNCTION_VECTOR), 0 if the file cannot be read. */
-static unsigned long call_function_interrupts(int cpu) {
-  FILE *f = fopen("/proc/interrupts", "r");
-  if (!f) return 0;
-  char line[4096];
+/* Unrecorded where it is called: the inter-processor interrupts `cpu` has taken, from /proc/interrupts: CAL
+ * (CALL_FUNCTION_SINGLE_VECTOR and CALL_FUNCTION_VECTOR) and RES (RESCHEDULE_VECTOR); zeros if it cannot be read. */
+struct ipi_counts {
+  unsigned long calls, reschedules;
+};
+static unsigned long interrupt_count(const char *line, int cpu) {
   unsigned long count = 0;
+  for (int k = 0; k <= cpu; ++k) {
+    char *end;
+    count = strtoul(line, &end, 10);
+    if (end == line) return 0;
+    line = end;
+  }
+  return count;
+}
+static struct ipi_counts ipi_counts(int cpu) {
+  struct ipi_counts c = {0, 0};
+  FILE *f = fopen("/proc/interrupts", "r");
+  if (!f) return c;
+  char line[4096];
   while (fgets(line, sizeof line, f)) {
-    const char *at = strstr(line, "CAL:");
-    if (!at) continue;
-    at += 4;
-    for (int k = 0; k <= cpu; ++k) {
-      char *end;
-      count = strtoul(at, &end, 10);
-      if (end == at) {
-        count = 0;
-        break;
-      }
-      at = end;
-    }
-    break;
+    const char *at;
+    if ((at = strstr(line, "CAL:"))) c.calls = interrupt_count(at + 4, cpu);
+    if ((at = strstr(line, "RES:"))) c.reschedules = interrupt_count(at + 4, cpu);
   }
   fclose(f);
-  return count;
+  return c;
 }
 
 static volatile sig_atomic_t caught;
@@ -530,6 +533,8 @@ static void resched_ipi_path(int n) {
  * read() returns and it ends the region. Had the idle loop been polling, no IPI is sent and the region holds no
  * instance. The end of the pipe (parent's close) wakes the reader once more: that region ends as KP_NONE (dropped). */
 static void wake_ipi_path(int n) {
+  struct ipi_counts *base = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED) die("mmap");
   int p[2], q[2];
   char c = 'i';
   if (pipe(p) != 0 || pipe(q) != 0) die("pipe");
@@ -540,13 +545,15 @@ static void wake_ipi_path(int n) {
     close(p[1]); /* else its own write end keeps read() from ever seeing the end of the pipe */
     close(q[0]);
     for (;;) {
+      *base = ipi_counts(1); /* unrecorded: CPU 1's interrupts so far, for the parent's check (below) */
       BEGIN(KP_wake_ipi);
-      const ssize_t got = read(p[0], &c, 1);
-      if (got != 1) {
+      /* The wake-up, then the parent's verdict on it: the region's instance ends at the first __schedule after the
+       * vector, so what the second read() runs (another sleep and wake-up) is not part of it. */
+      if (read(p[0], &c, 1) != 1 || write(q[1], &c, 1) != 1 || read(p[0], &c, 1) != 1) {
         END(KP_NONE);
         _exit(0);
       }
-      if (c == 'y') { /* the parent's byte says whether the region is kept (below) */
+      if (c == 'y') {
         END(KP_wake_ipi);
       } else {
         END(KP_NONE);
@@ -556,26 +563,37 @@ static void wake_ipi_path(int n) {
   }
   close(p[0]);
   close(q[1]);
-  /* n kept wake-ups in at most 3n tries. Before it wakes the reader, the parent asks whether CPU 1 took a function-call
-   * interrupt while the reader slept; if so the region holds that interrupt's handling (the first vector after the
-   * sleep, which the splitter takes as the instance) rather than the wake-up's, and the wake byte tells the reader to
-   * drop it (KP_NONE). The usual one is an idle-balance kick (nohz_csd_func), which CPU 0 sends an idle CPU 1 about
-   * every 32 ms to update its blocked load, and more often when it looks busy: under a compile load on this project's
-   * CI class of host up to 3 of 10 kept regions held the kick instead of the wake-up (one CI run: 7 of 10 ran no
-   * sched_ttwu_pending, and the test's bound of half failed), with this check 0-1 of 10 (three runs). */
-  unsigned long calls = call_function_interrupts(1);
-  for (int done = 0, tries = 0; done < n && tries < 3 * n; ++tries) {
+  /* n kept wake-ups in at most 5n tries. The splitter takes the region's first call-function-single vector as the
+   * instance, so a region is kept only if CPU 1 took exactly one inter-processor interrupt in it, the wake-up's
+   * call-function IPI: none from the reader's count just before it began the region until the wake byte (the
+   * parent's first count) and, from then until the reader has run (the second count), one function call and no
+   * reschedule. The usual other one is an idle-balance kick (nohz_csd_func), which CPU 0's tick sends an idle CPU 1
+   * about every 32 ms to update its blocked load, and more often when it looks busy. A kick anywhere in the region
+   * before the wake-up is handled alone, before the wake list holds the reader: it becomes the instance, and the
+   * wake-up's own interrupt, later in the region, is cut out as a nested interrupt. On a loaded host the guest's
+   * CPUs stall for milliseconds at a time, which makes that likelier: with a single count taken by the parent once
+   * the reader slept, one CI run kept 7 of 10 regions that ran no sched_ttwu_pending. */
+  int done = 0, tries = 0;
+  for (; done < n && tries < 5 * n; ++tries) {
     wait_asleep(child, 2000); /* unrecorded: the reader is back in read() and CPU 1 halted */
-    const unsigned long now = call_function_interrupts(1);
-    c = now == calls ? 'y' : 'n';
+    const struct ipi_counts before = ipi_counts(1);
+    if (write(p[1], &c, 1) != 1) die("pipe write");
+    if (read(q[0], &c, 1) != 1) die("pipe read");
+    const struct ipi_counts after = ipi_counts(1);
+    c = before.calls == base->calls && before.reschedules == base->reschedules && after.calls == before.calls + 1 &&
+                after.reschedules == before.reschedules
+            ? 'y'
+            : 'n';
     if (write(p[1], &c, 1) != 1) die("pipe write");
     if (read(q[0], &c, 1) != 1) die("pipe read");
     done += c == 'y';
-    calls = call_function_interrupts(1); /* the wake-up's own IPI included: counted from here for the next region */
   }
+  printf("kpath probe: wake-up IPI: %d regions kept of %d\n", done, tries);
+  fflush(stdout);
   close(p[1]);
   waitpid(child, NULL, 0);
   close(q[0]);
+  munmap(base, 4096);
 }
 
 /* The kernel symbols the tests check the recording against (the IPI's vector, the block layer's entry, virtio-blk's
