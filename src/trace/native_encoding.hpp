@@ -46,6 +46,12 @@ static_assert(kMaxLoads == 4 && kMaxStores == 2, "the version-2 encoding has bit
 // Worst case of version 3: F0, F1, extension byte, pc varint (10), register mask and 6 ids, kind, target (10),
 // 6 memory operands of varint (10) + size, mark id (5), uop count (1) = 103 bytes.
 inline constexpr std::size_t kMaxRecordBytes = 104;
+// The most bytes the decoder reads for one record, whatever the bytes are: as above, but with the mark id's varint
+// read to the 10 bytes any varint may take before it is refused (a mark id above 32 bits is refused after reading).
+// With this many bytes buffered the decoder reads a record without checking for the buffer's end.
+inline constexpr std::size_t kMaxDecodeBytes = kMaxRecordBytes + 5;
+// F0, F1, M; pc; register mask and ids; kind; target; memory operands; mark; uop count.
+static_assert(kMaxDecodeBytes >= 3 + 10 + 7 + 1 + 10 + 6 * (10 + 1) + 10 + 1);
 inline constexpr std::size_t kBufferBytes = 1 << 16;
 
 inline std::uint64_t zigzag(std::uint64_t delta) {

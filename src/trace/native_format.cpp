@@ -211,15 +211,13 @@ namespace {
 const Instr kBlankInstr{};
 }  // namespace
 
-std::size_t NativeTraceReader::read(std::span<Instr> out) {
-  if (done_) return 0;
-  std::size_t n = 0;
-  const unsigned char* p = nullptr;
-  const unsigned char* e = nullptr;
-  auto truncated = [&]() { fail(fmt::format("record {}: truncated", records_)); };
+template <bool kBounded>
+const unsigned char* NativeTraceReader::decode(const unsigned char* p, const unsigned char* e, Instr& in) {
   auto corrupt = [&](std::string_view what) { fail(fmt::format("record {}: corrupt data ({})", records_, what)); };
   auto byte = [&]() -> unsigned {
-    if (p == e) truncated();
+    if constexpr (kBounded) {
+      if (p == e) fail(fmt::format("record {}: truncated", records_));
+    }
     return *p++;
   };
   auto varint = [&]() -> std::uint64_t {
@@ -233,10 +231,86 @@ std::size_t NativeTraceReader::read(std::span<Instr> out) {
     corrupt("overlong varint");
     return 0;
   };
+  const unsigned f0 = byte();
+  const unsigned f1 = (f0 & kF0HasF1) ? byte() : 0;
+  // Which memory slots are present (bit i = slot i: loads 0..3, then stores 0..1).
+  unsigned memMask = (f1 & kF1Load0 ? 1u : 0u) | (f1 & kF1Load1 ? 2u : 0u) | (f1 & kF1Store0 ? 1u << kMaxLoads : 0u);
+  unsigned ext = 0;
+  if (version_ < kFirstExtensionVersion) {
+    if (f1 & kF1V1Store1) memMask |= 1u << (kMaxLoads + 1);
+  } else if (f1 & kF1MoreMemory) {
+    ext = byte();
+    const bool hasUops = version_ >= kFirstUopVersion;
+    if (ext == 0 || (ext & ~(hasUops ? kV3ExtBits : kV2ExtBits))) {
+      corrupt(hasUops ? "extension byte" : "memory operand byte");
+    }
+    if ((ext & kExtUopsPredicted) && (ext & kExtUopsByte)) corrupt("uop count both predicted and stored");
+    if ((ext & kExtMicrocoded) && !(ext & (kExtUopsPredicted | kExtUopsByte))) {
+      corrupt("microcoded without a uop count");
+    }
+    memMask |= (ext & kMoreLoad2 ? 4u : 0u) | (ext & kMoreLoad3 ? 8u : 0u) |
+               (ext & kMoreStore1 ? 1u << (kMaxLoads + 1) : 0u);
+  }
+  in.op = static_cast<OpClass>(f0 & kF0OpMask);
+  in.taken = f0 & kF0Taken;
+  in.pc = (f0 & kF0PcPredicted) ? nextPcGuess_ : nextPcGuess_ + unzigzag(varint());
+  if (f0 & kF0Regs) {
+    const unsigned mask = byte();
+    if (mask & 0xc0) corrupt("register mask");
+    for (unsigned bits = mask; bits != 0; bits &= bits - 1) {  // the present registers, in slot order
+      const int i = std::countr_zero(bits);
+      const unsigned r = byte();
+      if (r >= kArchRegs) corrupt("register id");
+      if (i < kMaxSrcRegs) in.src[i] = static_cast<RegId>(r);
+      else in.dst[i - kMaxSrcRegs] = static_cast<RegId>(r);
+    }
+  }
+  in.branch = defaultBranchKind(in.op);
+  if (f1 & kF1Kind) {
+    const unsigned k = byte();
+    if (k >= kBranchKindCount) corrupt("branch kind");
+    in.branch = static_cast<BranchKind>(k);
+  }
+  if (f1 & kF1Target) in.target = in.pc + unzigzag(varint());
+  for (unsigned bits = memMask; bits != 0; bits &= bits - 1) {  // the present memory operands, in slot order
+    const int slot = std::countr_zero(bits);
+    MemRef& m = slot < kMaxLoads ? in.loads[slot] : in.stores[slot - kMaxLoads];
+    m.addr = prevAddr_ + unzigzag(varint());
+    prevAddr_ = m.addr;
+    m.size = 8;
+    if (f1 & kF1Sizes) {
+      m.size = static_cast<std::uint8_t>(byte());
+      if (m.size == 0) corrupt("access size 0");
+    }
+  }
+  if (f1 & kF1Mark) {
+    const std::uint64_t id = varint();
+    if (id > 0xffffffffu) corrupt("mark id");
+    in.markId = static_cast<std::uint32_t>(id);
+  }
+  if (ext & kExtUopsByte) {
+    const unsigned uops = byte();
+    // 0 is "not recorded", which the encoder says by leaving the count out: a stored 0 cannot come from it.
+    if (uops == 0) fail(fmt::format("record {}: impossible uop count 0 (a recorded count is 1..255)", records_));
+    in.uops = static_cast<std::uint8_t>(uops);
+  } else if (ext & kExtUopsPredicted) {
+    // predictUops(in) from the memory mask: every present operand has a non-zero size (checked above), so the
+    // valid operands are exactly the mask's bits.
+    const unsigned loads = countBits(memMask & ((1u << kMaxLoads) - 1));
+    const unsigned stores = countBits(memMask >> kMaxLoads);
+    in.uops = static_cast<std::uint8_t>(predictUops(in.op, loads, stores));
+  }
+  in.microcoded = ext & kExtMicrocoded;
+  nextPcGuess_ = guessNextPc(in);
+  return p;
+}
 
+std::size_t NativeTraceReader::read(std::span<Instr> out) {
+  if (done_) return 0;
+  std::size_t n = 0;
   while (n < out.size()) {
     // Asked inline first: the buffer almost always holds a whole record (fill is a call per record otherwise).
-    if (end_ - pos_ < kMaxRecordBytes && !fill(kMaxRecordBytes)) {
+    if (end_ - pos_ < kMaxDecodeBytes && !fill(kMaxDecodeBytes)) {
       done_ = true;
       if (headerCount_ != kUnknownCount && headerCount_ != records_) {
         fail(fmt::format("the header says {} records but the file holds {}{}", headerCount_, records_,
@@ -249,84 +323,15 @@ std::size_t NativeTraceReader::read(std::span<Instr> out) {
       done_ = true;
       fail(fmt::format("record {}: the header says {} records but more follow", records_, headerCount_));
     }
-    p = buf_.data() + pos_;
-    e = buf_.data() + end_;
+    const unsigned char* p = buf_.data() + pos_;
+    const unsigned char* e = buf_.data() + end_;
     // Decoded in place (a record is 128 bytes: a copy per record shows in a profile).
     Instr& in = out[n];
     // A copy of a blank record: `in = Instr{}` became `rep stos` plus stores, a third of this function's time.
     std::memcpy(static_cast<void*>(&in), &kBlankInstr, sizeof(Instr));
-    const unsigned f0 = byte();
-    const unsigned f1 = (f0 & kF0HasF1) ? byte() : 0;
-    // Which memory slots are present (bit i = slot i: loads 0..3, then stores 0..1).
-    unsigned memMask = (f1 & kF1Load0 ? 1u : 0u) | (f1 & kF1Load1 ? 2u : 0u) | (f1 & kF1Store0 ? 1u << kMaxLoads : 0u);
-    unsigned ext = 0;
-    if (version_ < kFirstExtensionVersion) {
-      if (f1 & kF1V1Store1) memMask |= 1u << (kMaxLoads + 1);
-    } else if (f1 & kF1MoreMemory) {
-      ext = byte();
-      const bool hasUops = version_ >= kFirstUopVersion;
-      if (ext == 0 || (ext & ~(hasUops ? kV3ExtBits : kV2ExtBits))) {
-        corrupt(hasUops ? "extension byte" : "memory operand byte");
-      }
-      if ((ext & kExtUopsPredicted) && (ext & kExtUopsByte)) corrupt("uop count both predicted and stored");
-      if ((ext & kExtMicrocoded) && !(ext & (kExtUopsPredicted | kExtUopsByte))) {
-        corrupt("microcoded without a uop count");
-      }
-      memMask |= (ext & kMoreLoad2 ? 4u : 0u) | (ext & kMoreLoad3 ? 8u : 0u) |
-                 (ext & kMoreStore1 ? 1u << (kMaxLoads + 1) : 0u);
-    }
-    in.op = static_cast<OpClass>(f0 & kF0OpMask);
-    in.taken = f0 & kF0Taken;
-    in.pc = (f0 & kF0PcPredicted) ? nextPcGuess_ : nextPcGuess_ + unzigzag(varint());
-    if (f0 & kF0Regs) {
-      const unsigned mask = byte();
-      if (mask & 0xc0) corrupt("register mask");
-      for (unsigned bits = mask; bits != 0; bits &= bits - 1) {  // the present registers, in slot order
-        const int i = std::countr_zero(bits);
-        const unsigned r = byte();
-        if (r >= kArchRegs) corrupt("register id");
-        if (i < kMaxSrcRegs) in.src[i] = static_cast<RegId>(r);
-        else in.dst[i - kMaxSrcRegs] = static_cast<RegId>(r);
-      }
-    }
-    in.branch = defaultBranchKind(in.op);
-    if (f1 & kF1Kind) {
-      const unsigned k = byte();
-      if (k >= kBranchKindCount) corrupt("branch kind");
-      in.branch = static_cast<BranchKind>(k);
-    }
-    if (f1 & kF1Target) in.target = in.pc + unzigzag(varint());
-    for (unsigned bits = memMask; bits != 0; bits &= bits - 1) {  // the present memory operands, in slot order
-      const int slot = std::countr_zero(bits);
-      MemRef& m = slot < kMaxLoads ? in.loads[slot] : in.stores[slot - kMaxLoads];
-      m.addr = prevAddr_ + unzigzag(varint());
-      prevAddr_ = m.addr;
-      m.size = 8;
-      if (f1 & kF1Sizes) {
-        m.size = static_cast<std::uint8_t>(byte());
-        if (m.size == 0) corrupt("access size 0");
-      }
-    }
-    if (f1 & kF1Mark) {
-      const std::uint64_t id = varint();
-      if (id > 0xffffffffu) corrupt("mark id");
-      in.markId = static_cast<std::uint32_t>(id);
-    }
-    if (ext & kExtUopsByte) {
-      const unsigned uops = byte();
-      // 0 is "not recorded", which the encoder says by leaving the count out: a stored 0 cannot come from it.
-      if (uops == 0) fail(fmt::format("record {}: impossible uop count 0 (a recorded count is 1..255)", records_));
-      in.uops = static_cast<std::uint8_t>(uops);
-    } else if (ext & kExtUopsPredicted) {
-      // predictUops(in) from the memory mask: every present operand has a non-zero size (checked above), so the
-      // valid operands are exactly the mask's bits.
-      const unsigned loads = countBits(memMask & ((1u << kMaxLoads) - 1));
-      const unsigned stores = countBits(memMask >> kMaxLoads);
-      in.uops = static_cast<std::uint8_t>(predictUops(in.op, loads, stores));
-    }
-    in.microcoded = ext & kExtMicrocoded;
+    // Only the last records of the data are decoded with a check per byte.
+    p = end_ - pos_ >= kMaxDecodeBytes ? decode<false>(p, e, in) : decode<true>(p, e, in);
     pos_ = static_cast<std::size_t>(p - buf_.data());
-    nextPcGuess_ = guessNextPc(in);
     ++n;
     ++records_;
   }

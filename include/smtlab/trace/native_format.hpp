@@ -59,6 +59,10 @@ class NativeTraceReader : public TraceSource {
   struct Stream;
   void open();
   bool fill(std::size_t want);  // makes at least `want` bytes available unless the data ends; false at the end
+  // Decodes the record at p into `in` (blank on entry) and returns the byte after it. kBounded checks every byte
+  // against e; without it the caller has made sure that kMaxDecodeBytes bytes follow p.
+  template <bool kBounded>
+  const unsigned char* decode(const unsigned char* p, const unsigned char* e, Instr& in);
   [[noreturn]] void fail(const std::string& what) const;
 
   std::string path_;
