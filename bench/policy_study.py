@@ -47,7 +47,8 @@ from bench import (BenchError, check_destination, host_info, parse_count, run_js
                    write_atomically)
 
 REPO = Path(__file__).resolve().parent.parent
-KERNELS = ("kernel:chase", "kernel:aim9_sieve", "kernel:aim9_sort", "kernel:sysbench_cpu", "kernel:aim9_string")
+KERNELS = ("kernel:chase", "kernel:chains", "kernel:aim9_sieve", "kernel:aim9_sort", "kernel:sysbench_cpu",
+           "kernel:aim9_string")
 FETCH = ("round_robin", "icount", "brcount", "misscount", "stall", "flush", "mlp")
 ALLOCATION = ("static", "dcra", "hill_climbing")
 DCRA_BAND_PCT = (0.0, 16.0)

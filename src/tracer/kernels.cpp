@@ -62,7 +62,10 @@ std::vector<KernelInfo> makeTable() {
   };
   for (const Aim& a : aims) t.push_back({fmt::format("aim9_{}", a.name), "aim9.c", {a.name, "200000"}, 0, a.fallback, a.what});
   t.push_back({"chase", "chase.c", {"4096", "1000000"}, 0, "gen:chase,footprint=4m,work=2,count=3m",
-               "pointer chase over 4 MiB"});
+               "pointer chase over 4 MiB", true});
+  t.push_back({"chains", "chains.c", {"4096", "250000", "4"}, 0,
+               "gen:mix,load=0.3,store=0,branch=0.1,footprint=4m,count=3m",
+               "four independent pointer chases over 4 MiB", true});
   t.push_back({"msgpass_send", "msgpass.c", {"10000"}, 0, "gen:mix,load=0.2,store=0.15,branch=0.2,count=2m",
                "message-passing pair, sender (thread 0)"});
   t.push_back({"msgpass_recv", "msgpass.c", {"10000"}, 1, "gen:mix,load=0.25,store=0.1,branch=0.2,count=2m",
@@ -153,6 +156,33 @@ std::string kernelCacheDir() {
   return defaultCacheDir("kernels").string();
 }
 
+namespace {
+
+// KernelInfo::fromMarker: copies the recording `from` to `to` without the records up to and including its first
+// pause. A recording without one is an error (the program and the table disagree).
+void cutAtMarker(const std::string& from, const std::string& to, const std::string& name) {
+  NativeTraceReader in(from);
+  NativeTraceWriter out(to);
+  std::vector<Instr> batch(4096);
+  bool found = false;
+  for (std::size_t n; (n = in.read(batch)) > 0;) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (found) {
+        out.write(batch[i]);
+      } else if (batch[i].op == OpClass::Pause) {
+        found = true;
+      }
+    }
+  }
+  if (!found) {
+    throw TraceError(fmt::format("kernel:{}: the recording holds no pause, where the program's loop begins", name));
+  }
+  if (out.written() == 0) throw TraceError(fmt::format("kernel:{}: the recording ends at its pause", name));
+  out.close();
+}
+
+}  // namespace
+
 std::string ensureKernelTrace(const KernelInfo& k) {
   const fs::path dir = kernelCacheDir();
   // The programs' sources lie under the resource root (the source tree, or the installed package).
@@ -211,10 +241,23 @@ std::string ensureKernelTrace(const KernelInfo& k) {
     throw TraceError(fmt::format("kernel:{}: the program ran {} thread(s), no thread {}", k.name, r.threads.size(),
                                  k.thread));
   }
-  fs::rename(r.threads[static_cast<std::size_t>(k.thread)].path, trace);
+  auto dropRecording = [&] {
+    for (const auto& t : r.threads) fs::remove(t.path, ec);
+    fs::remove(r.manifest, ec);
+  };
+  const std::string recorded = r.threads[static_cast<std::size_t>(k.thread)].path;
+  if (k.fromMarker) {
+    try {
+      cutAtMarker(recorded, trace.string(), k.name);
+    } catch (...) {
+      dropRecording();
+      throw;
+    }
+  } else {
+    fs::rename(recorded, trace);
+  }
   writeTracerStamp(trace.string(), kFixedEnvironmentTag);
-  for (const auto& t : r.threads) fs::remove(t.path, ec);
-  fs::remove(r.manifest, ec);
+  dropRecording();
   return trace.string();
 }
 

@@ -212,6 +212,30 @@ TEST_F(Tracer, FillingTheKernelCacheKeepsTheProgramsOutputOutOfSmtlabsOwn) {
   EXPECT_TRUE(fs::exists(scratchDir() / "kernels-stdout" / "chase.trace"));
 }
 
+TEST_F(Tracer, AKernelWithASetupIsTracedFromItsMarker) {
+  // chase.c shuffles and links 65,536 lines (two divides per line) before its pause; kernel:chase is the walk after
+  // it: exactly 1,000,000 dependent loads (its argv[2]) plus the few of printf and exit, no divide, no pause.
+  ::setenv("SMTLAB_KERNEL_CACHE", (scratchDir() / "kernels-marker").c_str(), 1);
+  std::vector<Instr> records;
+  try {
+    records = readAll(*openTrace("kernel:chase"));
+  } catch (...) {
+    ::unsetenv("SMTLAB_KERNEL_CACHE");
+    throw;
+  }
+  ::unsetenv("SMTLAB_KERNEL_CACHE");
+  std::size_t loads = 0, divides = 0, pauses = 0;
+  for (const Instr& in : records) {
+    loads += in.op == OpClass::Load;
+    divides += in.op == OpClass::IDiv;
+    pauses += in.op == OpClass::Pause;
+  }
+  EXPECT_GE(loads, 1000000u);
+  EXPECT_LT(loads, 1010000u);
+  EXPECT_EQ(divides, 0u);
+  EXPECT_EQ(pauses, 0u);
+}
+
 TEST(TracerFallback, KernelWithoutTracerIsTheLookAlike) {
   ::setenv("SMTLAB_QEMU", "/nonexistent/qemu-x86_64", 1);
   ::setenv("SMTLAB_KERNEL_CACHE", "/nonexistent/smtlab-kernel-cache", 1);
