@@ -47,6 +47,10 @@ from bench import (BenchError, check_destination, host_info, parse_count, run_js
                    write_atomically)
 
 REPO = Path(__file__).resolve().parent.parent
+try:  # progress lines (a bar on a terminal) when smtlab is importable; the study runs without them otherwise
+    from smtlab.sweep.progress import Progress  # noqa: E402
+except ImportError:
+    Progress = None
 KERNELS = ("kernel:chase", "kernel:chains", "kernel:aim9_sieve", "kernel:aim9_sort", "kernel:sysbench_cpu",
            "kernel:aim9_string")
 FETCH = ("round_robin", "icount", "brcount", "misscount", "stall", "flush", "mlp")
@@ -258,8 +262,15 @@ def _run(args, binary: Path, fetch: list[str], alloc: list[str], prefix: Path) -
             jobs = [(a, b, f, al) for a, b in pairs_of(names, kinds) for f in fetch for al in alloc]
             print(f"{config}: {len(pairs_of(names, kinds))} pairs x {len(fetch)} fetch x {len(alloc)} allocation "
                   f"policies = {len(jobs)} runs, each with its programs alone", flush=True)
-            results = pool.map(lambda j: run(config, [j[0], j[1]], [f"core.fetch_policy={j[2]}",
-                                                                    f"core.allocation_policy={j[3]}"], True), jobs)
+            progress = Progress(len(jobs), f"policy_study {config}", failures=False) if Progress else None
+            results = []
+            for data in pool.map(lambda j: run(config, [j[0], j[1]], [f"core.fetch_policy={j[2]}",
+                                                                      f"core.allocation_policy={j[3]}"], True), jobs):
+                results.append(data)
+                if progress:
+                    progress.update()
+            if progress:
+                progress.close()
             config_rows = []
             for (a, b, f, al), data in zip(jobs, results):
                 mp = data["multiprogram"]

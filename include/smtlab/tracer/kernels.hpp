@@ -19,7 +19,7 @@ struct KernelInfo {
   int thread = 0;            // which guest thread's trace (msgpass_recv is thread 1)
   std::string fallback;      // generator look-alike when the tracer is unavailable
   std::string what;          // one line for listings
-  // The trace starts after the program's first `pause`, which it executes once its setup is done (chase.c builds
+  // The trace starts after the program's first `pause`, which it executes once its setup is done (chains.c builds
   // its cycle first): the records up to and including the pause are dropped, so the trace is the kernel's loop.
   bool fromMarker = false;
 };
