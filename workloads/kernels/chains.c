@@ -1,7 +1,9 @@
 /* Independent pointer chases: argv[3] chains (default 4) walk one random cycle through a footprint of 64-byte lines
  * (argv[1] KiB, default 4096), each from its own starting line, argv[2] steps each (default 250000), interleaved. Each
  * load depends on its own chain's previous load only, so a core can have one miss per chain in flight: a
- * memory-bound program with memory-level parallelism, where chase.c has none. */
+ * memory-bound program with memory-level parallelism, where chase.c has none. The cycle is built as chase.c builds
+ * it, in a copy rather than a shared header: chase.c's compiled setup is part of kernel:chase's trace, which the
+ * policy study's windows measure (bench/README.md), and a change to it would record a different trace. */
 #include <stdio.h>
 #include <stdlib.h>
 
